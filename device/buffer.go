@@ -1,0 +1,93 @@
+package device
+
+import (
+	"fmt"
+
+	"github.com/tpslice/tpslice/dtype"
+	"sync/atomic"
+	"unsafe"
+)
+
+// bufferAlign is the byte alignment of every allocation: one cache line, so that vector
+// loads never straddle an allocation's start and flags in different buffers never share a
+// line.
+const bufferAlign = 64
+
+// Buffer is device memory: count elements of one dtype on one device. Its views
+// (Float32s, Uint16s, Uint32s) reinterpret the same bytes, as a kernel would cast a
+// pointer; kernels on any stream and peers that opened the buffer see the same memory.
+type Buffer struct {
+	dev   *Device // owner
+	dtype dtype.DType
+	count int
+	mem   []byte
+	freed atomic.Bool
+	peer  bool // a peer's view of another device's buffer
+	base  *Buffer
+}
+
+func newBuffer(d *Device, t dtype.DType, count int) *Buffer {
+	bytes := count * t.Size()
+	words := make([]uint64, (bytes+bufferAlign)/8+1)
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(raw)))) & (bufferAlign - 1)
+	return &Buffer{dev: d, dtype: t, count: count, mem: raw[off : off+bytes : off+bytes]}
+}
+
+// Device returns the device that owns the memory.
+func (b *Buffer) Device() *Device { return b.dev }
+
+// DType returns the element type.
+func (b *Buffer) DType() dtype.DType { return b.dtype }
+
+// Len returns the number of elements.
+func (b *Buffer) Len() int { return b.count }
+
+// Bytes returns the size in bytes.
+func (b *Buffer) Bytes() int { return len(b.mem) }
+
+// IsPeer reports whether b is a peer's mapping of memory owned by another device.
+func (b *Buffer) IsPeer() bool { return b.peer }
+
+// String names the buffer as errors print it.
+func (b *Buffer) String() string {
+	return fmt.Sprintf("%v buffer of %d %v", b.dev, b.count, b.dtype)
+}
+
+// Float32s views the memory as float32 words (len = Bytes/4).
+func (b *Buffer) Float32s() []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b.mem))), len(b.mem)/4)
+}
+
+// Uint16s views the memory as 16-bit words (len = Bytes/2), how bf16 and f16 are stored.
+func (b *Buffer) Uint16s() []uint16 {
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b.mem))), len(b.mem)/2)
+}
+
+// Uint32s views the memory as 32-bit words (len = Bytes/4), for flags that are accessed
+// with sync/atomic.
+func (b *Buffer) Uint32s() []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(b.mem))), len(b.mem)/4)
+}
+
+// Free releases the memory's accounting on its device. Peer views cannot be freed; freeing
+// twice is an error.
+func (b *Buffer) Free() error {
+	if b.peer {
+		return fmt.Errorf("%v: free: a peer mapping is closed by its owner, not freed", b)
+	}
+	if b.freed.Swap(true) {
+		return fmt.Errorf("%v: double free", b)
+	}
+	b.dev.used.Add(-int64(len(b.mem)))
+	b.dev.node.unexport(b)
+	return nil
+}
+
+// Freed reports whether the buffer (or, for a peer view, its owner's buffer) was freed.
+func (b *Buffer) Freed() bool {
+	if b.base != nil {
+		return b.base.freed.Load()
+	}
+	return b.freed.Load()
+}

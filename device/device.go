@@ -1,0 +1,104 @@
+package device
+
+import (
+	"fmt"
+
+	"github.com/tpslice/tpslice/dtype"
+	"sync"
+	"sync/atomic"
+)
+
+// Device is one accelerator: memory, SMs, streams and a doorbell that wakes its waiters.
+type Device struct {
+	node     *Node
+	id       int
+	numSMs   int
+	capacity int64 // 0: no cap
+
+	used atomic.Int64
+	sms  chan struct{} // one token per idle SM
+	bell doorbell
+
+	mu      sync.Mutex
+	streams []*Stream
+	closed  bool
+}
+
+func newDevice(n *Node, id, sms int, capacity int64) *Device {
+	d := &Device{node: n, id: id, numSMs: sms, capacity: capacity, sms: make(chan struct{}, sms)}
+	for range sms {
+		d.sms <- struct{}{}
+	}
+	d.bell.init()
+	return d
+}
+
+// ID returns the device's index on its node.
+func (d *Device) ID() int { return d.id }
+
+// NumSMs returns how many kernel blocks the device runs at once.
+func (d *Device) NumSMs() int { return d.numSMs }
+
+// Node returns the node the device belongs to.
+func (d *Device) Node() *Node { return d.node }
+
+// MemoryUsed returns the bytes currently allocated on the device.
+func (d *Device) MemoryUsed() int64 { return d.used.Load() }
+
+// String names the device as errors print it.
+func (d *Device) String() string { return fmt.Sprintf("device %d", d.id) }
+
+// Alloc allocates a zeroed buffer of count elements of dtype t.
+func (d *Device) Alloc(t dtype.DType, count int) (*Buffer, error) {
+	if !t.Valid() {
+		return nil, fmt.Errorf("%v: alloc: invalid dtype %v", d, t)
+	}
+	if count < 0 {
+		return nil, fmt.Errorf("%v: alloc: negative element count %d", d, count)
+	}
+	bytes := int64(count) * int64(t.Size())
+	if d.capacity > 0 {
+		if used := d.used.Add(bytes); used > d.capacity {
+			d.used.Add(-bytes)
+			return nil, fmt.Errorf("%v: out of memory: %d bytes requested, %d of %d in use", d, bytes, used-bytes, d.capacity)
+		}
+	} else {
+		d.used.Add(bytes)
+	}
+	return newBuffer(d, t, count), nil
+}
+
+// Ring wakes goroutines blocked in WaitUntil on this device. Writers call it after they
+// store a flag that a waiter on this device may be polling.
+func (d *Device) Ring() { d.bell.ring() }
+
+// NewStream creates a stream on the device. A budget of k > 0 SMs limits how many blocks of
+// one kernel on this stream run at once (comm kernels on a few SMs, compute on the rest);
+// 0 means all of the device's SMs.
+func (d *Device) NewStream(name string, smBudget int) (*Stream, error) {
+	if smBudget < 0 || smBudget > d.numSMs {
+		return nil, fmt.Errorf("%v: stream %q: SM budget %d out of range 0..%d", d, name, smBudget, d.numSMs)
+	}
+	if smBudget == 0 {
+		smBudget = d.numSMs
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, fmt.Errorf("%v: stream %q: device is closed", d, name)
+	}
+	s := newStream(d, name, smBudget)
+	d.streams = append(d.streams, s)
+	return s, nil
+}
+
+func (d *Device) close() error {
+	d.mu.Lock()
+	streams := d.streams
+	d.streams, d.closed = nil, true
+	d.mu.Unlock()
+	for _, s := range streams {
+		s.stop()
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package device
+
+import (
+	"fmt"
+
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/vec"
+)
+
+// Multicast binds one buffer per device, all of the same dtype and length, so that a load
+// returns the sum of an address over every bound buffer and a store writes every bound
+// buffer, as NVSwitch multicast objects do for multimem.ld_reduce and multimem.st. The CPU
+// runtime emulates the switch: the reduction runs on the calling SM.
+type Multicast struct {
+	t    dtype.DType
+	n    int
+	bufs []*Buffer // in device order: the order every load sums in
+}
+
+// NewMulticast binds bufs (one per device, in rank order) into a multicast object. It fails
+// unless the node's fabric has a multicast-capable switch.
+func (n *Node) NewMulticast(bufs []*Buffer) (*Multicast, error) {
+	if !n.fabric.HasMulticast() {
+		return nil, fmt.Errorf("device: multicast needs an NVSwitch fabric; this node's is %v", n.fabric)
+	}
+	if len(bufs) == 0 {
+		return nil, fmt.Errorf("device: multicast needs at least one buffer")
+	}
+	seen := map[*Device]bool{}
+	for i, b := range bufs {
+		switch {
+		case b.peer:
+			return nil, fmt.Errorf("device: multicast buffer %d: %v is a peer mapping; bind the owner's buffer", i, b)
+		case b.dev.node != n:
+			return nil, fmt.Errorf("device: multicast buffer %d: %v belongs to another node", i, b)
+		case seen[b.dev]:
+			return nil, fmt.Errorf("device: multicast buffer %d: %v binds a second buffer on the same device", i, b)
+		case b.dtype != bufs[0].dtype || b.count != bufs[0].count:
+			return nil, fmt.Errorf("device: multicast buffer %d: %v differs from buffer 0 (%v)", i, b, bufs[0])
+		}
+		seen[b.dev] = true
+	}
+	return &Multicast{t: bufs[0].dtype, n: bufs[0].count, bufs: append([]*Buffer(nil), bufs...)}, nil
+}
+
+// DType returns the dtype of the bound buffers.
+func (m *Multicast) DType() dtype.DType { return m.t }
+
+// Len returns the element count of each bound buffer.
+func (m *Multicast) Len() int { return m.n }
+
+// LoadReduce writes into dst the sum, in device order and accumulated in f32, of elements
+// [offset, offset+len(dst)) over every bound buffer:
+//
+//	for i := range dst { dst[i] = Σ_d widen(bufs[d][offset+i]) }
+func (m *Multicast) LoadReduce(dst []float32, offset int) error {
+	if err := m.check("load-reduce", offset, len(dst)); err != nil {
+		return err
+	}
+	hi := offset + len(dst)
+	if m.t == dtype.F32 {
+		var views [MaxDevices][]float32 // on the stack: no allocation per load
+		srcs := views[:len(m.bufs)]
+		for d, b := range m.bufs {
+			srcs[d] = b.Float32s()[offset:hi]
+		}
+		vec.SumF32(dst, srcs)
+		return nil
+	}
+	var views [MaxDevices][]uint16
+	srcs := views[:len(m.bufs)]
+	for d, b := range m.bufs {
+		srcs[d] = b.Uint16s()[offset:hi]
+	}
+	vec.Sum16ToF32(m.t, dst, srcs)
+	return nil
+}
+
+// Store writes src, narrowed to the bound dtype, at offset into every bound buffer.
+func (m *Multicast) Store(offset int, src []float32) error {
+	if err := m.check("store", offset, len(src)); err != nil {
+		return err
+	}
+	hi := offset + len(src)
+	for _, b := range m.bufs {
+		if m.t == dtype.F32 {
+			copy(b.Float32s()[offset:hi], src)
+		} else {
+			vec.Narrow(m.t, b.Uint16s()[offset:hi], src)
+		}
+	}
+	return nil
+}
+
+func (m *Multicast) check(op string, offset, count int) error {
+	if offset < 0 || count < 0 || offset+count > m.n {
+		return fmt.Errorf("device: multicast %s [%d, %d) out of range: buffers hold %d %v", op, offset, offset+count, m.n, m.t)
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package device
+
+import "fmt"
+
+// IPCHandle names a buffer that its owner exported so that peer devices can map it, as
+// cudaIpcGetMemHandle does. It is a plain value: it can be sent to the peer's rank.
+type IPCHandle struct {
+	Owner int    // device id of the owner
+	ID    uint64 // node-unique id of the export
+}
+
+// Export makes b openable by peer devices and returns its handle.
+func (b *Buffer) Export() (IPCHandle, error) {
+	if b.peer {
+		return IPCHandle{}, fmt.Errorf("%v: export: only the owner can export a buffer", b)
+	}
+	if b.freed.Load() {
+		return IPCHandle{}, fmt.Errorf("%v: export: buffer was freed", b)
+	}
+	n := b.dev.node
+	id := n.nextID.Add(1)
+	n.mu.Lock()
+	n.exported[id] = b
+	n.mu.Unlock()
+	return IPCHandle{Owner: b.dev.id, ID: id}, nil
+}
+
+func (n *Node) unexport(b *Buffer) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for id, e := range n.exported {
+		if e == b {
+			delete(n.exported, id)
+		}
+	}
+}
+
+// OpenPeer maps a buffer exported by another device into d, as cudaIpcOpenMemHandle does.
+// The view shares the owner's memory; loads and stores through it reach the owner.
+func (d *Device) OpenPeer(h IPCHandle) (*Buffer, error) {
+	if h.Owner == d.id {
+		return nil, fmt.Errorf("%v: open peer handle %d: the buffer is the device's own", d, h.ID)
+	}
+	n := d.node
+	n.mu.Lock()
+	b, ok := n.exported[h.ID]
+	n.mu.Unlock()
+	if !ok || b.dev.id != h.Owner {
+		return nil, fmt.Errorf("%v: open peer handle %d of device %d: no such export (freed or never exported)", d, h.ID, h.Owner)
+	}
+	return &Buffer{dev: b.dev, dtype: b.dtype, count: b.count, mem: b.mem, peer: true, base: b}, nil
+}

@@ -1,0 +1,231 @@
+package device
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// streamQueueDepth bounds how many operations a host may enqueue ahead of a stream before
+// an enqueue blocks, as a GPU's launch queue does.
+const streamQueueDepth = 1024
+
+// ErrStreamClosed is returned (wrapped) for work enqueued on a stream whose device closed.
+var ErrStreamClosed = errors.New("stream closed")
+
+// Kernel is a grid of blocks. Each block is one call of Block; up to the stream's SM budget
+// of them run at once, each on one SM, and they take block indices in ascending order (so
+// kernels whose blocks wait on the same block index of peer devices cannot deadlock).
+type Kernel struct {
+	// Name appears in errors and traces.
+	Name string
+	// Grid is the number of blocks, at least 1.
+	Grid int
+	// Prologue, when set, runs once before any block (what thread 0 of every block would
+	// otherwise repeat).
+	Prologue func() error
+	// Block runs one block. An error aborts the kernel: blocks not yet started are skipped
+	// and running ones see Block.Aborted.
+	Block func(b Block) error
+}
+
+// Block is one block of a running kernel.
+type Block struct {
+	// Index is the block's index in the grid, Grid the grid size.
+	Index, Grid int
+	launch      *launch
+}
+
+// Aborted reports whether another block of the kernel failed; waits should stop.
+func (b Block) Aborted() bool { return b.launch.aborted.Load() }
+
+type launch struct {
+	aborted atomic.Bool
+	next    atomic.Int64
+	errOnce sync.Once
+	err     error
+}
+
+type opKind uint8
+
+const (
+	opKernel opKind = iota
+	opRecord
+	opWait
+	opHost
+	opSync
+)
+
+type op struct {
+	kind   opKind
+	kernel Kernel
+	event  *Event
+	gen    uint64
+	host   func()
+	ack    chan struct{}
+}
+
+// Stream runs kernels, event records, event waits and host functions in the order they were
+// enqueued, asynchronously to the host. The first kernel error is sticky, as in CUDA: later
+// kernels on the stream are skipped and Synchronize returns the error.
+type Stream struct {
+	dev    *Device
+	name   string
+	budget int
+
+	mu     sync.RWMutex // guards closed against concurrent enqueues
+	closed bool
+	ops    chan op
+	exited chan struct{}
+
+	errMu sync.Mutex
+	err   error
+}
+
+func newStream(d *Device, name string, budget int) *Stream {
+	s := &Stream{dev: d, name: name, budget: budget, ops: make(chan op, streamQueueDepth), exited: make(chan struct{})}
+	go s.loop()
+	return s
+}
+
+// Device returns the stream's device.
+func (s *Stream) Device() *Device { return s.dev }
+
+// Name returns the stream's name.
+func (s *Stream) Name() string { return s.name }
+
+// SMBudget returns how many SMs one kernel on this stream may occupy at once.
+func (s *Stream) SMBudget() int { return s.budget }
+
+// String names the stream as errors print it.
+func (s *Stream) String() string { return fmt.Sprintf("%v stream %q", s.dev, s.name) }
+
+// Launch enqueues a kernel.
+func (s *Stream) Launch(k Kernel) error {
+	if k.Grid < 1 {
+		return fmt.Errorf("%v: launch %q: grid must be at least 1, got %d", s, k.Name, k.Grid)
+	}
+	if k.Block == nil {
+		return fmt.Errorf("%v: launch %q: kernel has no Block function", s, k.Name)
+	}
+	return s.enqueue(op{kind: opKernel, kernel: k})
+}
+
+// HostFunc enqueues fn to run on the host in stream order (cudaLaunchHostFunc).
+func (s *Stream) HostFunc(fn func()) error { return s.enqueue(op{kind: opHost, host: fn}) }
+
+// Synchronize waits until all work enqueued so far has finished and returns the stream's
+// sticky error, if any.
+func (s *Stream) Synchronize() error {
+	ack := make(chan struct{})
+	if err := s.enqueue(op{kind: opSync, ack: ack}); err != nil {
+		return err
+	}
+	<-ack
+	return s.Err()
+}
+
+// Err returns the stream's sticky error without waiting.
+func (s *Stream) Err() error {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.err
+}
+
+func (s *Stream) setErr(err error) {
+	s.errMu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.errMu.Unlock()
+}
+
+func (s *Stream) enqueue(o op) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return fmt.Errorf("%v: %w", s, ErrStreamClosed)
+	}
+	s.ops <- o
+	return nil
+}
+
+func (s *Stream) stop() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.ops)
+	}
+	s.mu.Unlock()
+	<-s.exited
+}
+
+func (s *Stream) loop() {
+	defer close(s.exited)
+	for o := range s.ops {
+		switch o.kind {
+		case opKernel:
+			if s.Err() == nil {
+				if err := s.run(o.kernel); err != nil {
+					s.setErr(err)
+				}
+			}
+		case opRecord:
+			o.event.complete(o.gen)
+		case opWait:
+			o.event.wait(o.gen)
+		case opHost:
+			o.host()
+		case opSync:
+			close(o.ack)
+		}
+	}
+}
+
+// run executes a kernel's blocks on up to budget SMs and returns the first block error.
+func (s *Stream) run(k Kernel) (err error) {
+	if k.Prologue != nil {
+		if err := protect(k.Prologue); err != nil {
+			return fmt.Errorf("%v: kernel %s prologue: %w", s, k.Name, err)
+		}
+	}
+	l := &launch{}
+	workers := min(k.Grid, s.budget)
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(func() { s.share(k, l) })
+	}
+	s.share(k, l)
+	wg.Wait()
+	return l.err
+}
+
+// share occupies one SM and runs blocks until the grid is done or the kernel aborted.
+func (s *Stream) share(k Kernel, l *launch) {
+	<-s.dev.sms
+	defer func() { s.dev.sms <- struct{}{} }()
+	for !l.aborted.Load() {
+		i := int(l.next.Add(1) - 1)
+		if i >= k.Grid {
+			return
+		}
+		if err := protect(func() error { return k.Block(Block{Index: i, Grid: k.Grid, launch: l}) }); err != nil {
+			l.errOnce.Do(func() { l.err = fmt.Errorf("%v: kernel %s block %d/%d: %w", s, k.Name, i, k.Grid, err) })
+			l.aborted.Store(true)
+			s.dev.Ring() // wake sibling blocks blocked in WaitUntil
+			return
+		}
+	}
+}
+
+// protect turns a panic inside kernel code into an error, so a bad kernel fails its stream
+// instead of the process.
+func protect(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return fn()
+}

@@ -1,0 +1,78 @@
+package device
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrDeadline is returned (wrapped) by WaitUntil when the deadline passes first.
+var ErrDeadline = errors.New("deadline exceeded")
+
+// ErrAborted is returned (wrapped) by WaitUntil when the abort condition becomes true.
+var ErrAborted = errors.New("aborted")
+
+// spinRounds is how often a waiter polls (yielding between polls) before it blocks. Ranks
+// time-share few cores, so a long spin steals the core from the peer it waits for.
+const spinRounds = 64
+
+// doorbell lets waiters block instead of spinning. A writer stores its flag with sync/atomic
+// and then rings; a waiter counts itself a sleeper before its last check, so with sequentially
+// consistent atomics either the writer sees the sleeper and broadcasts, or the waiter's check
+// sees the flag: no wake-up is lost.
+type doorbell struct {
+	sleepers atomic.Int32
+	mu       sync.Mutex
+	cond     *sync.Cond
+}
+
+func (b *doorbell) init() { b.cond = sync.NewCond(&b.mu) }
+
+func (b *doorbell) ring() {
+	if b.sleepers.Load() > 0 {
+		b.mu.Lock()
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	}
+}
+
+// WaitUntil returns nil once ready() is true. It polls briefly, then blocks until a writer
+// rings this device. It returns ErrDeadline once the deadline passes (a zero deadline waits
+// forever) and ErrAborted once aborted() is true (aborted may be nil). Both conditions must
+// read shared state with sync/atomic.
+func (d *Device) WaitUntil(deadline time.Time, aborted func() bool, ready func() bool) error {
+	for range spinRounds {
+		if ready() {
+			return nil
+		}
+		runtime.Gosched()
+	}
+	b := &d.bell
+	var timer *time.Timer
+	if !deadline.IsZero() {
+		timer = time.AfterFunc(time.Until(deadline), func() {
+			b.mu.Lock()
+			b.cond.Broadcast()
+			b.mu.Unlock()
+		})
+		defer timer.Stop()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sleepers.Add(1)
+	defer b.sleepers.Add(-1)
+	for {
+		if ready() {
+			return nil
+		}
+		if aborted != nil && aborted() {
+			return ErrAborted
+		}
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			return ErrDeadline
+		}
+		b.cond.Wait()
+	}
+}
