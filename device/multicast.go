@@ -7,14 +7,14 @@ import (
 	"github.com/tpslice/tpslice/vec"
 )
 
-// Multicast binds one buffer per device, all of the same dtype and length, so that a load
-// returns the sum of an address over every bound buffer and a store writes every bound
-// buffer, as NVSwitch multicast objects do for multimem.ld_reduce and multimem.st. The CPU
-// runtime emulates the switch: the reduction runs on the calling SM.
+// Multicast binds one buffer per device, all of the same size, so that a load returns the
+// sum of an address over every bound buffer and a store writes every bound buffer, as
+// NVSwitch multicast objects do for multimem.ld_reduce and multimem.st. As with those
+// instructions, each access names the element type it reads the memory as. The CPU runtime
+// emulates the switch: the reduction runs on the calling SM.
 type Multicast struct {
-	t    dtype.DType
-	n    int
-	bufs []*Buffer // in device order: the order every load sums in
+	bytes int
+	bufs  []*Buffer // in device order: the order every load sums in
 }
 
 // NewMulticast binds bufs (one per device, in rank order) into a multicast object. It fails
@@ -35,30 +35,27 @@ func (n *Node) NewMulticast(bufs []*Buffer) (*Multicast, error) {
 			return nil, fmt.Errorf("device: multicast buffer %d: %v belongs to another node", i, b)
 		case seen[b.dev]:
 			return nil, fmt.Errorf("device: multicast buffer %d: %v binds a second buffer on the same device", i, b)
-		case b.dtype != bufs[0].dtype || b.count != bufs[0].count:
-			return nil, fmt.Errorf("device: multicast buffer %d: %v differs from buffer 0 (%v)", i, b, bufs[0])
+		case b.Bytes() != bufs[0].Bytes():
+			return nil, fmt.Errorf("device: multicast buffer %d: %v differs in size from buffer 0 (%v)", i, b, bufs[0])
 		}
 		seen[b.dev] = true
 	}
-	return &Multicast{t: bufs[0].dtype, n: bufs[0].count, bufs: append([]*Buffer(nil), bufs...)}, nil
+	return &Multicast{bytes: bufs[0].Bytes(), bufs: append([]*Buffer(nil), bufs...)}, nil
 }
 
-// DType returns the dtype of the bound buffers.
-func (m *Multicast) DType() dtype.DType { return m.t }
+// Bytes returns the size of each bound buffer.
+func (m *Multicast) Bytes() int { return m.bytes }
 
-// Len returns the element count of each bound buffer.
-func (m *Multicast) Len() int { return m.n }
-
-// LoadReduce writes into dst the sum, in device order and accumulated in f32, of elements
-// [offset, offset+len(dst)) over every bound buffer:
+// LoadReduce reads the bound memory as elements of t and writes into dst the sum, in device
+// order and accumulated in f32, of elements [offset, offset+len(dst)) over every buffer:
 //
 //	for i := range dst { dst[i] = Σ_d widen(bufs[d][offset+i]) }
-func (m *Multicast) LoadReduce(dst []float32, offset int) error {
-	if err := m.check("load-reduce", offset, len(dst)); err != nil {
+func (m *Multicast) LoadReduce(t dtype.DType, dst []float32, offset int) error {
+	if err := m.check("load-reduce", t, offset, len(dst)); err != nil {
 		return err
 	}
 	hi := offset + len(dst)
-	if m.t == dtype.F32 {
+	if t == dtype.F32 {
 		var views [MaxDevices][]float32 // on the stack: no allocation per load
 		srcs := views[:len(m.bufs)]
 		for d, b := range m.bufs {
@@ -72,29 +69,33 @@ func (m *Multicast) LoadReduce(dst []float32, offset int) error {
 	for d, b := range m.bufs {
 		srcs[d] = b.Uint16s()[offset:hi]
 	}
-	vec.Sum16ToF32(m.t, dst, srcs)
+	vec.Sum16ToF32(t, dst, srcs)
 	return nil
 }
 
-// Store writes src, narrowed to the bound dtype, at offset into every bound buffer.
-func (m *Multicast) Store(offset int, src []float32) error {
-	if err := m.check("store", offset, len(src)); err != nil {
+// Store narrows src to elements of t and writes them at element offset into every bound
+// buffer.
+func (m *Multicast) Store(t dtype.DType, offset int, src []float32) error {
+	if err := m.check("store", t, offset, len(src)); err != nil {
 		return err
 	}
 	hi := offset + len(src)
 	for _, b := range m.bufs {
-		if m.t == dtype.F32 {
+		if t == dtype.F32 {
 			copy(b.Float32s()[offset:hi], src)
 		} else {
-			vec.Narrow(m.t, b.Uint16s()[offset:hi], src)
+			vec.Narrow(t, b.Uint16s()[offset:hi], src)
 		}
 	}
 	return nil
 }
 
-func (m *Multicast) check(op string, offset, count int) error {
-	if offset < 0 || count < 0 || offset+count > m.n {
-		return fmt.Errorf("device: multicast %s [%d, %d) out of range: buffers hold %d %v", op, offset, offset+count, m.n, m.t)
+func (m *Multicast) check(op string, t dtype.DType, offset, count int) error {
+	if !t.Valid() {
+		return fmt.Errorf("device: multicast %s: invalid dtype %v", op, t)
+	}
+	if n := m.bytes / t.Size(); offset < 0 || count < 0 || offset+count > n {
+		return fmt.Errorf("device: multicast %s [%d, %d) out of range: buffers hold %d %v", op, offset, offset+count, n, t)
 	}
 	return nil
 }

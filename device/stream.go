@@ -28,6 +28,9 @@ type Kernel struct {
 	// Block runs one block. An error aborts the kernel: blocks not yet started are skipped
 	// and running ones see Block.Aborted.
 	Block func(b Block) error
+	// Epilogue, when set, runs once after every block with the kernel's error (nil if it
+	// succeeded), also when the kernel is skipped because the stream failed earlier.
+	Epilogue func(err error)
 }
 
 // Block is one block of a running kernel.
@@ -166,10 +169,17 @@ func (s *Stream) loop() {
 	for o := range s.ops {
 		switch o.kind {
 		case opKernel:
-			if s.Err() == nil {
-				if err := s.run(o.kernel); err != nil {
+			err := s.Err()
+			if err == nil {
+				err = s.run(o.kernel)
+				if err != nil {
 					s.setErr(err)
 				}
+			} else {
+				err = fmt.Errorf("%v: kernel %s skipped after an earlier failure: %w", s, o.kernel.Name, err)
+			}
+			if o.kernel.Epilogue != nil {
+				o.kernel.Epilogue(err)
 			}
 		case opRecord:
 			o.event.complete(o.gen)

@@ -39,10 +39,10 @@ func (b *doorbell) ring() {
 }
 
 // WaitUntil returns nil once ready() is true. It polls briefly, then blocks until a writer
-// rings this device. It returns ErrDeadline once the deadline passes (a zero deadline waits
-// forever) and ErrAborted once aborted() is true (aborted may be nil). Both conditions must
-// read shared state with sync/atomic.
-func (d *Device) WaitUntil(deadline time.Time, aborted func() bool, ready func() bool) error {
+// rings this device. It returns ErrDeadline once timeout has passed (0 waits forever) and
+// ErrAborted once aborted() is true (aborted may be nil). Both conditions must read shared
+// state with sync/atomic.
+func (d *Device) WaitUntil(timeout time.Duration, aborted func() bool, ready func() bool) error {
 	for range spinRounds {
 		if ready() {
 			return nil
@@ -50,9 +50,10 @@ func (d *Device) WaitUntil(deadline time.Time, aborted func() bool, ready func()
 		runtime.Gosched()
 	}
 	b := &d.bell
-	var timer *time.Timer
-	if !deadline.IsZero() {
-		timer = time.AfterFunc(time.Until(deadline), func() {
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+		timer := time.AfterFunc(timeout, func() {
 			b.mu.Lock()
 			b.cond.Broadcast()
 			b.mu.Unlock()

@@ -1,0 +1,158 @@
+package comm
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/vec"
+)
+
+// minBlockElems is the smallest share of a message worth its own block: below it the
+// extra block's barrier costs more than its parallel reduction saves.
+const minBlockElems = 32 << 10
+
+// AllReduce sums count elements of in over all ranks and writes the sum into out (which may
+// be in), as a kernel on stream s, with the algorithm the selector picks for the size.
+// Every rank gets bitwise the same result. Errors of the running kernel (a peer that never
+// arrives, a mismatched call) surface from s.Synchronize.
+func (r *Rank) AllReduce(s *device.Stream, in, out *device.Buffer, count int) error {
+	return r.AllReduceAlgo(s, Auto, in, out, count)
+}
+
+// AllReduceAlgo is AllReduce with an explicit algorithm (Auto selects).
+func (r *Rank) AllReduceAlgo(s *device.Stream, algo Algo, in, out *device.Buffer, count int) error {
+	if err := r.check("allreduce", s, in, out, count, count); err != nil {
+		return err
+	}
+	if count == 0 {
+		return nil
+	}
+	t := in.DType()
+	if algo == Auto {
+		algo = r.c.Pick(count * t.Size())
+	}
+	if !r.c.Available(algo) {
+		return fmt.Errorf("comm: rank %d allreduce: algorithm %v is not available on a %v fabric", r.rank, algo, r.c.node.Fabric())
+	}
+	var body func(*call, device.Block, int, int) error
+	chunk := r.c.cfg.BufferBytes / t.Size()
+	switch algo {
+	case Ring:
+		body, chunk = (*call).ring, r.c.cfg.BufferBytes/4
+	case OneShot:
+		body = (*call).oneShot
+	case TwoShot:
+		body = (*call).twoShot
+	case NVLS:
+		body = (*call).nvls
+	case Lamport:
+		body, chunk = (*call).lamport, r.c.cfg.LamportBytes/t.Size()
+	default:
+		return fmt.Errorf("comm: rank %d allreduce: unknown algorithm %v", r.rank, algo)
+	}
+	return r.launch(s, "allreduce", algo, in, out, count, chunk, body)
+}
+
+// check validates a call's arguments on the host, before anything is enqueued.
+func (r *Rank) check(op string, s *device.Stream, in, out *device.Buffer, count, outCount int) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("comm: rank %d %s of %d elements: %s", r.rank, op, count, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case s == nil || in == nil || out == nil:
+		return fail("nil stream or buffer")
+	case s.Device() != r.dev:
+		return fail("stream is on %v, the rank is on %v", s.Device(), r.dev)
+	case in.Device() != r.dev || in.IsPeer():
+		return fail("input %v is not the rank's own memory", in)
+	case out.Device() != r.dev || out.IsPeer():
+		return fail("output %v is not the rank's own memory", out)
+	case in.Freed() || out.Freed():
+		return fail("buffer was freed")
+	case in.DType() != out.DType():
+		return fail("input is %v, output is %v", in.DType(), out.DType())
+	case count < 0:
+		return fail("negative count")
+	case in.Len() < count:
+		return fail("input holds only %d elements", in.Len())
+	case out.Len() < outCount:
+		return fail("output holds %d elements, needs %d", out.Len(), outCount)
+	}
+	return nil
+}
+
+// launch enqueues one collective call: one kernel per chunk of what the registered buffers
+// hold, whose blocks each run body over their share of the chunk. A kernel boundary between
+// chunks matters: a rank that reaches a chunk's first barrier has finished every block of
+// the chunk before, so blocks never see another block's share of a buffer change under them.
+func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Buffer, count, chunk int, body func(*call, device.Block, int, int) error) error {
+	if err := r.c.Err(); err != nil {
+		return fmt.Errorf("comm: rank %d %s: %w: %v", r.rank, op, ErrFailed, err)
+	}
+	cl := &call{r: r, desc: callDesc{seq: r.seq, op: op, algo: algo, t: in.DType(), count: count}, in: in, out: out}
+	r.seq++
+	r.rec.add(Record{Seq: cl.desc.seq, Op: op, Algo: algo, DType: cl.desc.t, Count: count, State: Enqueued, Enqueued: time.Now()})
+	for off := 0; off < count; off += chunk {
+		n, first, last := min(chunk, count-off), off == 0, off+chunk >= count
+		err := s.Launch(device.Kernel{
+			Name: op + "." + algo.String(),
+			Grid: min(r.c.cfg.Blocks, (n+minBlockElems-1)/minBlockElems),
+			Prologue: func() error {
+				if first {
+					if err := cl.begin(); err != nil {
+						return err
+					}
+				}
+				cl.beginChunk(n)
+				return nil
+			},
+			Block: func(b device.Block) error { return body(cl, b, off, n) },
+			Epilogue: func(err error) {
+				if err != nil || last {
+					cl.end(err)
+				}
+			},
+		})
+		if err != nil {
+			cl.end(err)
+			return err
+		}
+	}
+	return nil
+}
+
+// stage copies input elements [off+lo, off+hi) to the rank's staging buffer at [lo, hi).
+func (cl *call) stage(off, lo, hi int) {
+	own := &cl.r.peers[cl.r.rank]
+	if cl.desc.t == dtype.F32 {
+		copy(own.f32[lo:hi], cl.in.Float32s()[off+lo:off+hi])
+	} else {
+		copy(own.u16[lo:hi], cl.in.Uint16s()[off+lo:off+hi])
+	}
+}
+
+// sumStaging sums elements [lo, hi) of every rank's staging buffer in rank order into dst
+// from element at on (dst viewed as f32 or 16-bit words, by the call's dtype), rounding
+// 16-bit sums once.
+func (cl *call) sumStaging(lo, hi, at int, dstF32 []float32, dstU16 []uint16) {
+	n := cl.r.c.n
+	if cl.desc.t == dtype.F32 {
+		var srcs [device.MaxDevices][]float32
+		for p := range n {
+			srcs[p] = cl.r.peers[p].f32[lo:hi]
+		}
+		vec.SumF32(dstF32[at:at+hi-lo], srcs[:n])
+		return
+	}
+	var srcs [device.MaxDevices][]uint16
+	for p := range n {
+		srcs[p] = cl.r.peers[p].u16[lo:hi]
+	}
+	vec.Sum16(cl.desc.t, dstU16[at:at+hi-lo], srcs[:n])
+}
+
+// outF32 and outU16 view count output elements from element off on.
+func (cl *call) outF32(off, count int) []float32 { return cl.out.Float32s()[off : off+count] }
+func (cl *call) outU16(off, count int) []uint16  { return cl.out.Uint16s()[off : off+count] }

@@ -1,0 +1,212 @@
+package comm
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/dtype"
+)
+
+// Signal buffer layout, in 32-bit words: flags[set][block][slot], where slot p is written
+// by rank p. A block's slots fill one cache line so blocks never share one.
+const (
+	slotStride  = 16
+	signalWords = 2 * MaxBlocks * slotStride
+)
+
+// callDesc identifies one collective call; ranks compare theirs to catch mismatches.
+type callDesc struct {
+	seq   uint64
+	op    string
+	algo  Algo
+	t     dtype.DType
+	count int
+}
+
+func (d *callDesc) String() string {
+	return fmt.Sprintf("%s %v count %d (%v)", d.op, d.t, d.count, d.algo)
+}
+
+// call is one collective call of one rank while its kernel runs.
+type call struct {
+	r     *Rank
+	desc  callDesc
+	in    *device.Buffer
+	out   *device.Buffer
+	start time.Time
+
+	lamportPhase int // flag-free phase (0..2) of the chunk that runs now
+	lamportPrev  int // words the chunk before it wrote, which this one clears
+}
+
+// begin runs as the kernel's prologue: it publishes the call for the peers' mismatch
+// checks and records it as running.
+func (cl *call) begin() error {
+	r := cl.r
+	if err := r.c.Err(); err != nil {
+		return fmt.Errorf("comm: rank %d seq %d %v: %w: %v", r.rank, cl.desc.seq, &cl.desc, ErrFailed, err)
+	}
+	r.c.current[r.rank].Store(&cl.desc)
+	cl.start = time.Now()
+	r.rec.update(cl.desc.seq, func(rec *Record) { rec.State, rec.Start = Running, cl.start })
+	return nil
+}
+
+// beginChunk runs as the prologue of each chunk's kernel. The flag-free phase lives with
+// the rank's kernels, not the host, so that a replayed graph advances it too.
+func (cl *call) beginChunk(count int) {
+	if cl.desc.algo == Lamport {
+		r := cl.r
+		cl.lamportPhase, cl.lamportPrev = int(r.lamportPhase%3), r.lamportPrevWords
+		r.lamportPhase++
+		r.lamportPrevWords = lamportWords(cl.desc.t, count)
+	}
+}
+
+// end runs as the kernel's epilogue. A rank whose call failed fails the communicator, so
+// that its peers stop waiting for it at once instead of at their deadline.
+func (cl *call) end(err error) {
+	now := time.Now()
+	if err != nil {
+		cl.r.c.fail(err)
+		cl.r.c.ringAll()
+	}
+	cl.r.rec.update(cl.desc.seq, func(rec *Record) {
+		if rec.State == Failed {
+			return // the first failure stays on record
+		}
+		rec.End, rec.State, rec.Err = now, Done, err
+		if err != nil {
+			rec.State = Failed
+		}
+	})
+}
+
+// barrier is vLLM's per-block barrier: the block bumps its private counter, writes the new
+// value into its slot on every peer, and waits until every peer's slot on this rank holds
+// the same value. Two alternating flag sets let a fast rank enter the next barrier while a
+// slow one still polls this one.
+func (cl *call) barrier(b device.Block, what string) error {
+	r := cl.r
+	r.counter[b.Index]++
+	v := r.counter[b.Index]
+	base := (int(v&1)*MaxBlocks + b.Index) * slotStride
+	for p := range r.c.n {
+		atomic.StoreUint32(&r.peers[p].flags[base+r.rank], v)
+	}
+	cl.ringPeers()
+	mine := r.peers[r.rank].flags[base : base+r.c.n]
+	ready := func() bool {
+		for p := range mine {
+			if atomic.LoadUint32(&mine[p]) != v {
+				return false
+			}
+		}
+		return true
+	}
+	if ready() {
+		return nil
+	}
+	err := r.dev.WaitUntil(r.c.cfg.Timeout, func() bool { return cl.aborted(b) }, ready)
+	if err == nil {
+		return nil
+	}
+	var missing []int
+	for p := range mine {
+		if atomic.LoadUint32(&mine[p]) != v {
+			missing = append(missing, p)
+		}
+	}
+	return cl.waitError(b, what, missing, err)
+}
+
+// ringPeers wakes peers that block waiting for this rank's writes.
+func (cl *call) ringPeers() {
+	for p, rk := range cl.r.c.ranks {
+		if p != cl.r.rank {
+			rk.dev.Ring()
+		}
+	}
+}
+
+// ringAll wakes every rank's waiters, so that they see a failure.
+func (c *Communicator) ringAll() {
+	for _, rk := range c.ranks {
+		rk.dev.Ring()
+	}
+}
+
+// aborted reports whether a wait of this call should give up early: another block of the
+// kernel failed, the communicator failed, or a peer issued a different call under the same
+// sequence number.
+func (cl *call) aborted(b device.Block) bool {
+	return b.Aborted() || cl.r.c.failed.Load() != nil || cl.mismatch() != nil
+}
+
+// mismatch returns an error when a peer's call with this sequence number differs.
+func (cl *call) mismatch() error {
+	for p := range cl.r.c.n {
+		d := cl.r.c.current[p].Load()
+		if d == nil || d.seq != cl.desc.seq {
+			continue
+		}
+		if d.op != cl.desc.op || d.t != cl.desc.t || d.count != cl.desc.count || d.algo != cl.desc.algo {
+			return fmt.Errorf("comm: collective mismatch at seq %d: rank %d issued %v, rank %d issued %v",
+				cl.desc.seq, cl.r.rank, &cl.desc, p, d)
+		}
+	}
+	return nil
+}
+
+// waitError turns a failed wait into the error the rank returns, and marks the communicator
+// failed so that every other rank stops waiting too.
+func (cl *call) waitError(b device.Block, what string, missing []int, cause error) error {
+	r := cl.r
+	where := fmt.Sprintf("block %d %s", b.Index, what)
+	r.rec.update(cl.desc.seq, func(rec *Record) { rec.Where = where })
+	prefix := fmt.Sprintf("comm: rank %d seq %d %v %s", r.rank, cl.desc.seq, &cl.desc, where)
+	var err error
+	switch {
+	case errors.Is(cause, device.ErrDeadline):
+		var last []string
+		for _, p := range missing {
+			if rec, ok := r.c.ranks[p].rec.Last(); ok {
+				last = append(last, fmt.Sprintf("rank %d last: %v", p, rec))
+			} else {
+				last = append(last, fmt.Sprintf("rank %d last: no collective issued", p))
+			}
+		}
+		err = fmt.Errorf("%s: rank(s) %v did not arrive within %v (%s): %w",
+			prefix, missing, r.c.cfg.Timeout, strings.Join(last, "; "), cause)
+	case cl.mismatch() != nil:
+		err = fmt.Errorf("%s: %w", prefix, cl.mismatch())
+	case r.c.Err() != nil:
+		return fmt.Errorf("%s: %w: %v", prefix, ErrFailed, r.c.Err())
+	default: // a sibling block failed; the kernel reports that block's error
+		return fmt.Errorf("%s: %w", prefix, cause)
+	}
+	r.c.fail(err)
+	r.c.ringAll()
+	return err
+}
+
+// blockSpan splits n elements among the grid's blocks: block i gets [lo, hi). Bounds are
+// multiples of 16 elements (whole cache lines for f32) except the end.
+func blockSpan(n int, b device.Block) (lo, hi int) {
+	return splitPoint(n, b.Grid, b.Index), splitPoint(n, b.Grid, b.Index+1)
+}
+
+func splitPoint(n, parts, i int) int {
+	if i >= parts {
+		return n
+	}
+	return min(n, (n/parts*i+min(i, n%parts))&^15)
+}
+
+func fmtRankErr(r int, what string, err error) error {
+	return fmt.Errorf("comm: rank %d: %s: %w", r, what, err)
+}

@@ -1,0 +1,137 @@
+package comm
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// The α-β cost model of the all-reduce family (DESIGN.md, "The α-β model"). S is the
+// message size in bytes per rank, n the number of ranks, α the per-step cost (sync plus
+// launch) and β the per-GPU link bandwidth in bytes per second, per direction:
+//
+//	ring      2(n-1)α + 2(n-1)/n · S/β
+//	tree      2·log2(n)·α + 2·S/β          (model only; not an Algo)
+//	one-shot  2α + (n-1)·S/β
+//	two-shot  4α + 2(n-1)/n · S/β
+//	NVLS      2α + S/β
+//
+// Lamport (flag-free one-shot) is priced exactly like one-shot: it moves the same bytes, and
+// what it saves (the trailing barrier) is below this model's resolution. One rank (n = 1)
+// costs 0: there is nothing to communicate.
+
+// ModelTime returns the α-β model's time for one all-reduce of bytes per rank over n ranks
+// with algorithm a. It fails, naming the argument, for Auto or an unknown algorithm (the
+// model prices concrete algorithms only), n < 1, bytes < 0, alpha < 0, or a beta that is
+// not a finite positive number.
+func ModelTime(a Algo, n int, bytes int64, alpha time.Duration, beta float64) (time.Duration, error) {
+	if err := checkModelArgs(n, bytes, alpha, beta); err != nil {
+		return 0, fmt.Errorf("comm: cost model for %v: %w", a, err)
+	}
+	secs, ok := modelSeconds(a, n, float64(bytes), alpha.Seconds(), beta)
+	if !ok {
+		return 0, fmt.Errorf("comm: cost model has no time for algorithm %v (want ring, oneshot, twoshot, nvls or lamport)", a)
+	}
+	return durationOf(secs), nil
+}
+
+// TreeTime returns the α-β model's time for a tree all-reduce (reduce up a binary tree,
+// broadcast down): 2·⌈log2 n⌉·α + 2·S/β. The tree is a reference point for reports only;
+// tpslice does not implement it as an algorithm, so it is not an Algo. For a power of two
+// ⌈log2 n⌉ = log2 n, as DESIGN.md writes it; other n need the next whole tree level.
+func TreeTime(n int, bytes int64, alpha time.Duration, beta float64) (time.Duration, error) {
+	if err := checkModelArgs(n, bytes, alpha, beta); err != nil {
+		return 0, fmt.Errorf("comm: cost model for tree: %w", err)
+	}
+	return durationOf(treeSeconds(n, float64(bytes), alpha.Seconds(), beta)), nil
+}
+
+// OneShotTwoShotCrossover returns the message size S* in bytes above which the model's
+// two-shot beats one-shot: S* = 2αβ / ((n-1)(1 - 2/n)), about 257 KB at n = 8, α = 1.5 µs,
+// β = 450e9 B/s. For n ≤ 2 one-shot never loses and the result is +Inf.
+func OneShotTwoShotCrossover(n int, alpha time.Duration, beta float64) float64 {
+	if n <= 2 {
+		return math.Inf(1)
+	}
+	nf := float64(n)
+	return 2 * alpha.Seconds() * beta / ((nf - 1) * (1 - 2/nf))
+}
+
+// BusBW converts an all-reduce's algorithm bandwidth (bytes per rank / time) into bus
+// bandwidth as nccl-tests reports it, algbw · 2(n-1)/n, which is comparable with the link's
+// peak. n < 1 gives 0.
+func BusBW(algbw float64, n int) float64 {
+	if n < 1 {
+		return 0
+	}
+	return algbw * 2 * float64(n-1) / float64(n)
+}
+
+// AllGatherBusBW converts an all-gather's (or reduce-scatter's) algorithm bandwidth into
+// bus bandwidth as nccl-tests reports it: algbw · (n-1)/n. n < 1 gives 0.
+func AllGatherBusBW(algbw float64, n int) float64 {
+	if n < 1 {
+		return 0
+	}
+	return algbw * float64(n-1) / float64(n)
+}
+
+func checkModelArgs(n int, bytes int64, alpha time.Duration, beta float64) error {
+	switch {
+	case n < 1:
+		return fmt.Errorf("world size n = %d, want ≥ 1", n)
+	case bytes < 0:
+		return fmt.Errorf("message size %d bytes, want ≥ 0", bytes)
+	case alpha < 0:
+		return fmt.Errorf("alpha = %v, want ≥ 0", alpha)
+	case !(beta > 0) || math.IsInf(beta, 1):
+		return fmt.Errorf("beta = %g B/s, want a finite value > 0", beta)
+	}
+	return nil
+}
+
+// modelSeconds is the model in float64 seconds, so that comparisons between algorithms do
+// not suffer from rounding to whole nanoseconds. ok is false for Auto and unknown values.
+// Every formula has the shape steps·α + coef·S/β, so algorithms with equal steps and coef
+// (ring, one-shot and NVLS at n = 2) tie exactly.
+func modelSeconds(a Algo, n int, s, alpha, beta float64) (secs float64, ok bool) {
+	if n <= 1 {
+		switch a {
+		case Ring, OneShot, TwoShot, NVLS, Lamport:
+			return 0, true
+		}
+		return 0, false
+	}
+	nf := float64(n)
+	var steps, coef float64
+	switch a {
+	case Ring:
+		steps, coef = 2*(nf-1), 2*(nf-1)/nf
+	case OneShot, Lamport:
+		steps, coef = 2, nf-1
+	case TwoShot:
+		steps, coef = 4, 2*(nf-1)/nf
+	case NVLS:
+		steps, coef = 2, 1
+	default:
+		return 0, false
+	}
+	return steps*alpha + coef*s/beta, true
+}
+
+func treeSeconds(n int, s, alpha, beta float64) float64 {
+	if n <= 1 {
+		return 0
+	}
+	levels := math.Ceil(math.Log2(float64(n)))
+	return 2*levels*alpha + 2*s/beta
+}
+
+// durationOf rounds seconds to the nearest nanosecond, saturating instead of overflowing.
+func durationOf(secs float64) time.Duration {
+	ns := math.Round(secs * 1e9)
+	if ns >= math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(ns)
+}

@@ -1,0 +1,197 @@
+package comm
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The numbers of DESIGN.md's α-β table: n = 8, β = 450e9 B/s, α = 1.5 µs.
+const (
+	designN     = 8
+	designAlpha = 1500 * time.Nanosecond
+	designBeta  = 450e9
+	modelKiB    = 1 << 10
+	modelMiB    = 1 << 20
+)
+
+// designTable is DESIGN.md's table in µs, with its "fastest without NVLS" column.
+var designTable = []struct {
+	bytes                              int64
+	ring, tree, oneShot, twoShot, nvls float64
+	fastestWithoutNVLS                 Algo
+}{
+	{16 * modelKiB, 21.1, 9.1, 3.3, 6.1, 3.0, OneShot},
+	{256 * modelKiB, 22.0, 10.2, 7.1, 7.0, 3.6, TwoShot},
+	{1 * modelMiB, 25.1, 13.7, 19.3, 10.1, 5.3, TwoShot},
+	{8 * modelMiB, 53.6, 46.3, 133.5, 38.6, 21.6, TwoShot},
+	{64 * modelMiB, 282.0, 307.3, 1046.9, 267.0, 152.1, TwoShot},
+}
+
+func modelMicros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func TestModelTimeReproducesDesignTable(t *testing.T) {
+	for _, row := range designTable {
+		t.Run(modelSizeName(row.bytes), func(t *testing.T) {
+			want := map[Algo]float64{Ring: row.ring, OneShot: row.oneShot, TwoShot: row.twoShot, NVLS: row.nvls, Lamport: row.oneShot}
+			best, bestT := Auto, time.Duration(0)
+			for _, a := range Algos {
+				got, err := ModelTime(a, designN, row.bytes, designAlpha, designBeta)
+				require.NoError(t, err)
+				// The table prints one decimal: the model must round to it.
+				require.InDelta(t, want[a], math.Round(modelMicros(got)*10)/10, 1e-9, "%v", a)
+				if a != NVLS && a != Lamport && (best == Auto || got < bestT) {
+					best, bestT = a, got
+				}
+			}
+			tree, err := TreeTime(designN, row.bytes, designAlpha, designBeta)
+			require.NoError(t, err)
+			require.InDelta(t, row.tree, math.Round(modelMicros(tree)*10)/10, 1e-9, "tree")
+			require.Equal(t, row.fastestWithoutNVLS, best, "fastest without NVLS")
+		})
+	}
+}
+
+func modelSizeName(b int64) string {
+	if b >= modelMiB {
+		return fmt.Sprintf("%dMiB", b/modelMiB)
+	}
+	return fmt.Sprintf("%dKiB", b/modelKiB)
+}
+
+func TestModelTimeOneRankIsFree(t *testing.T) {
+	for _, a := range Algos {
+		got, err := ModelTime(a, 1, 64*modelMiB, designAlpha, designBeta)
+		require.NoError(t, err)
+		require.Zero(t, got, "%v", a)
+	}
+	tree, err := TreeTime(1, 64*modelMiB, designAlpha, designBeta)
+	require.NoError(t, err)
+	require.Zero(t, tree)
+}
+
+func TestModelTimeRejects(t *testing.T) {
+	tests := []struct {
+		name  string
+		algo  Algo
+		n     int
+		bytes int64
+		alpha time.Duration
+		beta  float64
+		want  string
+	}{
+		{"auto", Auto, 8, 1, designAlpha, designBeta, "auto"},
+		{"unknown algo", Algo(99), 8, 1, designAlpha, designBeta, "algo(99)"},
+		{"zero ranks", Ring, 0, 1, designAlpha, designBeta, "n = 0"},
+		{"negative bytes", Ring, 8, -1, designAlpha, designBeta, "-1 bytes"},
+		{"negative alpha", Ring, 8, 1, -time.Nanosecond, designBeta, "alpha"},
+		{"zero beta", Ring, 8, 1, designAlpha, 0, "beta"},
+		{"NaN beta", Ring, 8, 1, designAlpha, math.NaN(), "beta"},
+		{"Inf beta", Ring, 8, 1, designAlpha, math.Inf(1), "beta"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ModelTime(tc.algo, tc.n, tc.bytes, tc.alpha, tc.beta)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	_, err := TreeTime(0, 1, designAlpha, designBeta)
+	require.ErrorContains(t, err, "tree")
+}
+
+func TestTreeTimeNonPowerOfTwo(t *testing.T) {
+	// 6 ranks need 3 tree levels, like 8.
+	six, err := TreeTime(6, 0, designAlpha, designBeta)
+	require.NoError(t, err)
+	eight, err := TreeTime(8, 0, designAlpha, designBeta)
+	require.NoError(t, err)
+	require.Equal(t, eight, six)
+	require.Equal(t, 9*time.Microsecond, six)
+}
+
+func TestOneShotTwoShotCrossover(t *testing.T) {
+	s := OneShotTwoShotCrossover(designN, designAlpha, designBeta)
+	require.InDelta(t, 257e3, s, 0.5e3, "≈ 257 KB at n = 8")
+	require.InDelta(t, 2*1.5e-6*450e9/(7*0.75), s, 1e-6)
+
+	// Find it numerically from ModelTime: the smallest size at which two-shot is faster.
+	faster := func(b int64) bool {
+		one, err := ModelTime(OneShot, designN, b, designAlpha, designBeta)
+		require.NoError(t, err)
+		two, err := ModelTime(TwoShot, designN, b, designAlpha, designBeta)
+		require.NoError(t, err)
+		return two < one
+	}
+	lo, hi := int64(1), int64(64*modelMiB) // faster(lo) false, faster(hi) true
+	require.False(t, faster(lo))
+	require.True(t, faster(hi))
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if faster(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	// Nanosecond rounding moves the numeric crossover by at most ~1 ns of slope
+	// (5.25 B / 450e9 B/s per byte): well under 0.1%.
+	require.InEpsilon(t, s, float64(hi), 1e-3)
+
+	// One-shot is faster just below, two-shot just above, at other world sizes too.
+	for _, n := range []int{3, 4, 6, 8} {
+		s := OneShotTwoShotCrossover(n, designAlpha, designBeta)
+		below, above := int64(s*0.99), int64(s*1.01)
+		one, _ := ModelTime(OneShot, n, below, designAlpha, designBeta)
+		two, _ := ModelTime(TwoShot, n, below, designAlpha, designBeta)
+		require.Less(t, one, two, "n = %d below S*", n)
+		one, _ = ModelTime(OneShot, n, above, designAlpha, designBeta)
+		two, _ = ModelTime(TwoShot, n, above, designAlpha, designBeta)
+		require.Less(t, two, one, "n = %d above S*", n)
+	}
+}
+
+func TestTwoRanksOneShotNeverLoses(t *testing.T) {
+	require.True(t, math.IsInf(OneShotTwoShotCrossover(2, designAlpha, designBeta), 1))
+	require.True(t, math.IsInf(OneShotTwoShotCrossover(1, designAlpha, designBeta), 1))
+	for b := 0; b <= 40; b++ {
+		bytes := int64(1) << b
+		one, err := ModelTime(OneShot, 2, bytes, designAlpha, designBeta)
+		require.NoError(t, err)
+		for _, a := range []Algo{Ring, TwoShot} {
+			other, err := ModelTime(a, 2, bytes, designAlpha, designBeta)
+			require.NoError(t, err)
+			require.LessOrEqual(t, one, other, "%v at %d bytes", a, bytes)
+		}
+	}
+}
+
+func TestBusBW(t *testing.T) {
+	tests := []struct {
+		n                int
+		allReduce, gathr float64
+	}{
+		{0, 0, 0},
+		{1, 0, 0},
+		{2, 100, 50},
+		{4, 150, 75},
+		{8, 175, 87.5},
+	}
+	for _, tc := range tests {
+		require.InDelta(t, tc.allReduce, BusBW(100, tc.n), 1e-9, "all-reduce n = %d", tc.n)
+		require.InDelta(t, tc.gathr, AllGatherBusBW(100, tc.n), 1e-9, "all-gather n = %d", tc.n)
+	}
+	// A ring at full link rate shows busbw ≈ β for large messages.
+	d, err := ModelTime(Ring, 8, 1<<34, designAlpha, designBeta)
+	require.NoError(t, err)
+	algbw := float64(1<<34) / d.Seconds()
+	require.InEpsilon(t, designBeta, BusBW(algbw, 8), 1e-3)
+}
+
+func TestModelTimeSaturates(t *testing.T) {
+	d, err := ModelTime(OneShot, 8, math.MaxInt64, time.Second, 1)
+	require.NoError(t, err)
+	require.Equal(t, time.Duration(math.MaxInt64), d)
+}

@@ -1,0 +1,85 @@
+package comm
+
+import (
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/dtype"
+)
+
+// Rank is one rank's side of a communicator: its device, its registered buffers and the
+// peers' mappings of theirs. A rank's collectives must be issued from one goroutine and run
+// on one stream at a time (its barrier counters are private to that order), as with NCCL.
+type Rank struct {
+	c    *Communicator
+	rank int
+	dev  *device.Device
+
+	// Owned, registered buffers: staging receives eager inputs (and is what the multicast
+	// object binds), tmp holds two-shot's reduced slices, signal holds barrier flags, lamport
+	// holds the flag-free one-shot's three phases of n slots.
+	staging, tmp, signal, lamport *device.Buffer
+	peers                         []peerView // index p: rank p's buffers as this rank maps them
+
+	seq              uint64            // host side: the sequence number of the next call
+	counter          [MaxBlocks]uint32 // kernel side: barriers passed per block (private)
+	lamportPhase     uint64            // kernel side: flag-free chunks issued so far
+	lamportPrevWords int               // kernel side: words the last flag-free chunk wrote
+	rec              Recorder
+}
+
+// peerView is one rank's buffers as seen from another rank: plain slices over the peer's
+// memory, taken once so that kernels index them without allocating.
+type peerView struct {
+	f32     []float32 // staging as f32
+	u16     []uint16  // staging as 16-bit words
+	tmpF32  []float32
+	tmpU16  []uint16
+	flags   []uint32 // signal words, accessed only with sync/atomic
+	lamport []uint32 // flag-free slots, accessed only with sync/atomic
+}
+
+func viewOf(staging, tmp, signal, lamport *device.Buffer) peerView {
+	return peerView{
+		f32: staging.Float32s(), u16: staging.Uint16s(),
+		tmpF32: tmp.Float32s(), tmpU16: tmp.Uint16s(),
+		flags: signal.Uint32s(), lamport: lamport.Uint32s(),
+	}
+}
+
+func newRank(c *Communicator, r int, dev *device.Device) (*Rank, error) {
+	rk := &Rank{c: c, rank: r, dev: dev}
+	var err error
+	alloc := func(words int) *device.Buffer {
+		if err != nil {
+			return nil
+		}
+		var b *device.Buffer
+		b, err = dev.Alloc(dtype.F32, words) // raw words; views give each dtype
+		return b
+	}
+	rk.staging = alloc(c.cfg.BufferBytes / 4)
+	rk.tmp = alloc(c.cfg.BufferBytes / 4)
+	rk.signal = alloc(signalWords)
+	rk.lamport = alloc(3 * c.n * c.cfg.LamportBytes / 4)
+	if err != nil {
+		for _, b := range []*device.Buffer{rk.staging, rk.tmp, rk.signal} {
+			if b != nil {
+				_ = b.Free()
+			}
+		}
+		return nil, fmtRankErr(r, "allocating registered buffers", err)
+	}
+	fillSentinel(rk.lamport.Uint32s())
+	return rk, nil
+}
+
+// Rank returns the rank's index in the communicator.
+func (r *Rank) Rank() int { return r.rank }
+
+// Size returns the number of ranks.
+func (r *Rank) Size() int { return r.c.n }
+
+// Device returns the rank's device.
+func (r *Rank) Device() *device.Device { return r.dev }
+
+// Communicator returns the communicator the rank belongs to.
+func (r *Rank) Communicator() *Communicator { return r.c }

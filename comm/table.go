@@ -1,0 +1,371 @@
+package comm
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/hw"
+)
+
+// MaxBucket is the largest size bucket: it covers (2^62, 2^63-1] bytes.
+const MaxBucket = 63
+
+// Bucket returns the size bucket of a message: ⌈log2(bytes)⌉, so bucket b covers
+// (2^(b-1), 2^b] bytes. Messages of at most 1 byte (including empty ones, and negative
+// sizes, which no caller should pass) fall in bucket 0.
+func Bucket(bytes int64) int {
+	if bytes <= 1 {
+		return 0
+	}
+	return bits.Len64(uint64(bytes - 1))
+}
+
+// BucketBytes returns the largest message size in bucket b, 2^b bytes; it is where the
+// model evaluates the bucket. Buckets below 0 give 1; MaxBucket gives math.MaxInt64.
+func BucketBytes(b int) int64 {
+	switch {
+	case b <= 0:
+		return 1
+	case b >= MaxBucket:
+		return math.MaxInt64
+	}
+	return int64(1) << b
+}
+
+// TableRow is one entry of a selection table: for world size World and messages in size
+// bucket Bucket (see Bucket), run Algo.
+type TableRow struct {
+	// World is the number of ranks, ≥ 1.
+	World int `json:"world"`
+	// Bucket is the size bucket, 0 to MaxBucket; it covers (2^(Bucket-1), 2^Bucket] bytes.
+	Bucket int `json:"bucket"`
+	// Algo is the algorithm to run; never Auto. It marshals as its name.
+	Algo Algo `json:"algo"`
+}
+
+// Table is the all-reduce selection table: which algorithm to run for a world size and a
+// message-size bucket. Rows are sorted by (World, Bucket) with no duplicates; ModelTable,
+// Set, SaveTable and LoadTable keep them so, and Validate checks it. Pick is safe for
+// concurrent use as long as nothing calls Set at the same time.
+type Table struct {
+	// Source says where the choices come from: "model:<profile>" for the cost model of a
+	// hardware profile, "tuned:<fingerprint>" for measurements on a running backend.
+	Source string `json:"source"`
+	// Rows are the choices, sorted by (World, Bucket).
+	Rows []TableRow `json:"rows"`
+}
+
+func compareRow(r TableRow, world, bucket int) int {
+	if c := cmp.Compare(r.World, world); c != 0 {
+		return c
+	}
+	return cmp.Compare(r.Bucket, bucket)
+}
+
+// Pick returns the algorithm for an all-reduce of bytes per rank over n ranks. It uses the
+// row of the message's bucket; where the table has no such row it uses the nearest larger
+// bucket of that world size, and above the largest bucket the largest one. ok is false
+// when the table has no row for world size n.
+func (t *Table) Pick(n int, bytes int64) (algo Algo, ok bool) {
+	if t == nil {
+		return 0, false
+	}
+	b := Bucket(bytes)
+	i, found := slices.BinarySearchFunc(t.Rows, b, func(r TableRow, b int) int { return compareRow(r, n, b) })
+	if found {
+		return t.Rows[i].Algo, true
+	}
+	if i < len(t.Rows) && t.Rows[i].World == n {
+		return t.Rows[i].Algo, true // nearest larger bucket
+	}
+	if i > 0 && t.Rows[i-1].World == n {
+		return t.Rows[i-1].Algo, true // above the largest bucket
+	}
+	return 0, false
+}
+
+// Set records algo for world size n and size bucket, replacing any row already there and
+// keeping the rows sorted. It is how an autotuner fills a table from measurements.
+func (t *Table) Set(n, bucket int, algo Algo) error {
+	if err := checkRow(TableRow{World: n, Bucket: bucket, Algo: algo}); err != nil {
+		return fmt.Errorf("comm: table %q: set: %w", t.Source, err)
+	}
+	i, found := slices.BinarySearchFunc(t.Rows, bucket, func(r TableRow, b int) int { return compareRow(r, n, b) })
+	if found {
+		t.Rows[i].Algo = algo
+		return nil
+	}
+	t.Rows = slices.Insert(t.Rows, i, TableRow{World: n, Bucket: bucket, Algo: algo})
+	return nil
+}
+
+// Worlds returns the world sizes the table has rows for, in increasing order.
+func (t *Table) Worlds() []int {
+	var ws []int
+	for _, r := range t.Rows {
+		if len(ws) == 0 || ws[len(ws)-1] != r.World {
+			ws = append(ws, r.World)
+		}
+	}
+	return ws
+}
+
+// Validate reports the first thing wrong with the table, naming the row: no rows, a world
+// size below 1, a bucket outside 0..MaxBucket, Auto or an unknown algorithm, rows out of
+// (World, Bucket) order, or a duplicate row.
+func (t *Table) Validate() error {
+	if t == nil {
+		return errors.New("comm: nil table")
+	}
+	if len(t.Rows) == 0 {
+		return fmt.Errorf("comm: table %q has no rows", t.Source)
+	}
+	for i, r := range t.Rows {
+		if err := checkRow(r); err != nil {
+			return fmt.Errorf("comm: table %q: row %d: %w", t.Source, i, err)
+		}
+		if i == 0 {
+			continue
+		}
+		switch c := compareRow(t.Rows[i-1], r.World, r.Bucket); {
+		case c == 0:
+			return fmt.Errorf("comm: table %q: row %d: duplicate of row %d (world %d, bucket %d)", t.Source, i, i-1, r.World, r.Bucket)
+		case c > 0:
+			return fmt.Errorf("comm: table %q: row %d (world %d, bucket %d) is out of order after (world %d, bucket %d)",
+				t.Source, i, r.World, r.Bucket, t.Rows[i-1].World, t.Rows[i-1].Bucket)
+		}
+	}
+	return nil
+}
+
+func checkRow(r TableRow) error {
+	switch {
+	case r.World < 1:
+		return fmt.Errorf("world size %d, want ≥ 1", r.World)
+	case r.Bucket < 0 || r.Bucket > MaxBucket:
+		return fmt.Errorf("world %d: bucket %d, want 0 to %d", r.World, r.Bucket, MaxBucket)
+	case !slices.Contains(Algos, r.Algo):
+		return fmt.Errorf("world %d, bucket %d: algorithm %v cannot be a table entry (want one of %v)", r.World, r.Bucket, r.Algo, Algos)
+	}
+	return nil
+}
+
+// sortRows sorts rows by (World, Bucket), keeping the file order of duplicates so that
+// Validate reports them.
+func sortRows(rows []TableRow) {
+	slices.SortStableFunc(rows, func(a, b TableRow) int { return compareRow(a, b.World, b.Bucket) })
+}
+
+// SaveTable writes t to path as indented JSON, atomically: it writes a temporary file in
+// the same directory (creating directories as needed) and renames it over path. Rows are
+// written sorted; a table that does not validate is not written.
+func SaveTable(path string, t *Table) error {
+	if t == nil {
+		return fmt.Errorf("comm: save table %s: nil table", path)
+	}
+	out := Table{Source: t.Source, Rows: slices.Clone(t.Rows)}
+	sortRows(out.Rows)
+	if err := out.Validate(); err != nil {
+		return fmt.Errorf("comm: save table %s: %w", path, err)
+	}
+	data, err := json.MarshalIndent(&out, "", "  ")
+	if err != nil {
+		return fmt.Errorf("comm: save table %s: %w", path, err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("comm: save table %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("comm: save table %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("comm: save table %s: writing %s: %w", path, tmp, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("comm: save table %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("comm: save table %s: %w", path, err)
+	}
+	return nil
+}
+
+// LoadTable reads a table that SaveTable wrote (rows may be in any order; they are sorted).
+// Errors name the file and what was wrong: unreadable file, bad JSON, a row with an unknown
+// or missing algorithm name, no rows, bad world sizes or buckets, duplicate rows.
+func LoadTable(path string) (*Table, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("comm: load table: %w", err)
+	}
+	// Algorithms are decoded as strings here so that errors can name the row.
+	var raw struct {
+		Source string `json:"source"`
+		Rows   []struct {
+			World  int    `json:"world"`
+			Bucket int    `json:"bucket"`
+			Algo   string `json:"algo"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("comm: load table %s: bad JSON: %w", path, err)
+	}
+	if len(raw.Rows) == 0 {
+		return nil, fmt.Errorf("comm: load table %s: no rows", path)
+	}
+	t := &Table{Source: raw.Source, Rows: make([]TableRow, len(raw.Rows))}
+	for i, r := range raw.Rows {
+		if r.Algo == "" {
+			return nil, fmt.Errorf("comm: load table %s: row %d (world %d, bucket %d): missing algo", path, i, r.World, r.Bucket)
+		}
+		a, err := ParseAlgo(r.Algo)
+		if err != nil {
+			return nil, fmt.Errorf("comm: load table %s: row %d (world %d, bucket %d): %w", path, i, r.World, r.Bucket, err)
+		}
+		t.Rows[i] = TableRow{World: r.World, Bucket: r.Bucket, Algo: a}
+	}
+	sortRows(t.Rows)
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("comm: load table %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// offered returns the algorithms profile p can run at world size n, in tie-break
+// preference order (the model picks the first of equally fast ones): one-shot, NVLS,
+// two-shot, ring. NVLS needs p.NVLS. On a PCIe fabric with n > 2 only ring is offered
+// (vLLM's rule: no peer-buffer algorithms across more than two GPUs on PCIe). Lamport is
+// never offered: the model prices it exactly as one-shot, and ties go to one-shot.
+func offered(p hw.Profile, n int) []Algo {
+	if p.Fabric == device.PCIe && n > 2 {
+		return []Algo{Ring}
+	}
+	if p.NVLS {
+		return []Algo{OneShot, NVLS, TwoShot, Ring}
+	}
+	return []Algo{OneShot, TwoShot, Ring}
+}
+
+// fastest returns the offered algorithm with the lowest model time at bytes; ties go to
+// the earlier one in offered's order.
+func fastest(p hw.Profile, n int, bytes int64) Algo {
+	alpha, beta := p.Alpha.Seconds(), p.LinkBytesPerSec
+	best, bestT := Algo(0), math.Inf(1)
+	for _, a := range offered(p, n) {
+		t, _ := modelSeconds(a, n, float64(bytes), alpha, beta)
+		if best == 0 || t < bestT {
+			best, bestT = a, t
+		}
+	}
+	return best
+}
+
+// ModelTable builds the selection table that the α-β model gives for profile p: for each
+// world size in worlds and each bucket from 0 to Bucket(maxBytes), the offered algorithm
+// with the lowest ModelTime at the bucket's upper bound (BucketBytes). The algorithms
+// offered: one-shot, two-shot and ring; NVLS only where p.NVLS; on a PCIe fabric with more
+// than two ranks, ring only (vLLM's rule). Lamport is priced as one-shot and ties go to
+// one-shot, so the model never picks it; ties otherwise prefer one-shot, then NVLS, then
+// two-shot, then ring. World sizes below 1 and repeats are skipped; maxBytes below 1 means
+// bucket 0 only. Source is "model:" + p.Name. p should pass p.Validate().
+func ModelTable(p hw.Profile, worlds []int, maxBytes int64) *Table {
+	ws := slices.Clone(worlds)
+	slices.Sort(ws)
+	ws = slices.Compact(ws)
+	top := Bucket(maxBytes)
+	t := &Table{Source: "model:" + p.Name}
+	for _, n := range ws {
+		if n < 1 {
+			continue
+		}
+		for b := 0; b <= top; b++ {
+			t.Rows = append(t.Rows, TableRow{World: n, Bucket: b, Algo: fastest(p, n, BucketBytes(b))})
+		}
+	}
+	return t
+}
+
+// AlgoTime is one algorithm's model time.
+type AlgoTime struct {
+	// Algo is the algorithm.
+	Algo Algo
+	// Time is its ModelTime.
+	Time time.Duration
+}
+
+// ModelRow is the cost model's view of one message size, for a CLI to print.
+type ModelRow struct {
+	// Bytes is the message size per rank.
+	Bytes int64
+	// Times holds the model time of each algorithm the profile offers at this world size,
+	// in Algos order: ring, one-shot, two-shot, and NVLS only where the profile has it; on
+	// PCIe with more than two ranks, ring only. Lamport is omitted: the model prices it
+	// exactly as one-shot.
+	Times []AlgoTime
+	// Tree is the model time of a tree all-reduce (TreeTime), a reference only: tpslice
+	// does not implement a tree algorithm.
+	Tree time.Duration
+	// Fastest is the offered algorithm with the lowest model time at exactly Bytes.
+	Fastest Algo
+	// Auto is what the selector runs for this size with ModelTable's table: the fastest
+	// algorithm at the upper bound of Bytes' bucket. It can differ from Fastest near a
+	// crossover.
+	Auto Algo
+}
+
+// Time returns the model time of algorithm a in the row; ok is false when the row does not
+// offer a.
+func (r ModelRow) Time(a Algo) (d time.Duration, ok bool) {
+	for _, at := range r.Times {
+		if at.Algo == a {
+			return at.Time, true
+		}
+	}
+	return 0, false
+}
+
+// ModelRows renders the cost model for profile p at world size n, one row per size in
+// sizes (in the order given). Negative sizes are treated as 0; n below 1 as 1.
+func ModelRows(p hw.Profile, n int, sizes []int64) []ModelRow {
+	n = max(n, 1)
+	algos := offered(p, n)
+	alpha, beta := p.Alpha.Seconds(), p.LinkBytesPerSec
+	rows := make([]ModelRow, 0, len(sizes))
+	for _, s := range sizes {
+		s = max(s, 0)
+		r := ModelRow{
+			Bytes:   s,
+			Tree:    durationOf(treeSeconds(n, float64(s), alpha, beta)),
+			Fastest: fastest(p, n, s),
+			Auto:    fastest(p, n, BucketBytes(Bucket(s))),
+		}
+		for _, a := range Algos {
+			if !slices.Contains(algos, a) {
+				continue
+			}
+			secs, _ := modelSeconds(a, n, float64(s), alpha, beta)
+			r.Times = append(r.Times, AlgoTime{Algo: a, Time: durationOf(secs)})
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}

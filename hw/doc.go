@@ -1,0 +1,8 @@
+// Package hw describes real GPU nodes for tpslice's performance model: SM count, HBM
+// bandwidth and capacity, per-GPU link bandwidth, the per-step cost α of a collective, the
+// fabric (NVSwitch with or without multicast, NVLink, PCIe) and kernel launch costs.
+//
+// It is a leaf: it imports only the standard library and device (for device.Fabric).
+// Data enters as a profile name (Lookup) and leaves as a Profile value; nothing here is
+// mutable, and every constant names its source or says why it is an estimate.
+package hw

@@ -1,0 +1,129 @@
+package hw
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/device"
+)
+
+func TestProfilesValidateAndOrder(t *testing.T) {
+	ps := Profiles()
+	require.Equal(t, []string{"h100-sxm", "h200", "a100-sxm", "b200", "l40s-pcie", "pcie"}, Names())
+	seen := map[string]bool{}
+	for i, p := range ps {
+		require.NoError(t, p.Validate(), "profile %d", i)
+		require.False(t, seen[p.Name], "duplicate profile %q", p.Name)
+		seen[p.Name] = true
+		require.Equal(t, Names()[i], p.Name)
+		if p.NVLS {
+			require.True(t, p.Fabric.HasMulticast(), "%s: NVLS without multicast", p.Name)
+		}
+	}
+}
+
+func TestProfileValues(t *testing.T) {
+	tests := []struct {
+		name   string
+		sms    int
+		hbm    float64
+		mem    int64
+		link   float64
+		alpha  time.Duration
+		fabric device.Fabric
+		nvls   bool
+	}{
+		{"h100-sxm", 132, 3.35e12, 80e9, 450e9, 1500 * time.Nanosecond, device.NVSwitch, true},
+		{"h200", 132, 4.8e12, 141e9, 450e9, 1500 * time.Nanosecond, device.NVSwitch, true},
+		{"a100-sxm", 108, 2.039e12, 80e9, 300e9, 1500 * time.Nanosecond, device.NVLinkMesh, false},
+		{"b200", 148, 8e12, 180e9, 900e9, 1500 * time.Nanosecond, device.NVSwitch, true},
+		{"l40s-pcie", 142, 864e9, 48e9, 32e9, 3 * time.Microsecond, device.PCIe, false},
+		{"pcie", 108, 1.935e12, 80e9, 32e9, 3 * time.Microsecond, device.PCIe, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Lookup(tc.name)
+			require.NoError(t, err)
+			require.Equal(t, tc.name, p.Name)
+			require.Equal(t, tc.sms, p.SMs)
+			require.Equal(t, tc.hbm, p.HBMBytesPerSec)
+			require.Equal(t, tc.mem, p.MemoryBytes)
+			require.Equal(t, tc.link, p.LinkBytesPerSec)
+			require.Equal(t, tc.alpha, p.Alpha)
+			require.Equal(t, tc.fabric, p.Fabric)
+			require.Equal(t, tc.nvls, p.NVLS)
+			require.NotEmpty(t, p.GPU)
+			require.Greater(t, p.LaunchEager, p.LaunchGraph, "graph replay must be cheaper than eager launch")
+		})
+	}
+}
+
+func TestLookup(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"h100-sxm", "h100-sxm"},
+		{"  H100-SXM ", "h100-sxm"},
+		{"a100-sxm-80g", "a100-sxm"},
+		{"A100-SXM-80G", "a100-sxm"},
+		{"a100", "a100-sxm"},
+		{"l40s", "l40s-pcie"},
+		{"pcie", "pcie"},
+		{"b200", "b200"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			p, err := Lookup(tc.in)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, p.Name)
+		})
+	}
+}
+
+func TestLookupUnknownListsNames(t *testing.T) {
+	_, err := Lookup("tpu-v5")
+	require.Error(t, err)
+	for _, name := range append(Names(), "a100-sxm-80g") {
+		require.Contains(t, err.Error(), name)
+	}
+	require.Contains(t, err.Error(), `"tpu-v5"`)
+}
+
+func TestProfilesAreCopies(t *testing.T) {
+	ps := Profiles()
+	ps[0].Name = "changed"
+	ps[0].SMs = 1
+	require.Equal(t, "h100-sxm", Profiles()[0].Name)
+	require.Equal(t, 132, Profiles()[0].SMs)
+}
+
+func TestValidateRejects(t *testing.T) {
+	base, err := Lookup("h100-sxm")
+	require.NoError(t, err)
+	tests := []struct {
+		name   string
+		mutate func(*Profile)
+		field  string
+	}{
+		{"no name", func(p *Profile) { p.Name = "" }, "no name"},
+		{"sms", func(p *Profile) { p.SMs = 0 }, "SMs"},
+		{"hbm", func(p *Profile) { p.HBMBytesPerSec = -1 }, "HBMBytesPerSec"},
+		{"memory", func(p *Profile) { p.MemoryBytes = 0 }, "MemoryBytes"},
+		{"link", func(p *Profile) { p.LinkBytesPerSec = 0 }, "LinkBytesPerSec"},
+		{"alpha", func(p *Profile) { p.Alpha = -time.Nanosecond }, "Alpha"},
+		{"fabric", func(p *Profile) { p.Fabric = 0 }, "Fabric"},
+		{"nvls on pcie", func(p *Profile) { p.Fabric = device.PCIe }, "NVLS"},
+		{"launch", func(p *Profile) { p.LaunchEager = -1 }, "LaunchEager"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := base
+			tc.mutate(&p)
+			err := p.Validate()
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.field)
+		})
+	}
+}
