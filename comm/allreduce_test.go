@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -25,15 +26,14 @@ func TestAllReduceMatchesReference(t *testing.T) {
 				ins, outs := g.alloc(t, dt, count), g.alloc(t, dt, count)
 				for _, algo := range Algos {
 					t.Run(fmt.Sprintf("n=%d/%v/count=%d/%v", n, dt, count, algo), func(t *testing.T) {
-						rng := rand.New(rand.NewPCG(uint64(n), uint64(count)))
-						vals := fill(rng, ins, count)
+						Fill(ins, count, uint64(n))
 						for r := range n {
 							require.NoError(t, g.c.Rank(r).AllReduceAlgo(g.streams[r], algo, ins[r], outs[r], count))
 						}
 						for r, err := range g.syncAll() {
 							require.NoError(t, err, "rank %d", r)
 						}
-						checkAllReduce(t, vals, outs, count)
+						checkAllReduce(t, ins, outs, count)
 					})
 				}
 			}
@@ -49,15 +49,18 @@ func TestAllReduceChunks(t *testing.T) {
 	for _, dt := range []dtype.DType{dtype.F32, dtype.BF16, dtype.F16} {
 		for _, algo := range Algos {
 			t.Run(fmt.Sprintf("%v/%v", dt, algo), func(t *testing.T) {
-				bufs := g.alloc(t, dt, count)
-				vals := fill(rand.New(rand.NewPCG(1, 2)), bufs, count)
+				orig, bufs := g.alloc(t, dt, count), g.alloc(t, dt, count)
+				Fill(orig, count, 1)
+				for r := range bufs {
+					copy(bufs[r].Uint16s(), orig[r].Uint16s())
+				}
 				for r := range 4 {
 					require.NoError(t, g.c.Rank(r).AllReduceAlgo(g.streams[r], algo, bufs[r], bufs[r], count))
 				}
 				for _, err := range g.syncAll() {
 					require.NoError(t, err)
 				}
-				checkAllReduce(t, vals, bufs, count)
+				checkAllReduce(t, orig, bufs, count)
 			})
 		}
 	}
@@ -75,7 +78,6 @@ func TestAllReduceBackToBack(t *testing.T) {
 		count int
 		ins   []*device.Buffer
 		outs  []*device.Buffer
-		vals  [][]float64
 	}
 	jobs := make([]job, calls)
 	for i := range jobs {
@@ -83,7 +85,7 @@ func TestAllReduceBackToBack(t *testing.T) {
 		dt := []dtype.DType{dtype.F32, dtype.BF16}[rng.IntN(2)]
 		j := job{algo: append([]Algo{Auto}, Algos...)[rng.IntN(len(Algos)+1)], count: count,
 			ins: g.alloc(t, dt, count), outs: g.alloc(t, dt, count)}
-		j.vals = fill(rng, j.ins, count)
+		Fill(j.ins, count, uint64(i))
 		jobs[i] = j
 	}
 	for _, j := range jobs {
@@ -95,7 +97,7 @@ func TestAllReduceBackToBack(t *testing.T) {
 		require.NoError(t, err)
 	}
 	for i, j := range jobs {
-		t.Run(fmt.Sprintf("call%d", i), func(t *testing.T) { checkAllReduce(t, j.vals, j.outs, j.count) })
+		t.Run(fmt.Sprintf("call%d", i), func(t *testing.T) { checkAllReduce(t, j.ins, j.outs, j.count) })
 	}
 }
 
@@ -105,7 +107,7 @@ func TestAllGather(t *testing.T) {
 			t.Run(fmt.Sprintf("n=%d/count=%d", n, count), func(t *testing.T) {
 				g := newGroup(t, n, device.NVSwitch, Config{BufferBytes: 4096})
 				ins, outs := g.alloc(t, dtype.BF16, count), g.alloc(t, dtype.BF16, n*count)
-				vals := fill(rand.New(rand.NewPCG(3, 4)), ins, count)
+				Fill(ins, count, 3)
 				for r := range n {
 					require.NoError(t, g.c.Rank(r).AllGather(g.streams[r], ins[r], outs[r], count))
 				}
@@ -115,11 +117,61 @@ func TestAllGather(t *testing.T) {
 				for r := range n {
 					for p := range n {
 						for i := range count {
-							require.Equal(t, vals[p][i], element(outs[r], p*count+i), "rank %d, from rank %d, element %d", r, p, i)
+							require.Equal(t, ins[p].Uint16s()[i], outs[r].Uint16s()[p*count+i], "rank %d, from rank %d, element %d", r, p, i)
 						}
 					}
 				}
 			})
 		}
 	}
+}
+
+// TestSelection: a forced algorithm wins over the environment, the environment over the
+// table, the table over the built-in rule; unavailable table entries fall back.
+func TestSelection(t *testing.T) {
+	g := newGroup(t, 4, device.NVLinkMesh, Config{})
+	require.Equal(t, OneShot, g.c.Pick(1024))
+	require.Equal(t, TwoShot, g.c.Pick(1<<20))
+	table := &Table{Source: "test"}
+	require.NoError(t, table.Set(4, Bucket(1024), Ring))
+	require.NoError(t, table.Set(4, Bucket(1<<20), NVLS)) // not on this fabric
+	g.c.SetTable(table)
+	require.Equal(t, Ring, g.c.Pick(1000))
+	require.Equal(t, TwoShot, g.c.Pick(1<<20), "nvls is unavailable without a switch")
+	pcie := newGroup(t, 4, device.PCIe, Config{})
+	require.Equal(t, Ring, pcie.c.Pick(64))
+
+	t.Setenv(EnvAlgo, "lamport")
+	c, err := New(g.node, Config{Table: table})
+	require.NoError(t, err)
+	require.Equal(t, Lamport, c.Pick(1000))
+	require.NoError(t, c.Close())
+	c, err = New(g.node, Config{Algo: TwoShot})
+	require.NoError(t, err)
+	require.Equal(t, TwoShot, c.Pick(10))
+	require.NoError(t, c.Close())
+}
+
+// TestAutotune fills a table for every bucket in range, caches it, and reuses the cache.
+func TestAutotune(t *testing.T) {
+	g := newGroup(t, 2, device.NVSwitch, Config{BufferBytes: 64 << 10})
+	path := t.TempDir() + "/tune.json"
+	o := TuneOptions{MinBytes: 64, MaxBytes: 16 << 10, Target: time.Millisecond}
+	table, fresh, err := g.c.TunedTable(path, g.streams, o)
+	require.NoError(t, err)
+	require.True(t, fresh)
+	require.Equal(t, "tuned:"+g.c.Fingerprint(dtype.F32), table.Source)
+	for b := Bucket(64); b <= Bucket(16<<10); b++ {
+		a, ok := table.Pick(2, BucketBytes(b))
+		require.True(t, ok)
+		require.True(t, g.c.Available(a), "bucket %d picked %v", b, a)
+	}
+	again, fresh, err := g.c.TunedTable(path, g.streams, o)
+	require.NoError(t, err)
+	require.False(t, fresh, "the cached table should be reused")
+	require.Equal(t, table, again)
+	o.MaxBytes = 64 << 10 // a range the cache does not cover is tuned again
+	_, fresh, err = g.c.TunedTable(path, g.streams, o)
+	require.NoError(t, err)
+	require.True(t, fresh)
 }

@@ -39,6 +39,8 @@ type call struct {
 	out   *device.Buffer
 	start time.Time
 
+	verified [MaxBlocks]bool // per block: the peers' calls were compared with this one
+
 	lamportPhase int // flag-free phase (0..2) of the chunk that runs now
 	lamportPrev  int // words the chunk before it wrote, which this one clears
 }
@@ -50,7 +52,7 @@ func (cl *call) begin() error {
 	if err := r.c.Err(); err != nil {
 		return fmt.Errorf("comm: rank %d seq %d %v: %w: %v", r.rank, cl.desc.seq, &cl.desc, ErrFailed, err)
 	}
-	r.c.current[r.rank].Store(&cl.desc)
+	r.c.published[r.rank][cl.desc.seq%publishedDepth].Store(&cl.desc)
 	cl.start = time.Now()
 	r.rec.update(cl.desc.seq, func(rec *Record) { rec.State, rec.Start = Running, cl.start })
 	return nil
@@ -108,12 +110,9 @@ func (cl *call) barrier(b device.Block, what string) error {
 		}
 		return true
 	}
-	if ready() {
-		return nil
-	}
 	err := r.dev.WaitUntil(r.c.cfg.Timeout, func() bool { return cl.aborted(b) }, ready)
 	if err == nil {
-		return nil
+		return cl.verify(b)
 	}
 	var missing []int
 	for p := range mine {
@@ -147,10 +146,25 @@ func (cl *call) aborted(b device.Block) bool {
 	return b.Aborted() || cl.r.c.failed.Load() != nil || cl.mismatch() != nil
 }
 
+// verify compares the peers' calls with this one once per block, after a wait that every
+// peer passed (so each has published its call). A mismatch fails the communicator.
+func (cl *call) verify(b device.Block) error {
+	if cl.verified[b.Index] {
+		return nil
+	}
+	cl.verified[b.Index] = true
+	if err := cl.mismatch(); err != nil {
+		cl.r.c.fail(err)
+		cl.r.c.ringAll()
+		return err
+	}
+	return nil
+}
+
 // mismatch returns an error when a peer's call with this sequence number differs.
 func (cl *call) mismatch() error {
 	for p := range cl.r.c.n {
-		d := cl.r.c.current[p].Load()
+		d := cl.r.c.published[p][cl.desc.seq%publishedDepth].Load()
 		if d == nil || d.seq != cl.desc.seq {
 			continue
 		}

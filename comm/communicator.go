@@ -23,6 +23,8 @@ const (
 	MaxBlocks = 64
 )
 
+const publishedDepth = 4
+
 // Config configures a communicator. The zero value is usable.
 type Config struct {
 	// Devices lists the node's device ids for ranks 0..n-1; nil means every device.
@@ -53,9 +55,12 @@ type Communicator struct {
 	force Algo
 	ranks []*Rank
 
-	mcast   *device.Multicast          // over the staging buffers; nil without a switch
-	current []atomic.Pointer[callDesc] // each rank's call in progress, for mismatch checks
-	failed  atomic.Pointer[error]      // first failure; the communicator is unusable after it
+	mcast *device.Multicast // over the staging buffers; nil without a switch
+	// published holds each rank's most recent calls by sequence number, for mismatch
+	// checks; a peer runs at most one call ahead, so a few slots suffice.
+	published [][publishedDepth]atomic.Pointer[callDesc]
+	failed    atomic.Pointer[error] // first failure; the communicator is unusable after it
+	table     atomic.Pointer[Table] // selection table for Auto; nil: the built-in rule
 }
 
 // New builds a communicator: it allocates every rank's registered buffers, exports them and
@@ -106,7 +111,8 @@ func New(node *device.Node, cfg Config) (*Communicator, error) {
 		d0, _ := node.Device(0)
 		cfg.Blocks = min(d0.NumSMs(), MaxBlocks)
 	}
-	c := &Communicator{node: node, n: n, cfg: cfg, force: force, current: make([]atomic.Pointer[callDesc], n)}
+	c := &Communicator{node: node, n: n, cfg: cfg, force: force, published: make([][publishedDepth]atomic.Pointer[callDesc], n)}
+	c.table.Store(cfg.Table)
 	seen := map[int]bool{}
 	for r, id := range cfg.Devices {
 		dev, err := node.Device(id)
@@ -243,8 +249,8 @@ func (c *Communicator) Pick(bytes int) Algo {
 	if c.n == 1 {
 		return OneShot
 	}
-	if c.cfg.Table != nil {
-		if a, ok := c.cfg.Table.Pick(c.n, int64(bytes)); ok && c.Available(a) {
+	if t := c.table.Load(); t != nil {
+		if a, ok := t.Pick(c.n, int64(bytes)); ok && c.Available(a) {
 			return a
 		}
 	}

@@ -34,14 +34,14 @@ type peerView struct {
 	tmpF32  []float32
 	tmpU16  []uint16
 	flags   []uint32 // signal words, accessed only with sync/atomic
-	lamport []uint32 // flag-free slots, accessed only with sync/atomic
+	lamport []uint64 // flag-free slots, accessed only with sync/atomic
 }
 
 func viewOf(staging, tmp, signal, lamport *device.Buffer) peerView {
 	return peerView{
 		f32: staging.Float32s(), u16: staging.Uint16s(),
 		tmpF32: tmp.Float32s(), tmpU16: tmp.Uint16s(),
-		flags: signal.Uint32s(), lamport: lamport.Uint32s(),
+		flags: signal.Uint32s(), lamport: lamport.Uint64s(),
 	}
 }
 
@@ -68,7 +68,7 @@ func newRank(c *Communicator, r int, dev *device.Device) (*Rank, error) {
 		}
 		return nil, fmtRankErr(r, "allocating registered buffers", err)
 	}
-	fillSentinel(rk.lamport.Uint32s())
+	fillSentinel(rk.lamport.Uint64s())
 	return rk, nil
 }
 

@@ -70,6 +70,12 @@ func (b *Buffer) Uint32s() []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(b.mem))), len(b.mem)/4)
 }
 
+// Uint64s views the memory as 64-bit words (len = Bytes/8), for data that is published
+// with 64-bit atomic stores.
+func (b *Buffer) Uint64s() []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b.mem))), len(b.mem)/8)
+}
+
 // Free releases the memory's accounting on its device. Peer views cannot be freed; freeing
 // twice is an error.
 func (b *Buffer) Free() error {

@@ -1,0 +1,156 @@
+package comm
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/dtype"
+)
+
+// TuneOptions bounds an autotuning run.
+type TuneOptions struct {
+	// DType is the element type measured.
+	DType dtype.DType
+	// MinBytes and MaxBytes bound the size buckets measured (powers of two).
+	MinBytes, MaxBytes int64
+	// Target is about how long one measurement of one algorithm at one size runs.
+	Target time.Duration
+	// Rounds is how many interleaved rounds measure every algorithm; the best round counts.
+	Rounds int
+	// Progress, when set, is told after each bucket.
+	Progress func(done, total int)
+}
+
+func (o TuneOptions) withDefaults() TuneOptions {
+	if o.DType == 0 {
+		o.DType = dtype.F32
+	}
+	es := int64(o.DType.Size())
+	o.MinBytes, o.MaxBytes = max(o.MinBytes, es), max(o.MaxBytes, o.MinBytes, es)
+	if o.Target <= 0 {
+		o.Target = 5 * time.Millisecond
+	}
+	o.Rounds = max(o.Rounds, 1)
+	return o
+}
+
+// Autotune measures every available algorithm at every power-of-two size from MinBytes to
+// MaxBytes on this communicator and returns the table of the fastest per bucket. Rounds
+// interleave the algorithms, and each keeps its best round, so that a noisy neighbour
+// slows one measurement rather than deciding a bucket.
+func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table, error) {
+	o = o.withDefaults()
+	es := int64(o.DType.Size())
+	maxCount := int((BucketBytes(Bucket(o.MaxBytes)) + es - 1) / es)
+	ins, outs, err := c.benchBuffers(o.DType, maxCount)
+	if err != nil {
+		return nil, err
+	}
+	defer freeAll(ins, outs)
+
+	var algos []Algo
+	for _, a := range Algos {
+		if c.Available(a) {
+			algos = append(algos, a)
+		}
+	}
+	table := &Table{Source: "tuned:" + c.Fingerprint(o.DType)}
+	lo, hi := Bucket(o.MinBytes), Bucket(o.MaxBytes)
+	for b := lo; b <= hi; b++ {
+		count := int(max(1, BucketBytes(b)/es))
+		best := make([]time.Duration, len(algos))
+		for round := range o.Rounds {
+			for i, a := range algos {
+				once, err := c.Bench(streams, a, ins, outs, count, 1, 1)
+				if err != nil {
+					return nil, err
+				}
+				iters := int(min(200, max(2, int64(o.Target/max(once, time.Microsecond)))))
+				d, err := c.Bench(streams, a, ins, outs, count, 0, iters)
+				if err != nil {
+					return nil, err
+				}
+				if round == 0 || d < best[i] {
+					best[i] = d
+				}
+			}
+		}
+		if err := table.Set(c.n, b, algos[slices.Index(best, slices.Min(best))]); err != nil {
+			return nil, err
+		}
+		if o.Progress != nil {
+			o.Progress(b-lo+1, hi-lo+1)
+		}
+	}
+	return table, nil
+}
+
+// TunedTable returns the table cached at path when it was tuned for this communicator's
+// fingerprint and covers its world size; otherwise it autotunes and caches the result.
+// fresh is true when it tuned.
+func (c *Communicator) TunedTable(path string, streams []*device.Stream, o TuneOptions) (t *Table, fresh bool, err error) {
+	o = o.withDefaults()
+	// A missing, damaged or foreign cache is retuned and overwritten.
+	cached, err := LoadTable(path)
+	if err == nil && cached.Source == "tuned:"+c.Fingerprint(o.DType) && cached.covers(c.n, Bucket(o.MinBytes), Bucket(o.MaxBytes)) {
+		return cached, false, nil
+	}
+	t, err = c.Autotune(streams, o)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := SaveTable(path, t); err != nil {
+		return t, true, fmt.Errorf("comm: autotuned, but could not cache the table: %w", err)
+	}
+	return t, true, nil
+}
+
+// covers reports whether the table has a row for world n in every bucket from lo to hi.
+func (t *Table) covers(n, lo, hi int) bool {
+	for b := lo; b <= hi; b++ {
+		if !slices.ContainsFunc(t.Rows, func(r TableRow) bool { return r.World == n && r.Bucket == b }) {
+			return false
+		}
+	}
+	return true
+}
+
+// Fingerprint names what a tuned table depends on: the backend, the machine, the node and
+// the communicator's buffers. A table tuned under another fingerprint is not reused.
+func (c *Communicator) Fingerprint(t dtype.DType) string {
+	d0, _ := c.node.Device(0)
+	return fmt.Sprintf("cpu-%s-%dcpu-%dprocs/n%d-sm%d-%v/buf%d-lamport%d-blocks%d/%v",
+		runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), c.n, d0.NumSMs(), c.node.Fabric(),
+		c.cfg.BufferBytes, c.cfg.LamportBytes, c.cfg.Blocks, t)
+}
+
+// SetTable replaces the selection table that Auto consults (nil: the built-in rule).
+func (c *Communicator) SetTable(t *Table) { c.table.Store(t) }
+
+// benchBuffers allocates one input and one output of count elements per rank.
+func (c *Communicator) benchBuffers(t dtype.DType, count int) (ins, outs []*device.Buffer, err error) {
+	for _, rk := range c.ranks {
+		in, err1 := rk.dev.Alloc(t, count)
+		out, err2 := rk.dev.Alloc(t, count)
+		ins, outs = append(ins, in), append(outs, out)
+		if err := errors.Join(err1, err2); err != nil {
+			freeAll(ins, outs)
+			return nil, nil, fmt.Errorf("comm: benchmark buffers: %w", err)
+		}
+	}
+	return ins, outs, nil
+}
+
+func freeAll(lists ...[]*device.Buffer) {
+	for _, l := range lists {
+		for _, b := range l {
+			if b != nil {
+				_ = b.Free()
+			}
+		}
+	}
+}

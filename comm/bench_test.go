@@ -1,0 +1,38 @@
+package comm
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/dtype"
+)
+
+// BenchmarkAllReduce times one all-reduce on 8 ranks per algorithm and message size:
+//
+//	go test -run '^$' -bench AllReduce ./comm/
+func BenchmarkAllReduce(b *testing.B) {
+	const n = 8
+	for _, size := range []int{1 << 10, 64 << 10, 1 << 20, 8 << 20} {
+		for _, algo := range Algos {
+			b.Run(fmt.Sprintf("%v/%dB", algo, size), func(b *testing.B) {
+				g := newGroup(b, n, device.NVSwitch, Config{})
+				count := size / 4
+				ins, outs := g.alloc(b, dtype.F32, count), g.alloc(b, dtype.F32, count)
+				b.SetBytes(int64(size))
+				for b.Loop() {
+					for r := range n {
+						if err := g.c.Rank(r).AllReduceAlgo(g.streams[r], algo, ins[r], outs[r], count); err != nil {
+							b.Fatal(err)
+						}
+					}
+					for _, s := range g.streams {
+						if err := s.Synchronize(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+		}
+	}
+}
