@@ -1,0 +1,40 @@
+//go:build amd64 && !noasm
+
+package vec
+
+// useAVX2 reports whether the AVX2 + F16C kernels may run: the CPU has both and the OS
+// saves the YMM registers. It is computed once at package initialisation and never written
+// again.
+var useAVX2 = detectAVX2()
+
+// cpuid executes CPUID with EAX=eaxArg, ECX=ecxArg.
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+
+// xgetbv reads XCR0 (XGETBV with ECX=0). Call it only when CPUID reports OSXSAVE.
+func xgetbv() (eax, edx uint32)
+
+// detectAVX2 reports whether the CPU supports AVX2 and F16C and the OS has enabled the AVX
+// state (XCR0 bits 1 and 2). FMA is not required: no kernel fuses a multiply and an add,
+// which would change the rounding the reference loops define.
+func detectAVX2() bool {
+	const (
+		ecx1OSXSAVE = 1 << 27
+		ecx1AVX     = 1 << 28
+		ecx1F16C    = 1 << 29
+		ebx7AVX2    = 1 << 5
+		xcr0SSEAVX  = 1<<1 | 1<<2
+	)
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	if ecx1&(ecx1OSXSAVE|ecx1AVX|ecx1F16C) != ecx1OSXSAVE|ecx1AVX|ecx1F16C {
+		return false
+	}
+	if xcr0, _ := xgetbv(); xcr0&xcr0SSEAVX != xcr0SSEAVX {
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&ebx7AVX2 != 0
+}
