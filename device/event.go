@@ -27,8 +27,15 @@ func NewEvent() *Event {
 
 // Record enqueues the event on s: it completes when the work enqueued before it has run.
 func (s *Stream) Record(e *Event) error {
-	gen := e.recorded.Add(1)
-	return s.enqueue(op{kind: opRecord, event: e, gen: gen})
+	// Take the generation only once the enqueue cannot fail (stop needs the write lock), so a
+	// Record refused by a closed stream does not leave the event pending forever.
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return fmt.Errorf("%v: %w", s, ErrStreamClosed)
+	}
+	s.ops <- op{kind: opRecord, event: e, gen: e.recorded.Add(1)}
+	return nil
 }
 
 // WaitEvent makes work enqueued on s after this call wait until e's most recent Record (as
@@ -54,6 +61,9 @@ func (e *Event) Done() bool {
 
 // Elapsed returns the time between two completed events (cudaEventElapsedTime).
 func Elapsed(start, end *Event) (time.Duration, error) {
+	if start.recorded.Load() == 0 || end.recorded.Load() == 0 {
+		return 0, fmt.Errorf("device: elapsed: both events must have been recorded")
+	}
 	if !start.Done() || !end.Done() {
 		return 0, fmt.Errorf("device: elapsed: both events must have completed")
 	}
