@@ -156,7 +156,7 @@ func TestSelection(t *testing.T) {
 func TestAutotune(t *testing.T) {
 	g := newGroup(t, 2, device.NVSwitch, Config{BufferBytes: 64 << 10})
 	path := t.TempDir() + "/tune.json"
-	o := TuneOptions{MinBytes: 64, MaxBytes: 16 << 10, Target: time.Millisecond}
+	o := TuneOptions{MinBytes: 64, MaxBytes: 16 << 10, Measure: MeasureOptions{Target: time.Millisecond}}
 	table, fresh, err := g.c.TunedTable(path, g.streams, o)
 	require.NoError(t, err)
 	require.True(t, fresh)

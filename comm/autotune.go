@@ -17,10 +17,9 @@ type TuneOptions struct {
 	DType dtype.DType
 	// MinBytes and MaxBytes bound the size buckets measured (powers of two).
 	MinBytes, MaxBytes int64
-	// Target is about how long one measurement of one algorithm at one size runs.
-	Target time.Duration
-	// Rounds is how many interleaved rounds measure every algorithm; the best round counts.
-	Rounds int
+	// Measure says how long each measurement runs; algorithms far slower than the fastest
+	// at a size are pruned after one call (Measure.Prune, default 3).
+	Measure MeasureOptions
 	// Progress, when set, is told after each bucket.
 	Progress func(done, total int)
 }
@@ -31,17 +30,22 @@ func (o TuneOptions) withDefaults() TuneOptions {
 	}
 	es := int64(o.DType.Size())
 	o.MinBytes, o.MaxBytes = max(o.MinBytes, es), max(o.MaxBytes, o.MinBytes, es)
-	if o.Target <= 0 {
-		o.Target = 5 * time.Millisecond
+	if o.Measure.Target <= 0 {
+		o.Measure.Target = 10 * time.Millisecond
 	}
-	o.Rounds = max(o.Rounds, 1)
+	if o.Measure.MaxTime <= 0 {
+		o.Measure.MaxTime = 20 * o.Measure.Target
+	}
+	if o.Measure.Prune == 0 {
+		o.Measure.Prune = 3
+	}
+	o.Measure.Warmup = max(o.Measure.Warmup, 1)
 	return o
 }
 
 // Autotune measures every available algorithm at every power-of-two size from MinBytes to
-// MaxBytes on this communicator and returns the table of the fastest per bucket. Rounds
-// interleave the algorithms, and each keeps its best round, so that a noisy neighbour
-// slows one measurement rather than deciding a bucket.
+// MaxBytes on this communicator (with Measure: interleaved rounds, best round kept) and
+// returns the table of the fastest per bucket.
 func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table, error) {
 	o = o.withDefaults()
 	es := int64(o.DType.Size())
@@ -62,22 +66,9 @@ func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table
 	lo, hi := Bucket(o.MinBytes), Bucket(o.MaxBytes)
 	for b := lo; b <= hi; b++ {
 		count := int(max(1, BucketBytes(b)/es))
-		best := make([]time.Duration, len(algos))
-		for round := range o.Rounds {
-			for i, a := range algos {
-				once, err := c.Bench(streams, a, ins, outs, count, 1, 1)
-				if err != nil {
-					return nil, err
-				}
-				iters := int(min(200, max(2, int64(o.Target/max(once, time.Microsecond)))))
-				d, err := c.Bench(streams, a, ins, outs, count, 0, iters)
-				if err != nil {
-					return nil, err
-				}
-				if round == 0 || d < best[i] {
-					best[i] = d
-				}
-			}
+		best, err := c.Measure(streams, algos, ins, outs, count, o.Measure, nil)
+		if err != nil {
+			return nil, err
 		}
 		if err := table.Set(c.n, b, algos[slices.Index(best, slices.Min(best))]); err != nil {
 			return nil, err

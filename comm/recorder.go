@@ -72,16 +72,13 @@ func (r *Recorder) add(rec Record) {
 	r.mu.Unlock()
 }
 
-// update changes the record of seq, if it is still held.
+// update changes the record of seq, if the ring still holds it (a host that runs more
+// than recorderDepth calls ahead of its stream overwrites the oldest).
 func (r *Recorder) update(seq uint64, fn func(*Record)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i := uint64(0); i < min(r.n, recorderDepth); i++ {
-		rec := &r.ring[(r.n-1-i)%recorderDepth]
-		if rec.Seq == seq {
-			fn(rec)
-			return
-		}
+	if rec := &r.ring[seq%recorderDepth]; rec.Seq == seq && seq < r.n {
+		fn(rec)
 	}
 }
 

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err = run(args, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+// TestAllreduceBenchCheck runs the measured benchmark with --check on a few sizes and
+// requires every algorithm, auto included, to be right.
+func TestAllreduceBenchCheck(t *testing.T) {
+	for _, dt := range []string{"f32", "bf16"} {
+		t.Run(dt, func(t *testing.T) {
+			out, _, err := runCLI(t, "allreduce-bench", "-g", "3", "-b", "8", "-e", "256K", "-f", "32", "--dtype", dt,
+				"--algo", "all", "--check", "--json", "--select", "tuned", "--tune-cache", t.TempDir()+"/tune.json",
+				"--iters", "2", "--warmup", "1", "--rounds", "1", "--target", "1ms")
+			require.NoError(t, err)
+			var rep benchReport
+			require.NoError(t, json.Unmarshal([]byte(out), &rep))
+			require.Equal(t, 3, rep.Ranks)
+			require.Equal(t, dt, rep.DType)
+			require.Equal(t, "measured", rep.Source)
+			require.Equal(t, "emulated", rep.NVLS)
+			require.Len(t, rep.Rows, 4) // 8, 256, 8K, 256K
+			for _, row := range rep.Rows {
+				var algos []string
+				for _, res := range row.Results {
+					algos = append(algos, res.Algo)
+					require.NotNil(t, res.Wrong)
+					require.Zero(t, *res.Wrong, "size %d %s", row.SizeBytes, res.Algo)
+					require.Positive(t, res.TimeUS)
+				}
+				require.Equal(t, []string{"ring", "oneshot", "twoshot", "nvls", "lamport", "auto"}, algos)
+				require.Contains(t, algos[:5], row.Auto)
+			}
+		})
+	}
+}
+
+func TestAllreduceBenchTable(t *testing.T) {
+	out, _, err := runCLI(t, "allreduce-bench", "-g", "2", "-b", "1K", "-e", "4K", "-f", "4", "--fabric", "pcie",
+		"--select", "default", "--iters", "1", "--rounds", "1", "--target", "1ms")
+	require.NoError(t, err)
+	require.Contains(t, out, "2 ranks, f32, measured on the CPU device runtime (pcie fabric)")
+	require.Contains(t, out, "| lamport")
+	require.NotContains(t, out, "nvls", "no multicast on pcie")
+}
+
+// TestAllreduceBenchModel checks the model table against DESIGN.md's numbers.
+func TestAllreduceBenchModel(t *testing.T) {
+	out, _, err := runCLI(t, "allreduce-bench", "--model", "h100-sxm", "-g", "8", "-b", "16K", "-e", "64M", "-f", "16", "--json")
+	require.NoError(t, err)
+	var rep benchReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, "model:h100-sxm", rep.Source)
+	require.Len(t, rep.Rows, 4)
+	want := []struct {
+		fastest string
+		oneshot float64
+	}{{"oneshot", 3.3}, {"twoshot", 7.1}, {"twoshot", 68.2}, {"twoshot", 1046.9}}
+	for i, row := range rep.Rows {
+		require.Equal(t, "nvls", row.Auto)
+		require.Equal(t, want[i].fastest, row.FastestWithoutNVLS, "size %d", row.SizeBytes)
+		for _, res := range row.Results {
+			require.Nil(t, res.Wrong)
+			if res.Algo == "oneshot" {
+				require.InDelta(t, want[i].oneshot, res.TimeUS, 0.05, "size %d", row.SizeBytes)
+			}
+		}
+	}
+}
+
+func TestAllreduceBenchBadFlags(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dtype", "f64"}, `--dtype: unknown dtype "f64"`},
+		{[]string{"-g", "9"}, "--ranks: want 1 to 8, got 9"},
+		{[]string{"-b", "1M", "-e", "1K"}, "--end (1024) is smaller than --begin (1048576)"},
+		{[]string{"-b", "2"}, "--begin: 2 bytes is less than one f32 element"},
+		{[]string{"-f", "1"}, "--factor: want at least 2"},
+		{[]string{"--algo", "tree"}, `unknown all-reduce algorithm "tree"`},
+		{[]string{"--fabric", "pcie", "--algo", "nvls"}, "nvls needs the nvswitch fabric, not pcie"},
+		{[]string{"--fabric", "infiniband"}, `unknown fabric "infiniband"`},
+		{[]string{"--model", "tpu-v5"}, "h100-sxm"},
+		{[]string{"--select", "fastest"}, "--select: want tuned, default or model:PROFILE"},
+		{[]string{"-e", "12Q"}, `bad size "12Q"`},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.want, func(t *testing.T) {
+			_, _, err := runCLI(t, append([]string{"allreduce-bench", "--iters", "1", "--rounds", "1", "--select", "default"}, tc.args...)...)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	_, _, err := runCLI(t, "frobnicate")
+	require.ErrorContains(t, err, `unknown command "frobnicate"`)
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"8": 8, "64K": 64 << 10, "1m": 1 << 20, "2G": 2 << 30, "16KB": 16 << 10} {
+		got, err := parseSize(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	require.Equal(t, "64M", formatSize(64<<20))
+	require.Equal(t, "1000", formatSize(1000))
+	for _, bad := range []string{"", "-1", "K", "1T", "2000G"} {
+		_, err := parseSize(bad)
+		require.Error(t, err, bad)
+	}
+}
