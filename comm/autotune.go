@@ -31,10 +31,13 @@ func (o TuneOptions) withDefaults() TuneOptions {
 	es := int64(o.DType.Size())
 	o.MinBytes, o.MaxBytes = max(o.MinBytes, es), max(o.MaxBytes, o.MinBytes, es)
 	if o.Measure.Target <= 0 {
-		o.Measure.Target = 10 * time.Millisecond
+		o.Measure.Target = time.Millisecond
 	}
-	if o.Measure.MaxTime <= 0 {
-		o.Measure.MaxTime = 20 * o.Measure.Target
+	if o.Measure.Rounds <= 0 {
+		o.Measure.Rounds = 30
+	}
+	if o.Measure.Budget <= 0 {
+		o.Measure.Budget = 300 * time.Millisecond
 	}
 	if o.Measure.Prune == 0 {
 		o.Measure.Prune = 3

@@ -44,26 +44,29 @@ func (c *Communicator) Bench(streams []*device.Stream, algo Algo, ins, outs []*d
 	return time.Since(start) / time.Duration(iters), nil
 }
 
-// MeasureOptions says how long Measure measures.
+// MeasureOptions says how long Measure measures. On a node whose ranks time-share few
+// cores, a long run drifts between scheduling modes; many short rounds, each algorithm
+// keeping its best, rank algorithms far more reproducibly than a few long ones.
 type MeasureOptions struct {
 	// Warmup is how many untimed calls each algorithm makes first.
 	Warmup int
-	// MinIters and Target: a measurement runs at least MinIters calls and at least Target
-	// of wall time, unless MaxTime stops it first (at one call at the least).
+	// MinIters and Target: a round runs at least MinIters calls and at least Target of
+	// wall time.
 	MinIters int
 	Target   time.Duration
-	MaxTime  time.Duration
-	// Rounds interleave the algorithms; each keeps its best round, so a noisy neighbour
-	// spoils one measurement rather than a ranking.
+	// Rounds is how many rounds interleave the algorithms, at most.
 	Rounds int
+	// Budget bounds the wall time each algorithm spends per size: it stops taking rounds
+	// (and shortens its rounds) once the budget is spent, after one call at the least.
+	Budget time.Duration
 	// Prune, when > 1, drops after calibration every algorithm slower than Prune times
 	// the fastest; its one calibration call stands as its time.
 	Prune float64
 }
 
 // Measure times each of algos on the same buffers and returns each one's best time per
-// call. after, when set, runs once per algorithm right after its last measurement (the
-// outputs then hold its result), with the algorithm's index.
+// call over the rounds. after, when set, runs once per algorithm right after a final call
+// of it (the outputs then hold its result), with the algorithm's index.
 func (c *Communicator) Measure(streams []*device.Stream, algos []Algo, ins, outs []*device.Buffer, count int, o MeasureOptions, after func(i int) error) ([]time.Duration, error) {
 	once := make([]time.Duration, len(algos))
 	for i, a := range algos {
@@ -75,22 +78,30 @@ func (c *Communicator) Measure(streams []*device.Stream, algos []Algo, ins, outs
 	}
 	fastest := slices.Min(once)
 	best := slices.Clone(once)
+	spent := slices.Clone(once)
 	for round := range max(o.Rounds, 1) {
-		for i, a := range algos {
+		for k := range algos {
+			// Rotate the order, and warm each algorithm up with one untimed call, so that
+			// no algorithm always runs in the cache state another one leaves behind.
+			i := (k + round) % len(algos)
+			a := algos[i]
 			if o.Prune > 1 && float64(once[i]) > o.Prune*float64(fastest) {
 				continue
 			}
 			iters := max(o.MinIters, int(o.Target/once[i]), 1)
-			if o.MaxTime > 0 {
-				iters = max(1, min(iters, int(o.MaxTime/once[i])))
+			if o.Budget > 0 {
+				if spent[i] >= o.Budget {
+					continue
+				}
+				iters = max(1, min(iters, int((o.Budget-spent[i])/once[i])))
 			}
-			d, err := c.Bench(streams, a, ins, outs, count, 0, iters)
+			start := time.Now()
+			d, err := c.Bench(streams, a, ins, outs, count, 1, iters)
 			if err != nil {
 				return nil, err
 			}
-			if round == 0 || d < best[i] {
-				best[i] = d
-			}
+			spent[i] += time.Since(start)
+			best[i] = min(best[i], d)
 		}
 	}
 	if after != nil {

@@ -50,7 +50,7 @@ type benchResult struct {
 type benchOptions struct {
 	ranks, factor, iters, warmup, rounds, sms int
 	begin, end, buffer                        sizeFlag
-	target, maxTime                           time.Duration
+	target, budget                            time.Duration
 	dtypeName, algos, model, fabric, selector string
 	tuneCache                                 string
 	check, asJSON                             bool
@@ -75,11 +75,11 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	}
 	fs.StringVar(&o.dtypeName, "dtype", "f32", "element type: f32 or bf16")
 	fs.StringVar(&o.algos, "algo", "all", "ring, oneshot, twoshot, nvls, lamport, auto, all, or a comma-separated list")
-	fs.IntVar(&o.iters, "iters", 20, "timed calls per measurement, at least")
-	fs.DurationVar(&o.target, "target", 50*time.Millisecond, "wall time per measurement, at least (more calls for small messages)")
-	fs.DurationVar(&o.maxTime, "max-time", time.Second, "wall time per measurement, at most (fewer calls for slow ones; one at least)")
-	fs.IntVar(&o.warmup, "warmup", 5, "untimed calls before the first measurement")
-	fs.IntVar(&o.rounds, "rounds", 5, "interleaved measurement rounds; each algorithm keeps its best")
+	fs.IntVar(&o.iters, "iters", 1, "timed calls per round, at least")
+	fs.DurationVar(&o.target, "target", time.Millisecond, "wall time per round, at least (more calls for small messages)")
+	fs.IntVar(&o.rounds, "rounds", 100, "interleaved rounds, at most; each algorithm keeps its best round")
+	fs.DurationVar(&o.budget, "budget", 2*time.Second, "wall time per algorithm and size, at most (fewer rounds for slow ones; one call at least)")
+	fs.IntVar(&o.warmup, "warmup", 5, "untimed calls before the first round")
 	fs.BoolVar(&o.check, "check", false, "count wrong elements against a float64 reference")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.model, "model", "", "print the α-β cost model's table for a hardware profile ("+strings.Join(hw.Names(), ", ")+") instead of measuring")
@@ -179,9 +179,9 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 	if err != nil {
 		return nil, err
 	}
-	if o.iters < 1 || o.warmup < 0 || o.rounds < 1 || o.target < 0 || o.maxTime < 0 {
-		return nil, fmt.Errorf("--iters and --rounds must be at least 1, --warmup, --target and --max-time not negative (got %d, %d, %d, %v, %v)",
-			o.iters, o.rounds, o.warmup, o.target, o.maxTime)
+	if o.iters < 1 || o.warmup < 0 || o.rounds < 1 || o.target < 0 || o.budget < 0 {
+		return nil, fmt.Errorf("--iters and --rounds must be at least 1, --warmup, --target and --budget not negative (got %d, %d, %d, %v, %v)",
+			o.iters, o.rounds, o.warmup, o.target, o.budget)
 	}
 	node, err := device.NewNode(device.NodeConfig{Devices: o.ranks, SMs: o.sms, Fabric: fabric})
 	if err != nil {
@@ -228,7 +228,7 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 			check = func(i int) error { wrong[i] = comm.CountWrong(ins, outs, count); return nil }
 		}
 		best, err := c.Measure(streams, algos, ins, outs, count, comm.MeasureOptions{
-			Warmup: o.warmup, MinIters: o.iters, Target: o.target, MaxTime: o.maxTime, Rounds: o.rounds,
+			Warmup: o.warmup, MinIters: o.iters, Target: o.target, Budget: o.budget, Rounds: o.rounds,
 		}, check)
 		if err != nil {
 			return nil, err
@@ -272,7 +272,7 @@ func chooseSelector(o benchOptions, c *comm.Communicator, streams []*device.Stre
 	}
 	start := time.Now()
 	opts := comm.TuneOptions{DType: t, MinBytes: sizes[0], MaxBytes: sizes[len(sizes)-1],
-		Measure: comm.MeasureOptions{Target: 20 * time.Millisecond, MaxTime: 500 * time.Millisecond, Rounds: 3}}
+		Measure: comm.MeasureOptions{Target: time.Millisecond, Rounds: 50, Budget: 500 * time.Millisecond}}
 	if isTerminal(stderr) {
 		opts.Progress = func(done, total int) { fmt.Fprintf(stderr, "\r# autotuning auto's table: %d/%d sizes", done, total) }
 	}
