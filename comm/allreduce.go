@@ -52,7 +52,7 @@ func (r *Rank) AllReduceAlgo(s *device.Stream, algo Algo, in, out *device.Buffer
 	default:
 		return fmt.Errorf("comm: rank %d allreduce: unknown algorithm %v", r.rank, algo)
 	}
-	return r.launch(s, "allreduce", algo, in, out, count, chunk, body)
+	return r.launch(s, "allreduce", algo, in, out, count, chunk, nil, body)
 }
 
 // check validates a call's arguments on the host, before anything is enqueued.
@@ -87,7 +87,10 @@ func (r *Rank) check(op string, s *device.Stream, in, out *device.Buffer, count,
 // hold, whose blocks each run body over their share of the chunk. A kernel boundary between
 // chunks matters: a rank that reaches a chunk's first barrier has finished every block of
 // the chunk before, so blocks never see another block's share of a buffer change under them.
-func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Buffer, count, chunk int, body func(*call, device.Block, int, int) error) error {
+func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Buffer, count, chunk int, grid func(n int) int, body func(*call, device.Block, int, int) error) error {
+	if grid == nil {
+		grid = r.defaultGrid
+	}
 	if err := r.c.Err(); err != nil {
 		return fmt.Errorf("comm: rank %d %s: %w: %v", r.rank, op, ErrFailed, err)
 	}
@@ -98,7 +101,7 @@ func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Bu
 		n, first, last := min(chunk, count-off), off == 0, off+chunk >= count
 		err := s.Launch(device.Kernel{
 			Name: op + "." + algo.String(),
-			Grid: min(r.c.cfg.Blocks, (n+minBlockElems-1)/minBlockElems),
+			Grid: grid(n),
 			Prologue: func() error {
 				if first {
 					if err := cl.begin(); err != nil {
@@ -121,6 +124,12 @@ func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Bu
 		}
 	}
 	return nil
+}
+
+// defaultGrid is the blocks of a chunk of n elements: one per minBlockElems, at most the
+// configured grid. It depends only on n and the configuration, so every rank agrees.
+func (r *Rank) defaultGrid(n int) int {
+	return min(r.c.cfg.Blocks, (n+minBlockElems-1)/minBlockElems)
 }
 
 // stage copies input elements [off+lo, off+hi) to the rank's staging buffer at [lo, hi).

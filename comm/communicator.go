@@ -269,3 +269,9 @@ func DefaultRule(n, bytes int, fabric device.Fabric) Algo {
 	}
 	return TwoShot
 }
+
+// Blocks returns the grid of a collective kernel for large messages (Config.Blocks).
+func (c *Communicator) Blocks() int { return c.cfg.Blocks }
+
+// Fabric returns the interconnect of the communicator's node.
+func (c *Communicator) Fabric() device.Fabric { return c.node.Fabric() }

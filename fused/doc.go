@@ -1,5 +1,11 @@
-// Package fused owns the fused collectives: all-reduce + residual add + RMSNorm (+ weight) in
-// one pass over the reduced rows, one variant per all-reduce algorithm, built on comm's
-// registered buffers and barriers. Data enters as a rank's partial output and residual on
-// device buffers and leaves as the new residual and the normalized activations.
+// Package fused owns the fused collectives of a decoder layer: the all-reduce of a
+// row-parallel output fused with the residual add and the next RMSNorm, one variant per
+// all-reduce algorithm (one-shot, two-shot, NVLS) plus the unfused pair (all-reduce, then
+// a separate residual + RMSNorm kernel) as reference and fallback. The variants are built
+// on comm's registered buffers and barriers (comm.Collective).
+//
+// Data enters as a rank's partial output [tokens, hidden] and the residual stream on
+// device buffers; it leaves as the updated residual (residual + Σ partials) and the
+// normalized activations for the next block, bitwise the same on every rank and for every
+// variant: the sums run in rank order and the norm is vec.AddRMSNorm for all of them.
 package fused

@@ -1,0 +1,76 @@
+package comm
+
+import (
+	"fmt"
+
+	"github.com/tpslice/tpslice/device"
+)
+
+// Collective describes a collective call that a package above comm builds from comm's
+// registered buffers and barriers, as the fused all-reduce + residual + RMSNorm does. comm
+// runs it like its own calls: one kernel per chunk, sequence numbers, mismatch checks,
+// deadlines, the flight recorder.
+type Collective struct {
+	// Op names the call in records, errors and traces, e.g. "allreduce+rmsnorm".
+	Op string
+	// Algo is the algorithm the call follows; ranks must agree on it.
+	Algo Algo
+	// In holds the Count elements this rank contributes; Out receives the result. Both
+	// are the rank's own memory of one dtype.
+	In, Out *device.Buffer
+	// Count is the number of elements of In, OutCount how many Out must hold.
+	Count, OutCount int
+	// Chunk is the elements each kernel covers, at most ChunkCapacity of the dtype.
+	Chunk int
+	// Grid gives the blocks of a chunk of n elements; it must depend only on n, so that
+	// every rank launches the same grid. Nil means comm's default.
+	Grid func(n int) int
+	// Block runs block b of the chunk [off, off+n).
+	Block func(k *CallCtx, b device.Block, off, n int) error
+}
+
+// CallCtx is a running collective call on one rank, as its blocks see it.
+type CallCtx call
+
+// Rank returns the rank running the call, Size the number of ranks.
+func (k *CallCtx) Rank() int { return (*call)(k).r.rank }
+
+// Size returns the number of ranks.
+func (k *CallCtx) Size() int { return (*call)(k).r.c.n }
+
+// Stage copies input elements [off+lo, off+hi) into the rank's registered staging buffer
+// at [lo, hi), where peers can read them after the next barrier.
+func (k *CallCtx) Stage(off, lo, hi int) { (*call)(k).stage(off, lo, hi) }
+
+// Barrier waits until block b of every rank has reached the same barrier (vLLM's per-block
+// flags), with the communicator's deadline, mismatch checks and error reports.
+func (k *CallCtx) Barrier(b device.Block, what string) error { return (*call)(k).barrier(b, what) }
+
+// Staging returns rank p's registered staging buffer as f32, mapped into this rank.
+func (k *CallCtx) Staging(p int) []float32 { return (*call)(k).r.peers[p].f32 }
+
+// Tmp returns rank p's registered scratch buffer as f32, mapped into this rank.
+func (k *CallCtx) Tmp(p int) []float32 { return (*call)(k).r.peers[p].tmpF32 }
+
+// Multicast returns the multicast object over every rank's staging buffer, or nil where
+// the fabric has no switch.
+func (k *CallCtx) Multicast() *device.Multicast { return (*call)(k).r.c.mcast }
+
+// ChunkCapacity is how many elements of size elemBytes each registered buffer holds.
+func (c *Communicator) ChunkCapacity(elemBytes int) int { return c.cfg.BufferBytes / elemBytes }
+
+// LaunchCollective enqueues a Collective on stream s.
+func (r *Rank) LaunchCollective(s *device.Stream, c Collective) error {
+	if err := r.check(c.Op, s, c.In, c.Out, c.Count, c.OutCount); err != nil {
+		return err
+	}
+	if cap := r.c.ChunkCapacity(c.In.DType().Size()); c.Chunk < 1 || c.Chunk > cap {
+		return fmt.Errorf("comm: rank %d %s: chunk of %d elements outside 1..%d, what the registered buffers hold", r.rank, c.Op, c.Chunk, cap)
+	}
+	if c.Count == 0 {
+		return nil
+	}
+	return r.launch(s, c.Op, c.Algo, c.In, c.Out, c.Count, c.Chunk, c.Grid, func(cl *call, b device.Block, off, n int) error {
+		return c.Block((*CallCtx)(cl), b, off, n)
+	})
+}

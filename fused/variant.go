@@ -1,0 +1,76 @@
+package fused
+
+import (
+	"fmt"
+
+	"github.com/tpslice/tpslice/comm"
+)
+
+// Variant is how the all-reduce + residual + RMSNorm runs.
+type Variant uint8
+
+// The variants. Auto selects by size as the plain all-reduce does.
+const (
+	Auto    Variant = iota
+	Unfused         // all-reduce (comm's choice), then a separate residual + RMSNorm kernel
+	OneShot         // every rank reduces and normalizes every row
+	TwoShot         // reduce-scatter by tokens (or hidden columns when tokens < n), norm in the gather
+	NVLS            // switch reduction through the multicast object, norm on the way out
+)
+
+// Variants lists the real variants in a fixed order.
+var Variants = []Variant{Unfused, OneShot, TwoShot, NVLS}
+
+// String names the variant as flags and reports do.
+func (v Variant) String() string {
+	switch v {
+	case Auto:
+		return "auto"
+	case Unfused:
+		return "unfused"
+	case OneShot:
+		return "oneshot"
+	case TwoShot:
+		return "twoshot"
+	case NVLS:
+		return "nvls"
+	}
+	return fmt.Sprintf("variant(%d)", uint8(v))
+}
+
+// ParseVariant reads a variant name.
+func ParseVariant(s string) (Variant, error) {
+	for _, v := range append([]Variant{Auto}, Variants...) {
+		if v.String() == s {
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown fused all-reduce variant %q (want auto, unfused, oneshot, twoshot or nvls)", s)
+}
+
+// Select maps the all-reduce algorithm the communicator would pick for a message of bytes
+// onto a fused variant; algorithms without a fused form (ring, flag-free) run unfused.
+func Select(c *comm.Communicator, bytes int) Variant {
+	switch c.Pick(bytes) {
+	case comm.OneShot:
+		return OneShot
+	case comm.TwoShot:
+		return TwoShot
+	case comm.NVLS:
+		return NVLS
+	}
+	return Unfused
+}
+
+// algo is the all-reduce shape a fused variant follows, for comm's records and checks.
+func (v Variant) algo() comm.Algo {
+	switch v {
+	case OneShot:
+		return comm.OneShot
+	case TwoShot:
+		return comm.TwoShot
+	case NVLS:
+		return comm.NVLS
+	}
+	return comm.Auto
+}
