@@ -1,4 +1,37 @@
 // Package layers owns the model kernels and the tensor-parallel layers built from them:
 // column/row-parallel linear, vocab-parallel embedding and LM head, RoPE, GQA attention over
 // a paged KV cache, SwiGLU MLP and RMSNorm.
+//
+// The kernels are plain Go functions over host slices (device buffer views: Float32s for
+// activations, Uint16s for bf16/f16 weights); TP layers launch them on device streams,
+// giving each SM a block of the work:
+//
+//   - Linear / LinearRows: y = x·Wᵀ for an [out, in] Matrix in f32, bf16 or f16, f32
+//     activations and accumulation, M = 1 (GEMV) or small M (GEMM), output rows [o0, o1).
+//   - RMSNorm, RMSNormResidual: row-wise RMSNorm, and the unfused residual add + RMSNorm that
+//     the fused all-reduce replaces.
+//   - RopeTable.Apply: RoPE in place on q and k, adjacent pairs (GGUF) or half split (HF),
+//     from a cos/sin table computed in float64 and rounded to f32.
+//   - PagedKVCache (Write, Gather) and Attention / AttentionRange: causal GQA attention for
+//     decode, prefill and mixed batches (Batch: a position and a block table per token).
+//   - SwiGLU, SwiGLUMerged: silu(gate)·up.
+//   - Embedding: the lookup of one vocab shard, zeros for ids other shards own.
+//   - Argmax, TopK, MergeTopK: sampling candidates over a logits shard and their merge,
+//     ties to the lowest id.
+//
+// Every reduction has one fixed order, stated in the kernel's doc comment as a reference
+// loop: Lanes (8) partial sums, element i into partial sum i%8 in increasing i, each product
+// rounded to f32 before it is added (no fused multiply-add), combined as
+// ((a0+a4)+(a2+a6))+((a1+a5)+(a3+a7)), the tree of an AVX2 horizontal add. The order of one
+// output depends only on its own inputs, so the kernels are deterministic and
+// batch-invariant: a GEMM row is bitwise the GEMV of that row, an attention token gives the
+// same bits alone or in any batch, and any split of the work over workers gives the same
+// bits. Exponentials use the package's own f32 exp (Cephes' expf, within 2 ulps), the same
+// on every machine.
+//
+// Exported entry points validate shapes and return errors naming the sizes (never panic on
+// a caller's bad shape), then run unchecked inner loops. The hot paths do not allocate:
+// scratch is passed in (AttentionScratchLen) or lives on the stack. Tests check every
+// kernel bit for bit against a plain reference loop (and fuzz it where shapes vary);
+// benchmarks report GEMV in GB/s of weight bytes.
 package layers

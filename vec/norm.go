@@ -3,19 +3,19 @@ package vec
 import "math"
 
 // normLanes is how many interleaved partial sums SumSquares keeps: element i goes to
-// partial i mod normLanes, and the partials combine in a fixed tree. The order is part of
-// the contract: every caller (fused collectives, layers) gets the same bits for a row,
-// whatever produced it.
+// partial i mod normLanes, and the partials combine in the fixed tree an AVX2 horizontal
+// add produces (the one layers' dot products use). The order is part of the contract:
+// every caller (fused collectives, layers) gets the same bits for a row.
 const normLanes = 8
 
 // SumSquares returns Σ x[i]² in f32 with a fixed order:
 //
 //	var p [8]float32; for i := range x { p[i%8] += x[i]*x[i] }
-//	return ((p[0]+p[1])+(p[2]+p[3])) + ((p[4]+p[5])+(p[6]+p[7]))
+//	return ((p[0]+p[4])+(p[2]+p[6])) + ((p[1]+p[5])+(p[3]+p[7]))
 func SumSquares(x []float32) float32 {
 	var p [normLanes]float32
 	addSquares(x, &p)
-	return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]))
+	return ((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7]))
 }
 
 // addSquaresGo is addSquares in Go: element i of x into p[i mod 8].
@@ -37,11 +37,12 @@ func addSquaresGo(x []float32, p *[normLanes]float32) {
 	}
 }
 
-// RMSScale returns 1/sqrt(mean(x²) + eps), computed in float64 from SumSquares and
-// rounded once to f32.
+// RMSScale returns 1/sqrt(mean(x²) + eps): the mean and eps in f32, the reciprocal square
+// root in float64, rounded once to f32, so that it is the same on every machine:
+//
+//	float32(1 / math.Sqrt(float64(SumSquares(x)/float32(len(x)) + eps)))
 func RMSScale(x []float32, eps float32) float32 {
-	mean := float64(SumSquares(x)) / float64(len(x))
-	return float32(1 / math.Sqrt(mean+float64(eps)))
+	return float32(1 / math.Sqrt(float64(SumSquares(x)/float32(len(x))+eps)))
 }
 
 // RMSNorm writes the RMS-normalized row, scaled by w:

@@ -13,7 +13,7 @@ func sumSquaresRef(x []float32) float32 {
 	for i := range x {
 		p[i%8] += x[i] * x[i]
 	}
-	return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]))
+	return ((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7]))
 }
 
 func TestRMSNormMatchesReference(t *testing.T) {

@@ -1,0 +1,153 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+)
+
+// AttentionScratchLen is the scratch (f32 elements) one worker of Attention or
+// AttentionRange needs for contexts up to maxContext positions: one row of scores per query
+// head of a kv-head group, (heads/kvHeads)·maxContext.
+func AttentionScratchLen(heads, kvHeads, maxContext int) int {
+	if kvHeads <= 0 {
+		return 0
+	}
+	return heads / kvHeads * maxContext
+}
+
+// Attention is causal grouped-query attention over a paged KV cache for every token of b:
+// AttentionRange over every (token, kv head) unit. q and out are [tokens, heads, headDim];
+// the token's own K and V must already be in the cache (PagedKVCache.Write), so decode,
+// prefill and mixed batches are one call.
+func Attention(out, q []float32, heads int, kv *PagedKVCache, layer int, b Batch, scratch []float32) error {
+	if kv == nil {
+		return fmt.Errorf("layers: attention: nil kv cache")
+	}
+	return AttentionRange(out, q, heads, kv, layer, b, scratch, 0, b.Tokens()*kv.cfg.KVHeads)
+}
+
+// AttentionRange computes the units [u0, u1) of causal grouped-query attention over layer's
+// paged K and V, unit u = t·kvHeads + g being token t with the heads/kvHeads query heads
+// h = g·G … g·G+G−1 that share kv head g (G = heads/kvHeads), so that callers can give each
+// SM a range of units; each worker passes its own scratch of at least
+// AttentionScratchLen(heads, kvHeads, max Pos+1) elements. The result of a unit depends
+// only on its query, its sequence's K and V and its position: not on the batch, the range
+// or the worker. The reference loop, with dot and sum in the package's fixed order (8
+// partial sums over index mod 8, combined in a fixed tree), expf the package's f32 e^x and
+// K[p], V[p] the cache rows of position p of the token's sequence for kv head g:
+//
+//	P := Pos[t] + 1
+//	for each h of the group {
+//		for p := range P { s[p] = dot(q[t][h], K[p]) * float32(1/math.Sqrt(float64(headDim))) }
+//		m := max(s[:P])
+//		for p := range P { s[p] = expf(s[p] - m) }
+//		l := sum(s[:P])
+//		for d := range headDim {
+//			acc := float32(0)
+//			for p := range P { acc += float32(s[p] * V[p][d]) }
+//			out[t][h][d] = acc / l
+//		}
+//	}
+//
+// out must not overlap q, scratch or the cache. It does not allocate.
+func AttentionRange(out, q []float32, heads int, kv *PagedKVCache, layer int, b Batch, scratch []float32, u0, u1 int) error {
+	if kv == nil {
+		return fmt.Errorf("layers: attention: nil kv cache")
+	}
+	c := kv.cfg
+	if heads <= 0 || heads%c.KVHeads != 0 {
+		return fmt.Errorf("layers: attention: %d query heads is not a positive multiple of %d kv heads", heads, c.KVHeads)
+	}
+	n, d := b.Tokens(), c.HeadDim
+	if len(q) != n*heads*d || len(out) != len(q) {
+		return fmt.Errorf("layers: attention: len(q)=%d, len(out)=%d, want tokens·heads·headDim = %d·%d·%d = %d", len(q), len(out), n, heads, d, n*heads*d)
+	}
+	if u0 < 0 || u0 > u1 || u1 > n*c.KVHeads {
+		return fmt.Errorf("layers: attention: units [%d, %d) not within [0, %d) (%d tokens · %d kv heads)", u0, u1, n*c.KVHeads, n, c.KVHeads)
+	}
+	if u0 == u1 {
+		return nil
+	}
+	t0, t1 := u0/c.KVHeads, (u1-1)/c.KVHeads+1
+	if err := kv.check("attention", layer, b, t0, t1, true); err != nil {
+		return err
+	}
+	g := heads / c.KVHeads
+	for t := t0; t < t1; t++ {
+		if need := g * (int(b.Pos[t]) + 1); len(scratch) < need {
+			return fmt.Errorf("layers: attention: token %d at position %d needs scratch of %d·%d = %d, have %d", t, b.Pos[t], g, b.Pos[t]+1, need, len(scratch))
+		}
+	}
+	k, v := kv.k[layer], kv.v[layer]
+	scale := float32(1 / math.Sqrt(float64(d)))
+	for u := u0; u < u1; u++ {
+		t, kh := u/c.KVHeads, u%c.KVHeads
+		qo := (t*heads + kh*g) * d
+		attendGroup(out[qo:qo+g*d], q[qo:qo+g*d], k, v, b.table(t), int(b.Pos[t])+1, kh, c, scale, scratch)
+	}
+	return nil
+}
+
+// attendGroup is one unit of AttentionRange: the query heads q ([G, headDim]) of one kv-head
+// group attend positions [0, P) of kv head kh through block table tbl; out is [G, headDim].
+func attendGroup(out, q, k, v []float32, tbl []int32, P, kh int, c KVCacheConfig, scale float32, scratch []float32) {
+	d, bs, tl := c.HeadDim, c.BlockSize, c.TokenLen()
+	g := len(q) / d
+	s := scratch[:g*P]
+	// Scores, position-major so that each K row is read once for the whole group.
+	for p0 := 0; p0 < P; p0 += bs {
+		base := int(tbl[p0/bs]) * bs
+		for j := range min(bs, P-p0) {
+			off := (base+j)*tl + kh*d
+			krow := k[off : off+d]
+			for h := range g {
+				s[h*P+p0+j] = dot(q[h*d:(h+1)*d], krow) * scale
+			}
+		}
+	}
+	// Softmax numerators.
+	for h := range g {
+		row := s[h*P : (h+1)*P]
+		m := row[0]
+		for _, x := range row[1:] {
+			if x > m {
+				m = x
+			}
+		}
+		for i, x := range row {
+			row[i] = expf(x - m)
+		}
+	}
+	// Weighted sum of V, position-major again, then the normalisation.
+	// Four positions of a block go into one pass over the output (axpy4); the order of the
+	// additions into every output element is still position order.
+	clear(out)
+	for p0 := 0; p0 < P; p0 += bs {
+		base := int(tbl[p0/bs]) * bs
+		nb := min(bs, P-p0)
+		j := 0
+		for ; j+4 <= nb; j += 4 {
+			off := (base+j)*tl + kh*d
+			v0, v1 := v[off:off+d], v[off+tl:off+tl+d]
+			v2, v3 := v[off+2*tl:off+2*tl+d], v[off+3*tl:off+3*tl+d]
+			for h := range g {
+				a := (*[4]float32)(s[h*P+p0+j:])
+				axpy4(out[h*d:(h+1)*d], a, v0, v1, v2, v3)
+			}
+		}
+		for ; j < nb; j++ {
+			off := (base+j)*tl + kh*d
+			vrow := v[off : off+d]
+			for h := range g {
+				axpy(out[h*d:(h+1)*d], s[h*P+p0+j], vrow)
+			}
+		}
+	}
+	for h := range g {
+		l := sum(s[h*P : (h+1)*P])
+		o := out[h*d : (h+1)*d]
+		for i := range o {
+			o[i] /= l
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package layers
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tpslice/tpslice/dtype"
+)
+
+// BenchmarkGEMV reports GB/s of weight bytes for one row of x against Llama-3-8B shaped
+// weights (out×in). Reproduce with
+//
+//	go test -run '^$' -bench GEMV -benchtime 20x ./layers/
+func BenchmarkGEMV(b *testing.B) {
+	benchLinear(b, 1)
+}
+
+// BenchmarkGEMM is BenchmarkGEMV for 16 rows of x (weights are read once per 64 rows).
+func BenchmarkGEMM16(b *testing.B) {
+	benchLinear(b, 16)
+}
+
+func benchLinear(b *testing.B, m int) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, shape := range []struct{ out, in int }{{4096, 4096}, {14336, 4096}} {
+		for _, dt := range dtypes {
+			b.Run(fmt.Sprintf("%dx%d/%v", shape.out, shape.in, dt), func(b *testing.B) {
+				w := randMatrix(r, dt, shape.out, shape.in)
+				x := randF32(r, m*shape.in, 1)
+				y := make([]float32, m*shape.out)
+				b.SetBytes(int64(w.Bytes()))
+				for b.Loop() {
+					if err := Linear(y, x, w); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkAttentionDecode is one decode token with Llama-3-8B's attention shape (32 query
+// heads, 8 kv heads, head dimension 128, blocks of 16) at several context lengths.
+func BenchmarkAttentionDecode(b *testing.B) {
+	const heads, kvHeads, d, bs = 32, 8, 128, 16
+	r := rand.New(rand.NewPCG(2, 2))
+	for _, ctx := range []int{128, 1024, 4096} {
+		b.Run(fmt.Sprintf("ctx%d", ctx), func(b *testing.B) {
+			f := newSeqFixture(b, r, kvHeads, d, bs, []int{ctx})
+			batch := f.decodeBatch()
+			q := randF32(r, heads*d, 1)
+			out := make([]float32, len(q))
+			scratch := make([]float32, AttentionScratchLen(heads, kvHeads, ctx))
+			b.SetBytes(int64(2 * ctx * kvHeads * d * 4)) // K and V read
+			for b.Loop() {
+				if err := Attention(out, q, heads, f.cache, 1, batch, scratch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkRMSNorm(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, rows := range []int{1, 16} {
+		b.Run(fmt.Sprintf("%dx4096", rows), func(b *testing.B) {
+			x, res, w := randF32(r, rows*4096, 1), randF32(r, rows*4096, 1), randF32(r, 4096, 1)
+			out := make([]float32, len(x))
+			b.SetBytes(int64(len(x) * 4))
+			for b.Loop() {
+				_ = RMSNormResidual(out, res, x, w, 1e-5)
+			}
+		})
+	}
+}
+
+func BenchmarkRope(b *testing.B) {
+	table, err := NewRopeTable(128, 4096, 500000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, layout := range []RopeLayout{RopeAdjacent, RopeHalfSplit} {
+		b.Run(layout.String(), func(b *testing.B) {
+			q, k := randF32(r, 32*128, 1), randF32(r, 8*128, 1)
+			pos := []int32{1000}
+			for b.Loop() {
+				_ = table.Apply(layout, q, 32, k, 8, pos)
+			}
+		})
+	}
+}
+
+func BenchmarkSwiGLU(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 5))
+	gate, up := randF32(r, 14336, 4), randF32(r, 14336, 1)
+	out := make([]float32, len(gate))
+	b.SetBytes(int64(len(gate) * 4))
+	for b.Loop() {
+		_ = SwiGLU(out, gate, up)
+	}
+}
+
+func BenchmarkEmbedding(b *testing.B) {
+	r := rand.New(rand.NewPCG(6, 6))
+	table := randMatrix(r, dtype.BF16, 16032, 4096)
+	ids := []int32{5, 16000, 7000, 30000}
+	out := make([]float32, len(ids)*4096)
+	for b.Loop() {
+		_ = Embedding(out, ids, table, 0, 128256)
+	}
+}
+
+func BenchmarkTopK(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 7))
+	logits := randF32(r, 128256/2, 10)
+	for _, k := range []int{1, 50} {
+		b.Run(fmt.Sprintf("k%d", k), func(b *testing.B) {
+			dst := make([]Candidate, k)
+			b.SetBytes(int64(len(logits) * 4))
+			for b.Loop() {
+				if k == 1 {
+					_, _ = Argmax(logits, 0)
+				} else {
+					_, _ = TopK(dst, logits, 0)
+				}
+			}
+		})
+	}
+}

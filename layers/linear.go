@@ -1,0 +1,105 @@
+package layers
+
+import (
+	"fmt"
+
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/vec"
+)
+
+// The blocking of linearRows. None of it changes the result: the order of every output's
+// reduction is fixed by the element index alone (see dotAcc).
+const (
+	// linearRowBlock output rows share each pass over a tile of x.
+	linearRowBlock = 4
+	// linearTile elements of a weight row are widened (16-bit dtypes) and reduced per step;
+	// a multiple of Lanes, so that tiles keep the lanes of the whole row.
+	linearTile = 512
+	// linearMChunk rows of x share one widening of a weight tile; larger batches run in
+	// chunks of this many rows.
+	linearMChunk = 64
+)
+
+// Linear computes every output of a linear layer without bias, y = x·Wᵀ, for the M rows of
+// x (M = len(x)/w.Cols; M = 1 is a GEMV, small M a GEMM), with W an [out, in] Matrix in
+// f32, bf16 or f16 and f32 activations and accumulation. It is LinearRows over [0, w.Rows).
+func Linear(y, x []float32, w Matrix) error {
+	return LinearRows(y, x, w, 0, w.Rows)
+}
+
+// LinearRows computes the outputs [o0, o1) of a linear layer without bias, for the M rows
+// of x (x is [M, in], y is [M, out], both row-major; M = len(x)/w.Cols), so that callers
+// can give each SM a block of output rows. Each output is reduced in the package's fixed
+// order (8 partial sums over i mod 8, combined in a fixed tree), the same for M = 1 and any
+// M, for any row block and on any worker: a GEMM row is bitwise equal to the GEMV of that
+// row. The reference loop, with widen the exact dtype.ToF32 of a 16-bit weight:
+//
+//	for m := range M {
+//		for o := o0; o < o1; o++ {
+//			var acc [8]float32
+//			for i := range in { acc[i%8] += float32(x[m*in+i] * widen(W[o*in+i])) }
+//			y[m*out+o] = ((acc[0]+acc[4]) + (acc[2]+acc[6])) + ((acc[1]+acc[5]) + (acc[3]+acc[7]))
+//		}
+//	}
+//
+// Only columns [o0, o1) of y are written; y must not overlap x. It does not allocate: 16-bit
+// weights are widened a tile at a time (vec.Widen) into a buffer on the stack, and each
+// tile of weights serves up to 4 output rows and 64 rows of x per pass.
+func LinearRows(y, x []float32, w Matrix, o0, o1 int) error {
+	if err := w.Validate(); err != nil {
+		return fmt.Errorf("layers: linear: weight %w", err)
+	}
+	in, out := w.Cols, w.Rows
+	if len(x)%in != 0 {
+		return fmt.Errorf("layers: linear: len(x)=%d is not a multiple of in=%d", len(x), in)
+	}
+	m := len(x) / in
+	if len(y) != m*out {
+		return fmt.Errorf("layers: linear: len(y)=%d, want M·out = %d·%d = %d", len(y), m, out, m*out)
+	}
+	if o0 < 0 || o0 > o1 || o1 > out {
+		return fmt.Errorf("layers: linear: output rows [%d, %d) not within [0, %d)", o0, o1, out)
+	}
+	linearRows(y, x, w, m, o0, o1)
+	return nil
+}
+
+// linearRows is LinearRows after validation.
+func linearRows(y, x []float32, w Matrix, m, o0, o1 int) {
+	in, out := w.Cols, w.Rows
+	var wt [linearRowBlock][linearTile]float32
+	var acc [linearMChunk][linearRowBlock][Lanes]float32
+	var rows [linearRowBlock][]float32
+	for ob := o0; ob < o1; ob += linearRowBlock {
+		nr := min(linearRowBlock, o1-ob)
+		for mb := 0; mb < m; mb += linearMChunk {
+			nm := min(linearMChunk, m-mb)
+			clear(acc[:nm])
+			for k := 0; k < in; k += linearTile {
+				kl := min(linearTile, in-k)
+				for r := range nr {
+					off := (ob+r)*in + k
+					if w.DType == dtype.F32 {
+						rows[r] = w.F32[off : off+kl]
+					} else {
+						rows[r] = wt[r][:kl]
+						vec.Widen(w.DType, rows[r], w.Bits[off:off+kl])
+					}
+				}
+				for mi := range nm {
+					xr := x[(mb+mi)*in+k : (mb+mi)*in+k+kl]
+					a := &acc[mi]
+					for r := range nr {
+						dotAcc(&a[r], xr, rows[r])
+					}
+				}
+			}
+			for mi := range nm {
+				yr := y[(mb+mi)*out+ob : (mb+mi)*out+ob+nr]
+				for r := range yr {
+					yr[r] = combine8(&acc[mi][r])
+				}
+			}
+		}
+	}
+}

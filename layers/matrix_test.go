@@ -1,0 +1,21 @@
+package layers
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/dtype"
+)
+
+func TestMatrix(t *testing.T) {
+	m := F32Matrix(2, 3, make([]float32, 6))
+	require.NoError(t, m.Validate())
+	require.Equal(t, 24, m.Bytes())
+	h := Matrix16(dtype.F16, 3, 2, make([]uint16, 6))
+	require.NoError(t, h.Validate())
+	require.Equal(t, 12, h.Bytes())
+	require.ErrorContains(t, Matrix16(dtype.BF16, 3, 2, make([]uint16, 5)).Validate(), "bf16 matrix [3, 2] needs 6 elements, has 5")
+	require.ErrorContains(t, F32Matrix(-1, 2, nil).Validate(), "matrix [-1, 2]: sizes must be positive")
+	require.ErrorContains(t, F32Matrix(1<<62, 4, nil).Validate(), "size overflows")
+}
