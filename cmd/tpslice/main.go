@@ -23,6 +23,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"allreduce-bench", "measure (or model) every all-reduce algorithm across message sizes", allreduceBench},
+		{"tokenize", "print the token ids and pieces of a text (GGUF or tokenizer.json vocab)", tokenize},
 	}
 }
 

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/tpslice/tpslice/models/tokenizer"
+)
+
+// tokenizeReport is tokenize's --json output.
+type tokenizeReport struct {
+	IDs    []int    `json:"ids"`
+	Pieces []string `json:"pieces"`
+}
+
+// tokenize prints the token ids and vocabulary pieces of TEXT:
+//
+//	tpslice tokenize --model PATH [--no-bos] [--json] TEXT
+//
+// PATH is a GGUF file (vocab-only or a full model), a tokenizer.json, or a directory holding
+// one. Flags go before TEXT: Go's flag parsing stops at the first argument that is not a
+// flag, so "tokenize --model m hello --json" would read "--json" as a second argument (an
+// error). TEXT is one argument; quote it.
+func tokenize(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: tpslice tokenize --model PATH [--no-bos] [--json] TEXT")
+		fmt.Fprintln(stderr, "\nPrints TEXT's token ids and vocabulary pieces. Flags go before TEXT; quote TEXT.")
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
+	model := fs.String("model", "", "GGUF file (vocab-only or full model), tokenizer.json, or a directory holding one")
+	noBOS := fs.Bool("no-bos", false, "do not add the special tokens the vocab asks for (BOS)")
+	asJSON := fs.Bool("json", false, `print one JSON object {"ids": [...], "pieces": [...]}`)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *model == "" {
+		fs.Usage()
+		return errors.New("tokenize: --model is required")
+	}
+	switch fs.NArg() {
+	case 0:
+		fs.Usage()
+		return errors.New("tokenize: no TEXT given")
+	case 1:
+	default:
+		return fmt.Errorf("tokenize: want one TEXT argument, got %d (%q); quote the text, and put flags before it", fs.NArg(), fs.Args())
+	}
+	tok, err := tokenizer.Load(*model)
+	if err != nil {
+		return fmt.Errorf("tokenize: %w", err)
+	}
+	ids, err := tok.Encode(fs.Arg(0), !*noBOS)
+	if err != nil {
+		return fmt.Errorf("tokenize: %w", err)
+	}
+	rep := tokenizeReport{IDs: ids, Pieces: make([]string, len(ids))}
+	for i, id := range ids {
+		rep.Pieces[i] = tok.Piece(id)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false) // pieces such as "<s>" stay readable
+		return enc.Encode(rep)
+	}
+	idStrs, quoted := make([]string, len(ids)), make([]string, len(ids))
+	for i, id := range ids {
+		idStrs[i] = strconv.Itoa(id)
+		quoted[i] = strconv.Quote(rep.Pieces[i])
+	}
+	_, err = fmt.Fprintf(stdout, "ids: %s\npieces: %s\n", strings.Join(idStrs, " "), strings.Join(quoted, " "))
+	return err
+}
