@@ -1,3 +1,26 @@
-// Package models owns model configs and presets, weight loaders (GGUF, safetensors,
-// deterministic dummy weights), tokenizers, and the Llama model built from layers.
+// Package models describes Llama-family models and reads their weights so that each
+// tensor-parallel rank loads only its shard.
+//
+// A Config holds a model's shape (hidden size, layers, heads, KV heads, FFN width, vocab,
+// RoPE base and layout, RMSNorm epsilon). It comes from a preset (Preset, Presets), from a
+// GGUF file's llama.* metadata (ConfigFromGGUF) or from a Hugging Face config.json
+// (ConfigFromHF).
+//
+// Weights enter through a Source: a set of tensors under canonical GGUF names
+// (token_embd.weight, blk.N.attn_q.weight, …, output.weight), each with a TensorInfo
+// (shape [rows, cols] = [out, in] for matrices). Source.Read copies a Region, a row range
+// and a column range, of one tensor into a Dest (a []float32, a []uint16 of bf16/f16 bits,
+// or a device.Buffer), converting exactly through package dtype: column-parallel layers
+// read row ranges, row-parallel layers read column ranges. The sources are memory-mapped
+// GGUF files (OpenGGUF), memory-mapped Hugging Face safetensors, single or sharded
+// (OpenSafetensors), and deterministic dummy weights addressable by tensor, row and
+// column block (NewDummy), so a shard read equals the same slice of a full read.
+//
+// GGUF checkpoints keep llama.cpp's RoPE layout (Q and K rows permuted so that RoPE rotates
+// adjacent pairs); safetensors keep Hugging Face's (rotation of halves). Nothing is
+// un-permuted at load time: Config.RopeLayout records the layout for the RoPE kernel, and
+// PermuteQKToAdjacent / PermuteQKToHalfSplit convert between them where a tool must.
+//
+// WriteGGUF, WriteSafetensors and WriteHFConfig write checkpoints the loaders read back, for
+// tests and tools. The tokenizers live in models/tokenizer.
 package models

@@ -1,0 +1,35 @@
+package models
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Open opens a checkpoint by its path and returns its weights and config: a .gguf file
+// (OpenGGUF), or a Hugging Face directory, model.safetensors or
+// model.safetensors.index.json (OpenSafetensors, with ConfigFromHF reading the config.json
+// beside the weights).
+func Open(path string) (*FileSource, Config, error) {
+	if strings.HasSuffix(strings.ToLower(path), ".gguf") {
+		return OpenGGUF(path)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, Config{}, fmt.Errorf("models: open %s: %w", path, err)
+	}
+	dir := path
+	if !st.IsDir() {
+		dir = filepath.Dir(path)
+	}
+	cfg, err := ConfigFromHF(dir)
+	if err != nil {
+		return nil, Config{}, err
+	}
+	src, err := OpenSafetensors(path)
+	if err != nil {
+		return nil, Config{}, err
+	}
+	return src, cfg, nil
+}
