@@ -1,0 +1,159 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/fused"
+	"github.com/tpslice/tpslice/layers"
+	"github.com/tpslice/tpslice/tp"
+)
+
+// LlamaOptions sizes a Llama model's runtime state.
+type LlamaOptions struct {
+	// WeightDType stores every matrix in this dtype (f32, bf16 or f16, converted exactly on
+	// load); 0 keeps each tensor's own. Norm weights are always f32.
+	WeightDType dtype.DType
+	// MaxTokens bounds the tokens of one forward pass (a prefill chunk or a decode batch).
+	MaxTokens int
+	// MaxSeqs bounds the sequences sampled in one pass.
+	MaxSeqs int
+	// BlockSize is the KV cache block (tokens), KVBlocks the blocks per rank (0: enough
+	// for MaxSeqs sequences of the full context).
+	BlockSize, KVBlocks int
+	// Fused picks the all-reduce + residual + RMSNorm variant (Auto: by size).
+	Fused fused.Variant
+}
+
+func (o LlamaOptions) withDefaults(cfg Config) LlamaOptions {
+	if o.MaxTokens == 0 {
+		o.MaxTokens = 256
+	}
+	if o.MaxSeqs == 0 {
+		o.MaxSeqs = 1
+	}
+	if o.BlockSize == 0 {
+		o.BlockSize = 16
+	}
+	if o.KVBlocks == 0 {
+		o.KVBlocks = o.MaxSeqs * ((cfg.ContextLength + o.BlockSize - 1) / o.BlockSize)
+	}
+	return o
+}
+
+// Llama is a Llama-family decoder sharded over a TP group: every rank holds its shard of
+// the weights, its KV heads' cache and its activations, and runs the decode step of
+// DESIGN.md on its own stream — vocab-parallel embedding, then per layer column-parallel
+// QKV, RoPE, paged GQA attention, row-parallel o_proj and the fused all-reduce + residual +
+// RMSNorm, column-parallel gate/up, SwiGLU, row-parallel down and the fused all-reduce
+// again, and finally the vocab-parallel LM head with each rank's sampling candidates.
+type Llama struct {
+	cfg   Config
+	plan  tp.Plan
+	group *tp.Group
+	opt   LlamaOptions
+	rope  *layers.RopeTable
+	ranks []*llamaRank
+}
+
+// NewLlama loads every rank's shard of the weights from src (rank workers read in
+// parallel) and allocates the KV caches and activations.
+func NewLlama(g *tp.Group, cfg Config, src Source, opt LlamaOptions) (*Llama, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.CheckSource(src); err != nil {
+		return nil, err
+	}
+	opt = opt.withDefaults(cfg)
+	if opt.WeightDType != 0 && !opt.WeightDType.Valid() {
+		return nil, fmt.Errorf("models: weight dtype %v is not f32, bf16 or f16", opt.WeightDType)
+	}
+	if opt.MaxTokens < 1 || opt.MaxSeqs < 1 || opt.MaxSeqs > opt.MaxTokens || opt.BlockSize < 1 || opt.KVBlocks < 1 {
+		return nil, fmt.Errorf("models: llama options out of range: %+v", opt)
+	}
+	plan, err := tp.NewPlan(g.World(), tp.Shape{Hidden: cfg.Hidden, Intermediate: cfg.Intermediate, Heads: cfg.Heads,
+		KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim, Vocab: cfg.Vocab})
+	if err != nil {
+		return nil, fmt.Errorf("models: %s: %w", cfg.Name, err)
+	}
+	rope, err := layers.NewRopeTable(cfg.HeadDim, cfg.ContextLength, cfg.RopeTheta)
+	if err != nil {
+		return nil, fmt.Errorf("models: %s: %w", cfg.Name, err)
+	}
+	m := &Llama{cfg: cfg, plan: plan, group: g, opt: opt, rope: rope, ranks: make([]*llamaRank, g.World())}
+	err = g.Run(func(r int) error {
+		rk, err := newLlamaRank(m, r, src)
+		m.ranks[r] = rk
+		return err
+	})
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("models: loading %s from %v: %w", cfg.Name, src, err)
+	}
+	return m, nil
+}
+
+// Config returns the model's configuration.
+func (m *Llama) Config() Config { return m.cfg }
+
+// Plan returns how the model is sharded.
+func (m *Llama) Plan() tp.Plan { return m.plan }
+
+// Group returns the TP group the model runs on.
+func (m *Llama) Group() *tp.Group { return m.group }
+
+// Options returns the runtime sizes the model was built with.
+func (m *Llama) Options() LlamaOptions { return m.opt }
+
+// WeightBytes returns the bytes of weights each rank holds.
+func (m *Llama) WeightBytes() []int64 {
+	out := make([]int64, len(m.ranks))
+	for r, rk := range m.ranks {
+		out[r] = rk.weightBytes
+	}
+	return out
+}
+
+// Close frees every rank's device memory.
+func (m *Llama) Close() {
+	for _, rk := range m.ranks {
+		if rk != nil {
+			rk.free()
+		}
+	}
+}
+
+// llamaRank is one rank's share of the model.
+type llamaRank struct {
+	m      *Llama
+	rank   int
+	dev    *device.Device
+	bufs   []*device.Buffer // everything allocated, for free
+	layers []llamaLayer
+	embed  layers.Matrix // vocab rows [v0, v0+Rows) of token_embd
+	head   layers.Matrix // the same rows of the LM head (output, or token_embd when tied)
+	v0     int
+	norm   *device.Buffer // output_norm
+	kv     *layers.PagedKVCache
+	act    activations
+
+	weightBytes int64
+}
+
+type llamaLayer struct {
+	attnNorm, ffnNorm *device.Buffer
+	wq, wk, wv, wo    layers.Matrix
+	wgate, wup, wdown layers.Matrix
+}
+
+func (rk *llamaRank) free() {
+	var errs []error
+	for _, b := range rk.bufs {
+		errs = append(errs, b.Free())
+	}
+	rk.bufs = nil
+	_ = errors.Join(errs...)
+}

@@ -1,0 +1,291 @@
+package models
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/fused"
+	"github.com/tpslice/tpslice/layers"
+)
+
+// MaxCandidates bounds the candidates each rank proposes per sampled token; wider top-k
+// (or top-p without top-k) gathers the full logits instead.
+const MaxCandidates = 1024
+
+// Step is one forward pass: tokens of one or more sequences with their positions and KV
+// block tables, and which of them to choose a next token for.
+type Step struct {
+	// IDs are the input tokens, one per Batch position.
+	IDs []int32
+	// Batch gives each token's position, sequence and the sequences' KV block tables.
+	Batch layers.Batch
+	// Sample lists the token indices whose next token is wanted (each sequence's last).
+	Sample []int
+	// Candidates is how many of its best tokens each rank proposes per sampled token:
+	// 1 for greedy, K for top-k; 0 gathers the full logits.
+	Candidates int
+}
+
+// activations are one rank's buffers for a forward pass of up to MaxTokens tokens and
+// MaxSeqs sampled rows.
+type activations struct {
+	x, residual, h, q, k, v, attn, gate, up, hs, logits *device.Buffer
+	packed, full, cands, gathered                       *device.Buffer
+	scratch                                             [][]float32 // attention, one per block
+	top                                                 []layers.Candidate
+}
+
+func (rk *llamaRank) allocState() error {
+	m, cfg, p := rk.m, rk.m.cfg, rk.m.plan
+	T, S, n := m.opt.MaxTokens, m.opt.MaxSeqs, p.World
+	nq, nkv, hd, fr := p.HeadsPerRank, p.KVHeadsPerRank, cfg.HeadDim, p.FFNPerRank
+	kv, err := layers.NewPagedKVCache(layers.KVCacheConfig{Layers: cfg.Layers, NumBlocks: m.opt.KVBlocks,
+		BlockSize: m.opt.BlockSize, KVHeads: nkv, HeadDim: hd})
+	if err != nil {
+		return err
+	}
+	rk.kv = kv
+	a := &rk.act
+	for _, e := range []struct {
+		b     **device.Buffer
+		count int
+	}{
+		{&a.x, T * cfg.Hidden}, {&a.residual, T * cfg.Hidden}, {&a.h, T * cfg.Hidden},
+		{&a.q, T * nq * hd}, {&a.attn, T * nq * hd}, {&a.k, T * nkv * hd}, {&a.v, T * nkv * hd},
+		{&a.gate, T * fr}, {&a.up, T * fr}, {&a.hs, S * cfg.Hidden}, {&a.logits, S * rk.head.Rows},
+		{&a.packed, S * p.VocabPerRank}, {&a.full, n * S * p.VocabPerRank},
+		{&a.cands, S * MaxCandidates * 2}, {&a.gathered, n * S * MaxCandidates * 2},
+	} {
+		b, err := rk.dev.Alloc(dtype.F32, e.count)
+		if err != nil {
+			return fmt.Errorf("activations: %w", err)
+		}
+		rk.bufs = append(rk.bufs, b)
+		*e.b = b
+	}
+	per := layers.AttentionScratchLen(nq, nkv, cfg.ContextLength)
+	for range rk.dev.NumSMs() {
+		a.scratch = append(a.scratch, make([]float32, per))
+	}
+	a.top = make([]layers.Candidate, MaxCandidates)
+	return nil
+}
+
+// Forward runs one step on every rank (each rank's worker enqueues its kernels and
+// collectives on its stream) and waits for it. Afterwards Candidates or Logits hold the
+// result for the sampled tokens.
+func (m *Llama) Forward(st Step) error {
+	T, S := len(st.IDs), len(st.Sample)
+	switch {
+	case T == 0 || T > m.opt.MaxTokens:
+		return fmt.Errorf("models: forward of %d tokens: want 1 to %d (MaxTokens)", T, m.opt.MaxTokens)
+	case st.Batch.Tokens() != T:
+		return fmt.Errorf("models: forward: %d ids but %d positions", T, st.Batch.Tokens())
+	case S == 0 || S > m.opt.MaxSeqs:
+		return fmt.Errorf("models: forward: %d sampled tokens: want 1 to %d (MaxSeqs)", S, m.opt.MaxSeqs)
+	case st.Candidates < 0 || st.Candidates > MaxCandidates:
+		return fmt.Errorf("models: forward: %d candidates per rank: want 0 to %d", st.Candidates, MaxCandidates)
+	}
+	for i, t := range st.Sample {
+		if t < 0 || t >= T {
+			return fmt.Errorf("models: forward: sampled token %d is index %d of %d tokens", i, t, T)
+		}
+	}
+	for i, id := range st.IDs {
+		if id < 0 || int(id) >= m.cfg.Vocab {
+			return fmt.Errorf("models: forward: token %d is id %d, outside the vocabulary of %d", i, id, m.cfg.Vocab)
+		}
+	}
+	for i, pos := range st.Batch.Pos {
+		if pos < 0 || int(pos) >= m.cfg.ContextLength {
+			return fmt.Errorf("models: forward: token %d at position %d, outside the context of %d", i, pos, m.cfg.ContextLength)
+		}
+	}
+	return m.group.Run(func(r int) error {
+		rk := m.ranks[r]
+		s := m.group.Stream(r)
+		if err := rk.enqueue(s, st); err != nil {
+			return err
+		}
+		return s.Synchronize()
+	})
+}
+
+// enqueue issues one rank's kernels and collectives for a step.
+func (rk *llamaRank) enqueue(s *device.Stream, st Step) error {
+	m, cfg, p := rk.m, rk.m.cfg, rk.m.plan
+	T, S, H := len(st.IDs), len(st.Sample), cfg.Hidden
+	nq, nkv, hd, fr := p.HeadsPerRank, p.KVHeadsPerRank, cfg.HeadDim, p.FFNPerRank
+	a := &rk.act
+	x, res, h := a.x.Float32s()[:T*H], a.residual.Float32s()[:T*H], a.h.Float32s()[:T*H]
+	q, att := a.q.Float32s()[:T*nq*hd], a.attn.Float32s()[:T*nq*hd]
+	k, v := a.k.Float32s()[:T*nkv*hd], a.v.Float32s()[:T*nkv*hd]
+	gate, up := a.gate.Float32s()[:T*fr], a.up.Float32s()[:T*fr]
+	shape := fused.Shape{Tokens: T, Hidden: H, Eps: float32(cfg.RMSEps)}
+	layout := layers.RopeHalfSplit
+	if cfg.RopeLayout == RopeAdjacentPairs {
+		layout = layers.RopeAdjacent
+	}
+	// reduce is the fused all-reduce + residual + RMSNorm closing every block.
+	reduce := func(norm *device.Buffer) error {
+		return fused.AllReduceAddRMSNorm(m.group.Rank(rk.rank), s, m.opt.Fused, a.x, a.residual, norm, a.h, shape)
+	}
+	ops := []func() error{
+		rk.single(s, "embedding", func() error {
+			clear(res)
+			return layers.Embedding(x, st.IDs, rk.embed, rk.v0, cfg.Vocab)
+		}),
+		func() error { return reduce(rk.layers[0].attnNorm) },
+	}
+	for l, ly := range rk.layers {
+		next := rk.norm
+		if l+1 < len(rk.layers) {
+			next = rk.layers[l+1].attnNorm
+		}
+		ops = append(ops,
+			rk.linear(s, "q_proj", q, h, ly.wq),
+			rk.linear(s, "k_proj", k, h, ly.wk),
+			rk.linear(s, "v_proj", v, h, ly.wv),
+			rk.single(s, "rope+kv_write", func() error {
+				if err := m.rope.Apply(layout, q, nq, k, nkv, st.Batch.Pos); err != nil {
+					return err
+				}
+				return rk.kv.Write(l, st.Batch, k, v)
+			}),
+			rk.grid(s, "attention", T*nkv, func(b device.Block, u0, u1 int) error {
+				return layers.AttentionRange(att, q, nq, rk.kv, l, st.Batch, a.scratch[b.Index], u0, u1)
+			}),
+			rk.linear(s, "o_proj", x, att, ly.wo),
+			func() error { return reduce(ly.ffnNorm) },
+			rk.linear(s, "gate_proj", gate, h, ly.wgate),
+			rk.linear(s, "up_proj", up, h, ly.wup),
+			rk.single(s, "swiglu", func() error { return layers.SwiGLU(gate, gate, up) }),
+			rk.linear(s, "down_proj", x, gate, ly.wdown),
+			func() error { return reduce(next) },
+		)
+	}
+	hs, logits := a.hs.Float32s()[:S*H], a.logits.Float32s()[:S*rk.head.Rows]
+	ops = append(ops,
+		rk.single(s, "gather_sampled", func() error {
+			for i, t := range st.Sample {
+				copy(hs[i*H:(i+1)*H], h[t*H:(t+1)*H])
+			}
+			return nil
+		}),
+		rk.linear(s, "lm_head", logits, hs, rk.head),
+		func() error { return rk.candidates(s, S, st.Candidates) },
+	)
+	for _, op := range ops {
+		if err := op(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// candidates proposes each sampled token's best k tokens of the rank's vocabulary shard
+// and all-gathers them; with k = 0 it all-gathers the whole logits shard instead.
+func (rk *llamaRank) candidates(s *device.Stream, S, k int) error {
+	a, p, vr := &rk.act, rk.m.plan, rk.head.Rows
+	logits := a.logits.Float32s()[:S*vr]
+	comm := rk.m.group.Rank(rk.rank)
+	if k == 0 {
+		vpr := p.VocabPerRank
+		packed := a.packed.Float32s()[:S*vpr]
+		err := s.Launch(device.Kernel{Name: "pack_logits", Grid: 1, Block: func(device.Block) error {
+			for i := range S {
+				row := packed[i*vpr : (i+1)*vpr]
+				copy(row, logits[i*vr:(i+1)*vr])
+				for j := vr; j < vpr; j++ {
+					row[j] = float32(math.Inf(-1)) // vocabulary padding never wins
+				}
+			}
+			return nil
+		}})
+		if err != nil {
+			return err
+		}
+		return comm.AllGather(s, a.packed, a.full, S*vpr)
+	}
+	cands := a.cands.Float32s()[:S*k*2]
+	err := s.Launch(device.Kernel{Name: "topk", Grid: 1, Block: func(device.Block) error {
+		for i := range S {
+			got, err := layers.TopK(a.top[:min(k, vr)], logits[i*vr:(i+1)*vr], rk.v0)
+			if err != nil {
+				return err
+			}
+			row := cands[i*k*2 : (i+1)*k*2]
+			for j := range k {
+				c := layers.Candidate{Logit: float32(math.Inf(-1)), ID: -1}
+				if j < got {
+					c = a.top[j]
+				}
+				row[2*j], row[2*j+1] = c.Logit, float32(c.ID) // ids below 2²⁴ are exact in f32
+			}
+		}
+		return nil
+	}})
+	if err != nil {
+		return err
+	}
+	return comm.AllGather(s, a.cands, a.gathered, S*k*2)
+}
+
+// Candidates returns, after a Forward with Candidates = k > 0, every rank's proposals for
+// each sampled token (up to World·k of them).
+func (m *Llama) Candidates(st Step) [][]layers.Candidate {
+	S, k, n := len(st.Sample), st.Candidates, m.plan.World
+	g := m.ranks[0].act.gathered.Float32s()
+	out := make([][]layers.Candidate, S)
+	for i := range S {
+		for r := range n {
+			row := g[r*S*k*2+i*k*2:][:k*2]
+			for j := range k {
+				if id := int32(row[2*j+1]); id >= 0 {
+					out[i] = append(out[i], layers.Candidate{Logit: row[2*j], ID: id})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Logits returns, after a Forward with Candidates = 0, the full-vocabulary logits of each
+// sampled token.
+func (m *Llama) Logits(st Step) [][]float32 {
+	S, vpr := len(st.Sample), m.plan.VocabPerRank
+	full := m.ranks[0].act.full.Float32s()
+	out := make([][]float32, S)
+	for i := range S {
+		for r := range m.plan.World {
+			out[i] = append(out[i], full[(r*S+i)*vpr:][:vpr]...)
+		}
+		out[i] = out[i][:m.cfg.Vocab]
+	}
+	return out
+}
+
+// single returns an op that launches fn as a one-block kernel.
+func (rk *llamaRank) single(s *device.Stream, name string, fn func() error) func() error {
+	return func() error {
+		return s.Launch(device.Kernel{Name: name, Grid: 1, Block: func(device.Block) error { return fn() }})
+	}
+}
+
+// grid returns an op that launches fn over units [0, units) split among the SMs.
+func (rk *llamaRank) grid(s *device.Stream, name string, units int, fn func(b device.Block, u0, u1 int) error) func() error {
+	return func() error {
+		return s.Launch(device.Kernel{Name: name, Grid: max(1, min(rk.dev.NumSMs(), units)), Block: func(b device.Block) error {
+			return fn(b, units*b.Index/b.Grid, units*(b.Index+1)/b.Grid)
+		}})
+	}
+}
+
+// linear returns an op that computes y = x·wᵀ with w's output rows split among the SMs.
+func (rk *llamaRank) linear(s *device.Stream, name string, y, x []float32, w layers.Matrix) func() error {
+	return rk.grid(s, name, w.Rows, func(_ device.Block, o0, o1 int) error {
+		return layers.LinearRows(y, x, w, o0, o1)
+	})
+}

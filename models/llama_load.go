@@ -1,0 +1,118 @@
+package models
+
+import (
+	"fmt"
+
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/layers"
+)
+
+// newLlamaRank reads rank r's shard of every weight and allocates its cache and activations.
+func newLlamaRank(m *Llama, r int, src Source) (*llamaRank, error) {
+	cfg, p := m.cfg, m.plan
+	rk := &llamaRank{m: m, rank: r, dev: m.group.Device(r)}
+	hd := cfg.HeadDim
+	h0, h1 := p.QHeads(r)
+	k0, k1 := p.KVHeads(r)
+	f0, f1 := p.FFN(r)
+	v0, v1 := p.VocabRows(r)
+	v1 = min(v1, cfg.Vocab)
+	if v1 <= v0 {
+		return nil, fmt.Errorf("rank %d holds no vocabulary rows (vocab %d over %d ranks)", r, cfg.Vocab, p.World)
+	}
+	rk.v0 = v0
+	var err error
+	matrix := func(name string, rows func(TensorInfo) Region) layers.Matrix {
+		if err != nil {
+			return layers.Matrix{}
+		}
+		var mat layers.Matrix
+		mat, err = rk.loadMatrix(src, name, rows)
+		return mat
+	}
+	rowsOf := func(a, b int) func(TensorInfo) Region {
+		return func(t TensorInfo) Region { return t.RowRange(a, b) }
+	}
+	colsOf := func(a, b int) func(TensorInfo) Region {
+		return func(t TensorInfo) Region { return t.ColRange(a, b) }
+	}
+	for l := range cfg.Layers {
+		ly := llamaLayer{
+			wq:    matrix(LayerTensorName(l, AttnQ), rowsOf(h0*hd, h1*hd)),
+			wk:    matrix(LayerTensorName(l, AttnK), rowsOf(k0*hd, k1*hd)),
+			wv:    matrix(LayerTensorName(l, AttnV), rowsOf(k0*hd, k1*hd)),
+			wo:    matrix(LayerTensorName(l, AttnOutput), colsOf(h0*hd, h1*hd)),
+			wgate: matrix(LayerTensorName(l, FFNGate), rowsOf(f0, f1)),
+			wup:   matrix(LayerTensorName(l, FFNUp), rowsOf(f0, f1)),
+			wdown: matrix(LayerTensorName(l, FFNDown), colsOf(f0, f1)),
+		}
+		if err == nil {
+			ly.attnNorm, err = rk.loadVector(src, LayerTensorName(l, AttnNorm))
+		}
+		if err == nil {
+			ly.ffnNorm, err = rk.loadVector(src, LayerTensorName(l, FFNNorm))
+		}
+		rk.layers = append(rk.layers, ly)
+	}
+	rk.embed = matrix(TokenEmbd, rowsOf(v0, v1))
+	head := Output
+	if cfg.TiedEmbeddings {
+		head = TokenEmbd
+	}
+	rk.head = matrix(head, rowsOf(v0, v1))
+	if err == nil {
+		rk.norm, err = rk.loadVector(src, OutputNorm)
+	}
+	if err == nil {
+		err = rk.allocState()
+	}
+	if err != nil {
+		rk.free()
+		return nil, err
+	}
+	return rk, nil
+}
+
+// loadMatrix reads a region of a 2-D tensor into a new device buffer on the rank's device
+// and wraps it as a layers.Matrix, in the configured weight dtype or the stored one.
+func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo) Region) (layers.Matrix, error) {
+	info, ok := src.Tensor(name)
+	if !ok {
+		return layers.Matrix{}, fmt.Errorf("%v: no tensor %s", src, name)
+	}
+	reg := region(info)
+	t := rk.m.opt.WeightDType
+	if t == 0 {
+		t = info.DType
+	}
+	buf, err := rk.dev.Alloc(t, reg.Len())
+	if err != nil {
+		return layers.Matrix{}, fmt.Errorf("%s %v: %w", name, reg, err)
+	}
+	rk.bufs = append(rk.bufs, buf)
+	if err := src.Read(name, reg, BufferDest(buf)); err != nil {
+		return layers.Matrix{}, err
+	}
+	rk.weightBytes += int64(buf.Bytes())
+	rows, cols := reg.Row1-reg.Row0, reg.Col1-reg.Col0
+	if t == dtype.F32 {
+		return layers.F32Matrix(rows, cols, buf.Float32s()[:reg.Len()]), nil
+	}
+	return layers.Matrix16(t, rows, cols, buf.Uint16s()[:reg.Len()]), nil
+}
+
+// loadVector reads a whole norm weight as f32 (every rank holds all of it).
+func (rk *llamaRank) loadVector(src Source, name string) (*device.Buffer, error) {
+	info, ok := src.Tensor(name)
+	if !ok {
+		return nil, fmt.Errorf("%v: no tensor %s", src, name)
+	}
+	buf, err := rk.dev.Alloc(dtype.F32, info.Elements())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	rk.bufs = append(rk.bufs, buf)
+	rk.weightBytes += int64(buf.Bytes())
+	return buf, src.Read(name, info.All(), BufferDest(buf))
+}
