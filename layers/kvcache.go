@@ -178,6 +178,11 @@ func (c *PagedKVCache) offset(tbl []int32, p int) int {
 // check validates layer and tokens [t0, t1) of b: sequence indices, positions, and the
 // block ids their tables give for the token's own position (every position up to it when
 // history is set, as attention reads them).
+// Check validates a batch against the cache before any kernel runs: every token's sequence
+// exists and its block table covers the token's position (and its history) with blocks of
+// this cache. A batch that passes cannot fail Write or Attention.
+func (c *PagedKVCache) Check(b Batch) error { return c.check("batch", 0, b, 0, b.Tokens(), true) }
+
 func (c *PagedKVCache) check(op string, layer int, b Batch, t0, t1 int, history bool) error {
 	if layer < 0 || layer >= c.cfg.Layers {
 		return fmt.Errorf("layers: %s: layer %d not within [0, %d)", op, layer, c.cfg.Layers)

@@ -103,6 +103,11 @@ func (m *Llama) Forward(st Step) error {
 			return fmt.Errorf("models: forward: token %d at position %d, outside the context of %d", i, pos, m.cfg.ContextLength)
 		}
 	}
+	// Kernel errors are sticky and fail the communicator, so everything a kernel would
+	// refuse is refused here, before anything is enqueued.
+	if err := m.ranks[0].kv.Check(st.Batch); err != nil {
+		return fmt.Errorf("models: forward: %w", err)
+	}
 	return m.group.Run(func(r int) error {
 		rk := m.ranks[r]
 		s := m.group.Stream(r)
