@@ -1,3 +1,9 @@
-// Package engine owns the decode loop: continuous-batching scheduler, KV block manager,
-// sampling, graph capture per bucket and overlap orchestration; it is the public Go API.
+// Package engine owns the decode loop and is tpslice's public Go API: it loads a model and
+// its tokenizer onto a TP group, allocates KV cache blocks, runs prefill then one decode
+// step per token, chooses each token from the ranks' distributed candidates, stops on EOS,
+// the token limit, stop strings or the context length, and streams detokenized text.
+//
+// Data enters as a Request (prompt text and sampling parameters) and leaves as a stream of
+// Tokens and a Result with timings. Scheduling of many concurrent requests (continuous
+// batching) and decode graphs build on this loop.
 package engine

@@ -1,11 +1,12 @@
 package engine
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/tpslice/tpslice/layers"
 )
 
 // Sampling says how the next token is chosen. The zero value is greedy.
@@ -38,27 +39,20 @@ func (s Sampling) Validate() error {
 // Greedy reports whether the choice is a plain argmax.
 func (s Sampling) Greedy() bool { return s.Temperature == 0 || s.TopK == 1 }
 
-// Candidate is one token a rank proposes from its vocabulary shard.
-type Candidate struct {
-	Logit float32
-	ID    int32
-}
-
-// better orders candidates: higher logit first, then the lower id (a fixed tie-break, so
-// every rank and every run agrees).
-func better(a, b Candidate) int {
-	if c := cmp.Compare(b.Logit, a.Logit); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.ID, b.ID)
-}
-
 // Pick chooses the next token from the ranks' candidates: the best one when greedy,
 // otherwise a draw from the softmax of the top-k (then top-p) candidates at the
-// temperature, with the generator for (Seed, step). cands must hold every token that can
-// be chosen (for top-k sampling, each rank's top k suffice). It sorts cands in place.
-func Pick(cands []Candidate, s Sampling, step uint64) int32 {
-	slices.SortFunc(cands, better)
+// temperature, with the generator for (Seed, step); candidates order as layers.Candidate's
+// Before (higher logit, then lower id). cands must hold every token that can be chosen (for top-k sampling, each rank's top k suffice). It sorts cands in place.
+func Pick(cands []layers.Candidate, s Sampling, step uint64) int32 {
+	slices.SortFunc(cands, func(a, b layers.Candidate) int {
+		switch {
+		case a.Before(b):
+			return -1
+		case b.Before(a):
+			return 1
+		}
+		return 0
+	})
 	if s.Greedy() || len(cands) == 1 {
 		return cands[0].ID
 	}

@@ -4,12 +4,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/layers"
 )
 
 func TestPickGreedyTieBreak(t *testing.T) {
-	cands := []Candidate{{1, 9}, {3, 7}, {3, 4}, {-2, 1}}
+	cands := []layers.Candidate{{Logit: 1, ID: 9}, {Logit: 3, ID: 7}, {Logit: 3, ID: 4}, {Logit: -2, ID: 1}}
 	require.Equal(t, int32(4), Pick(cands, Sampling{}, 0), "ties go to the lower id")
-	require.Equal(t, int32(4), Pick([]Candidate{{3, 7}, {3, 4}}, Sampling{Temperature: 1, TopK: 1}, 5))
+	require.Equal(t, int32(4), Pick([]layers.Candidate{{Logit: 3, ID: 7}, {Logit: 3, ID: 4}}, Sampling{Temperature: 1, TopK: 1}, 5))
 }
 
 func TestPickSamplingDistribution(t *testing.T) {
@@ -17,7 +19,7 @@ func TestPickSamplingDistribution(t *testing.T) {
 	const n = 20000
 	counts := map[int32]int{}
 	for step := range uint64(n) {
-		cands := []Candidate{{0, 2}, {1.0986123, 1}, {-50, 3}}
+		cands := []layers.Candidate{{Logit: 0, ID: 2}, {Logit: 1.0986123, ID: 1}, {Logit: -50, ID: 3}}
 		counts[Pick(cands, Sampling{Temperature: 1, Seed: 42}, step)]++
 	}
 	require.InDelta(t, 0.75, float64(counts[1])/n, 0.02)
@@ -25,10 +27,10 @@ func TestPickSamplingDistribution(t *testing.T) {
 
 	// top_p 0.7 keeps only the first token; top_k 1 likewise; the same seed and step repeat.
 	for step := range uint64(100) {
-		require.Equal(t, int32(1), Pick([]Candidate{{0, 2}, {1.0986123, 1}}, Sampling{Temperature: 1, TopP: 0.7, Seed: 1}, step))
+		require.Equal(t, int32(1), Pick([]layers.Candidate{{Logit: 0, ID: 2}, {Logit: 1.0986123, ID: 1}}, Sampling{Temperature: 1, TopP: 0.7, Seed: 1}, step))
 	}
-	a := Pick([]Candidate{{0, 2}, {0.5, 1}, {0.2, 5}}, Sampling{Temperature: 0.8, Seed: 9}, 3)
-	b := Pick([]Candidate{{0.2, 5}, {0, 2}, {0.5, 1}}, Sampling{Temperature: 0.8, Seed: 9}, 3)
+	a := Pick([]layers.Candidate{{Logit: 0, ID: 2}, {Logit: 0.5, ID: 1}, {Logit: 0.2, ID: 5}}, Sampling{Temperature: 0.8, Seed: 9}, 3)
+	b := Pick([]layers.Candidate{{Logit: 0.2, ID: 5}, {Logit: 0, ID: 2}, {Logit: 0.5, ID: 1}}, Sampling{Temperature: 0.8, Seed: 9}, 3)
 	require.Equal(t, a, b, "the order candidates arrive in does not matter")
 }
 

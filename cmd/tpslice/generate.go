@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+
+	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/engine"
+	"github.com/tpslice/tpslice/fused"
+)
+
+// generateReport is generate's --json output (documented in the README).
+type generateReport struct {
+	Model              string            `json:"model"`
+	TP                 int               `json:"tp"`
+	PromptIDs          []int32           `json:"prompt_ids"`
+	OutputIDs          []int32           `json:"output_ids"`
+	Text               string            `json:"text"`
+	FinishReason       string            `json:"finish_reason"`
+	TTFTMs             float64           `json:"ttft_ms"`
+	DecodeTokensPerSec float64           `json:"decode_tokens_per_s"`
+	Allreduce          map[string]string `json:"allreduce"`
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func generate(args []string, stdout, stderr io.Writer) error {
+	var (
+		cfg                  engine.Config
+		req                  engine.Request
+		prompt, dt, fv, algo string
+		asJSON               bool
+		stops                stringList
+		temperature, topP    float64
+	)
+	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Model, "model", "demo", "a preset (tiny, demo, medium, …: dummy weights) or a GGUF file / Hugging Face directory")
+	fs.IntVar(&cfg.TP, "tp", 1, "tensor-parallel degree, 1 to 8")
+	fs.StringVar(&prompt, "prompt", "Hello", "the prompt")
+	fs.IntVar(&req.MaxTokens, "max-tokens", 32, "tokens to generate at most")
+	fs.Float64Var(&temperature, "temperature", 1, "sampling temperature; 0 is greedy")
+	fs.Float64Var(&topP, "top-p", 1, "nucleus sampling: keep the most likely tokens up to this probability")
+	fs.IntVar(&req.Sampling.TopK, "top-k", 0, "keep the K most likely tokens (0: all)")
+	fs.Uint64Var(&req.Sampling.Seed, "seed", 0, "sampling seed (and the seed of a preset's dummy weights)")
+	fs.Var(&stops, "stop", "stop when the output contains this string (repeatable)")
+	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of the text and timings")
+	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16 or f16 (default: as the source stores them)")
+	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
+	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
+	fs.IntVar(&cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("generate: unexpected argument %q (give the prompt with --prompt)", fs.Arg(0))
+	}
+	var err error
+	if dt != "" {
+		if cfg.WeightDType, err = dtype.Parse(dt); err != nil {
+			return fmt.Errorf("generate: --dtype: %w", err)
+		}
+	}
+	if cfg.Fused, err = fused.ParseVariant(fv); err != nil {
+		return fmt.Errorf("generate: --fused: %w", err)
+	}
+	if cfg.Algo, err = comm.ParseAlgo(algo); err != nil {
+		return fmt.Errorf("generate: --algo: %w", err)
+	}
+	cfg.Seed = req.Sampling.Seed
+	req.Prompt, req.Stop = prompt, stops
+	req.Sampling.Temperature, req.Sampling.TopP = float32(temperature), float32(topP)
+	if err := req.Sampling.Validate(); err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	if req.MaxTokens < 1 {
+		return fmt.Errorf("generate: --max-tokens must be at least 1, got %d", req.MaxTokens)
+	}
+
+	e, err := engine.New(cfg)
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	defer e.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	emit := func(t engine.Token) error {
+		if !asJSON {
+			_, err := io.WriteString(stdout, t.Text)
+			return err
+		}
+		return nil
+	}
+	res, err := e.Generate(ctx, req, emit)
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(generateReport{
+			Model: cfg.Model, TP: cfg.TP, PromptIDs: res.PromptIDs, OutputIDs: res.OutputIDs, Text: res.Text,
+			FinishReason: res.FinishReason, TTFTMs: float64(res.TTFT.Microseconds()) / 1e3,
+			DecodeTokensPerSec: res.DecodeTokensPerSec, Allreduce: res.Allreduce,
+		})
+	}
+	fmt.Fprintf(stdout, "\n\n# %s at TP=%d: prompt %d tokens, generated %d (finish: %s)\n", cfg.Model, cfg.TP, len(res.PromptIDs), len(res.OutputIDs), res.FinishReason)
+	fmt.Fprintf(stdout, "# time to first token %.1f ms, decode %.1f tokens/s\n", float64(res.TTFT.Microseconds())/1e3, res.DecodeTokensPerSec)
+	sites := make([]string, 0, len(res.Allreduce))
+	for s := range res.Allreduce {
+		sites = append(sites, s)
+	}
+	slices.Sort(sites)
+	for _, s := range sites {
+		fmt.Fprintf(stdout, "# all-reduce %-20s %s\n", s, res.Allreduce[s])
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/fused"
+	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/tokenizer"
+	"github.com/tpslice/tpslice/tp"
+)
+
+// Config says what to load and how to run it.
+type Config struct {
+	// Model is a preset name (dummy weights, built-in tokenizer) or a path: a GGUF file or a
+	// Hugging Face directory (config.json, safetensors, tokenizer.json).
+	Model string
+	// TP is the tensor-parallel degree (1 to 8).
+	TP int
+	// WeightDType converts every matrix on load (0: as stored; presets default to f32).
+	WeightDType dtype.DType
+	// Seed seeds a preset's dummy weights.
+	Seed uint64
+	// MaxBatchTokens bounds one forward pass: prompts are prefilled in chunks of it.
+	MaxBatchTokens int
+	// Fused picks the all-reduce + residual + RMSNorm variant (Auto by size, Unfused, …).
+	Fused fused.Variant
+	// Algo forces the all-reduce algorithm (Auto: the selector).
+	Algo comm.Algo
+	// SMs per device (0: GOMAXPROCS).
+	SMs int
+}
+
+// Engine runs generation on one model over a TP group. Generate calls are served one at a
+// time.
+type Engine struct {
+	cfg    Config
+	group  *tp.Group
+	model  *models.Llama
+	tok    *tokenizer.Tokenizer
+	blocks *BlockPool
+	mu     sync.Mutex
+}
+
+// New loads the model and its tokenizer and shards the model over cfg.TP ranks.
+func New(cfg Config) (*Engine, error) {
+	if cfg.TP == 0 {
+		cfg.TP = 1
+	}
+	if cfg.MaxBatchTokens == 0 {
+		cfg.MaxBatchTokens = 256
+	}
+	mcfg, src, tok, err := open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	if tok.VocabSize() > mcfg.Vocab {
+		return nil, fmt.Errorf("engine: %s: the tokenizer has %d tokens, the model only %d", cfg.Model, tok.VocabSize(), mcfg.Vocab)
+	}
+	g, err := tp.NewGroup(tp.GroupConfig{World: cfg.TP, SMs: cfg.SMs, Comm: comm.Config{Algo: cfg.Algo}})
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	m, err := models.NewLlama(g, mcfg, src, models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens, Fused: cfg.Fused})
+	if err != nil {
+		_ = g.Close()
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	return &Engine{cfg: cfg, group: g, model: m, tok: tok, blocks: NewBlockPool(m.Options().KVBlocks)}, nil
+}
+
+// open finds the model's config, weights and tokenizer.
+func open(cfg Config) (models.Config, models.Source, *tokenizer.Tokenizer, error) {
+	if _, err := os.Stat(cfg.Model); err != nil {
+		mcfg, perr := models.Preset(cfg.Model)
+		if perr != nil {
+			return models.Config{}, nil, nil, fmt.Errorf("engine: model %q is neither a file or directory (%v) nor a preset: %w", cfg.Model, err, perr)
+		}
+		src, err := models.NewDummy(mcfg, cfg.Seed)
+		if err != nil {
+			return models.Config{}, nil, nil, fmt.Errorf("engine: %w", err)
+		}
+		tok, err := tokenizer.Synthetic(mcfg.Vocab)
+		if err != nil {
+			return models.Config{}, nil, nil, fmt.Errorf("engine: preset %s: %w", cfg.Model, err)
+		}
+		return mcfg, src, tok, nil
+	}
+	src, mcfg, err := models.Open(cfg.Model)
+	if err != nil {
+		return models.Config{}, nil, nil, fmt.Errorf("engine: %w", err)
+	}
+	tok, err := tokenizer.Load(cfg.Model)
+	if err != nil {
+		_ = src.Close()
+		return models.Config{}, nil, nil, fmt.Errorf("engine: tokenizer of %s: %w", cfg.Model, err)
+	}
+	return mcfg, src, tok, nil
+}
+
+// Model returns the loaded model.
+func (e *Engine) Model() *models.Llama { return e.model }
+
+// Tokenizer returns the model's tokenizer.
+func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
+
+// Blocks returns the KV block pool.
+func (e *Engine) Blocks() *BlockPool { return e.blocks }
+
+// Close frees the model and the TP group.
+func (e *Engine) Close() error {
+	e.model.Close()
+	return errors.Join(e.group.Close())
+}
