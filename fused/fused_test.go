@@ -14,8 +14,8 @@ import (
 
 // rig is n ranks with a stream each and, per rank, the buffers of one fused call.
 type rig struct {
-	c       *comm.Communicator
-	streams []*device.Stream
+	c                              *comm.Communicator
+	streams                        []*device.Stream
 	partial, residual, weight, out []*device.Buffer
 }
 
