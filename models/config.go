@@ -7,34 +7,22 @@ import (
 	"slices"
 
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/layers"
 )
 
 // RopeLayout says which pairs of a head's dimensions RoPE rotates together, which depends on
-// how the checkpoint orders the rows of Q and K.
-type RopeLayout uint8
+// how the checkpoint orders the rows of Q and K; the RoPE kernel's own type.
+type RopeLayout = layers.RopeLayout
 
+// The layouts checkpoints come in.
 const (
 	// RopeAdjacentPairs rotates (x[2i], x[2i+1]) by θ_i: llama.cpp's layout, in which GGUF
 	// checkpoints store Q and K (convert_hf_to_gguf permutes the rows).
-	RopeAdjacentPairs RopeLayout = iota + 1
+	RopeAdjacentPairs = layers.RopeAdjacent
 	// RopeHalfSplit rotates (x[i], x[i+d/2]) by θ_i: Hugging Face's layout ("rotate_half"),
 	// in which safetensors checkpoints store Q and K.
-	RopeHalfSplit
+	RopeHalfSplit = layers.RopeHalfSplit
 )
-
-// String names the layout ("adjacent-pairs", "half-split").
-func (l RopeLayout) String() string {
-	switch l {
-	case RopeAdjacentPairs:
-		return "adjacent-pairs"
-	case RopeHalfSplit:
-		return "half-split"
-	}
-	return fmt.Sprintf("RopeLayout(%d)", uint8(l))
-}
-
-// Valid reports whether l is one of the defined layouts.
-func (l RopeLayout) Valid() bool { return l == RopeAdjacentPairs || l == RopeHalfSplit }
 
 // Config is the shape of a Llama-family decoder: pre-norm blocks of grouped-query attention
 // with RoPE and a SwiGLU MLP, RMSNorm everywhere.
@@ -106,7 +94,7 @@ func (c Config) Validate() error {
 	if !(c.RMSEps > 0) || math.IsInf(c.RMSEps, 0) {
 		bad("RMSEps", "must be positive and finite", c.RMSEps)
 	}
-	if !c.RopeLayout.Valid() {
+	if c.RopeLayout != RopeAdjacentPairs && c.RopeLayout != RopeHalfSplit {
 		bad("RopeLayout", "must be RopeAdjacentPairs or RopeHalfSplit", c.RopeLayout)
 	}
 	return errors.Join(errs...)

@@ -129,10 +129,6 @@ func (rk *llamaRank) enqueue(s *device.Stream, st Step) error {
 	k, v := a.k.Float32s()[:T*nkv*hd], a.v.Float32s()[:T*nkv*hd]
 	gate, up := a.gate.Float32s()[:T*fr], a.up.Float32s()[:T*fr]
 	shape := fused.Shape{Tokens: T, Hidden: H, Eps: float32(cfg.RMSEps)}
-	layout := layers.RopeHalfSplit
-	if cfg.RopeLayout == RopeAdjacentPairs {
-		layout = layers.RopeAdjacent
-	}
 	// reduce is the fused all-reduce + residual + RMSNorm closing every block.
 	reduce := func(norm *device.Buffer) error {
 		return fused.AllReduceAddRMSNorm(m.group.Rank(rk.rank), s, m.opt.Fused, a.x, a.residual, norm, a.h, shape)
@@ -154,7 +150,7 @@ func (rk *llamaRank) enqueue(s *device.Stream, st Step) error {
 			rk.linear(s, "k_proj", k, h, ly.wk),
 			rk.linear(s, "v_proj", v, h, ly.wv),
 			rk.single(s, "rope+kv_write", func() error {
-				if err := m.rope.Apply(layout, q, nq, k, nkv, st.Batch.Pos); err != nil {
+				if err := m.rope.Apply(cfg.RopeLayout, q, nq, k, nkv, st.Batch.Pos); err != nil {
 					return err
 				}
 				return rk.kv.Write(l, st.Batch, k, v)
