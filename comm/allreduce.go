@@ -2,7 +2,6 @@ package comm
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
@@ -94,9 +93,7 @@ func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Bu
 	if err := r.c.Err(); err != nil {
 		return fmt.Errorf("comm: rank %d %s: %w: %v", r.rank, op, ErrFailed, err)
 	}
-	cl := &call{r: r, desc: callDesc{seq: r.seq, op: op, algo: algo, t: in.DType(), count: count}, in: in, out: out}
-	r.seq++
-	r.rec.add(Record{Seq: cl.desc.seq, Op: op, Algo: algo, DType: cl.desc.t, Count: count, State: Enqueued, Enqueued: time.Now()})
+	cl := &call{r: r, desc: callDesc{op: op, algo: algo, t: in.DType(), count: count}, in: in, out: out}
 	for off := 0; off < count; off += chunk {
 		n, first, last := min(chunk, count-off), off == 0, off+chunk >= count
 		err := s.Launch(device.Kernel{
@@ -119,8 +116,8 @@ func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Bu
 			},
 		})
 		if err != nil {
-			cl.end(err)
-			return err
+			return err // nothing of the call ran: its first kernel was not enqueued, or the
+			// stream closed under it, which fails every later call anyway
 		}
 	}
 	return nil

@@ -45,16 +45,22 @@ type call struct {
 	lamportPrev  int // words the chunk before it wrote, which this one clears
 }
 
-// begin runs as the kernel's prologue: it publishes the call for the peers' mismatch
-// checks and records it as running.
+// begin runs as the prologue of the call's first kernel. The sequence number is taken
+// here, on the rank's stream, not when the host enqueues: a call captured into a graph
+// runs again at every replay and must take a new number each time. It publishes the call
+// for the peers' mismatch checks and records it.
 func (cl *call) begin() error {
 	r := cl.r
+	cl.desc.seq = r.seq
+	r.seq++
 	if err := r.c.Err(); err != nil {
 		return fmt.Errorf("comm: rank %d seq %d %v: %w: %v", r.rank, cl.desc.seq, &cl.desc, ErrFailed, err)
 	}
-	r.c.published[r.rank][cl.desc.seq%publishedDepth].Store(&cl.desc)
+	published := cl.desc // a copy: a replay rewrites cl.desc while a peer may still read this one
+	r.c.published[r.rank][cl.desc.seq%publishedDepth].Store(&published)
+	clear(cl.verified[:])
 	cl.start = time.Now()
-	r.rec.update(cl.desc.seq, func(rec *Record) { rec.State, rec.Start = Running, cl.start })
+	r.rec.add(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start})
 	return nil
 }
 
@@ -191,7 +197,7 @@ func (cl *call) waitError(b device.Block, what string, missing []int, cause erro
 			if rec, ok := r.c.ranks[p].rec.Last(); ok {
 				last = append(last, fmt.Sprintf("rank %d last: %v", p, rec))
 			} else {
-				last = append(last, fmt.Sprintf("rank %d last: no collective issued", p))
+				last = append(last, fmt.Sprintf("rank %d last: no collective started", p))
 			}
 		}
 		err = fmt.Errorf("%s: rank(s) %v did not arrive within %v (%s): %w",

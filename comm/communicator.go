@@ -198,7 +198,6 @@ func (c *Communicator) free() {
 // Close frees the registered buffers. No collective may be in flight.
 func (c *Communicator) Close() error {
 	c.free()
-	c.ranks = nil
 	return nil
 }
 

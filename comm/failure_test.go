@@ -53,7 +53,7 @@ func TestMissingRankNoHistory(t *testing.T) {
 	bufs := g.alloc(t, dtype.F32, 10)
 	require.NoError(t, g.c.Rank(0).AllReduce(g.streams[0], bufs[0], bufs[0], 10))
 	err := g.streams[0].Synchronize()
-	require.ErrorContains(t, err, "rank(s) [1] did not arrive within 200ms (rank 1 last: no collective issued)")
+	require.ErrorContains(t, err, "rank(s) [1] did not arrive within 200ms (rank 1 last: no collective started)")
 	rec, ok := g.c.Recorder(0).Last()
 	require.True(t, ok)
 	require.Equal(t, Failed, rec.State)
@@ -67,28 +67,40 @@ func TestMismatchedCalls(t *testing.T) {
 		name           string
 		t0, t1         dtype.DType
 		count0, count1 int
-		want           string
+		want0, want1   string // what rank 0's side and the others' side issued
 	}{
-		{"count", dtype.F32, dtype.F32, 100, 200, "rank 0 issued allreduce f32 count 100 (oneshot), rank 1 issued allreduce f32 count 200 (oneshot)"},
-		{"dtype", dtype.F32, dtype.BF16, 100, 100, "allreduce bf16 count 100"},
-		{"algorithm follows size", dtype.F32, dtype.F32, 256, 1 << 20, "count 1048576 (twoshot)"},
+		{"count", dtype.F32, dtype.F32, 100, 200, "allreduce f32 count 100 (oneshot)", "allreduce f32 count 200 (oneshot)"},
+		{"dtype", dtype.F32, dtype.BF16, 100, 100, "allreduce f32 count 100", "allreduce bf16 count 100"},
+		{"algorithm follows size", dtype.F32, dtype.F32, 256, 1 << 20, "count 256 (oneshot)", "count 1048576 (twoshot)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGroup(t, 4, device.NVSwitch, Config{Timeout: 20 * time.Second})
 			ins := [][]*device.Buffer{g.alloc(t, tc.t0, tc.count0), g.alloc(t, tc.t1, tc.count1)}
 			start := time.Now()
+			enqueued := make([]error, 4)
 			for r := range 4 {
 				side := min(r, 1)
 				count := []int{tc.count0, tc.count1}[side]
-				require.NoError(t, g.c.Rank(r).AllReduce(g.streams[r], ins[side][r], ins[side][r], count))
+				// A rank may already be refused here: its peers can run, notice the mismatch
+				// and fail the communicator before this host loop reaches it.
+				enqueued[r] = g.c.Rank(r).AllReduce(g.streams[r], ins[side][r], ins[side][r], count)
 			}
 			errs := g.syncAll()
+			for r, err := range enqueued {
+				if err != nil {
+					require.ErrorIs(t, err, ErrFailed)
+					errs[r] = err
+				}
+			}
 			require.Less(t, time.Since(start), 10*time.Second, "a mismatch must not wait for the deadline")
 			var found bool
 			for r, err := range errs {
 				require.Error(t, err, "rank %d", r)
-				if strings.Contains(err.Error(), "collective mismatch at seq 0") && strings.Contains(err.Error(), tc.want) {
+				// Whichever rank notices first names itself and the peer it compared with;
+				// the others fail with its error.
+				msg := err.Error()
+				if strings.Contains(msg, "collective mismatch at seq 0") && strings.Contains(msg, tc.want0) && strings.Contains(msg, tc.want1) {
 					found = true
 				}
 			}

@@ -16,28 +16,26 @@ type CallState uint8
 
 // The states of a recorded call.
 const (
-	Enqueued CallState = iota + 1 // issued by the host, not yet running on the stream
-	Running                       // its kernel runs on the stream
-	Done                          // finished without error
-	Failed                        // finished with an error
+	Running CallState = iota + 1 // its kernels run on the stream
+	Done                         // finished without error
+	Failed                       // finished with an error
 )
 
 // String names the state.
 func (s CallState) String() string {
-	return [...]string{"?", "enqueued", "running", "done", "failed"}[min(int(s), 4)]
+	return [...]string{"?", "running", "done", "failed"}[min(int(s), 3)]
 }
 
 // Record is what the flight recorder keeps of one collective call on one rank.
 type Record struct {
-	Seq      uint64
-	Op       string // "allreduce" or "allgather"
-	Algo     Algo
-	DType    dtype.DType
-	Count    int
-	State    CallState
-	Enqueued time.Time
-	Start    time.Time
-	End      time.Time
+	Seq   uint64
+	Op    string // "allreduce" or "allgather"
+	Algo  Algo
+	DType dtype.DType
+	Count int
+	State CallState
+	Start time.Time
+	End   time.Time
 	// Where is the last wait the call entered (e.g. "block 0 barrier 2").
 	Where string
 	Err   error
@@ -82,18 +80,12 @@ func (r *Recorder) update(seq uint64, fn func(*Record)) {
 	}
 }
 
-// Last returns the most recent record whose call started running (or the most recent
-// enqueued one when none has), and false when the rank issued no collective yet.
+// Last returns the most recent record, and false when the rank ran no collective yet.
 func (r *Recorder) Last() (Record, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.n == 0 {
 		return Record{}, false
-	}
-	for i := uint64(0); i < min(r.n, recorderDepth); i++ {
-		if rec := r.ring[(r.n-1-i)%recorderDepth]; rec.State != Enqueued {
-			return rec, true
-		}
 	}
 	return r.ring[(r.n-1)%recorderDepth], true
 }

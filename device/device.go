@@ -15,9 +15,10 @@ type Device struct {
 	numSMs   int
 	capacity int64 // 0: no cap
 
-	used atomic.Int64
-	sms  chan struct{} // one token per idle SM
-	bell doorbell
+	used      atomic.Int64
+	capturing atomic.Int32  // streams of this device under capture
+	sms       chan struct{} // one token per idle SM
+	bell      doorbell
 
 	mu      sync.Mutex
 	streams []*Stream
@@ -55,6 +56,10 @@ func (d *Device) Alloc(t dtype.DType, count int) (*Buffer, error) {
 	}
 	if count < 0 {
 		return nil, fmt.Errorf("%v: alloc: negative element count %d", d, count)
+	}
+	if d.capturing.Load() > 0 {
+		// A graph bakes in the buffers it uses; memory must exist before capture begins.
+		return nil, fmt.Errorf("%v: alloc of %d %v: %w: allocate before capturing", d, count, t, ErrCapture)
 	}
 	bytes := int64(count) * int64(t.Size())
 	if d.capacity > 0 {

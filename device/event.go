@@ -12,6 +12,11 @@ import (
 type Event struct {
 	recorded atomic.Uint64 // generations handed out by Record
 
+	// Under capture a record makes the event stand for the recording stream's last nodes
+	// (the node's capMu guards these).
+	captured      *capture
+	capturedAfter []int
+
 	mu        sync.Mutex
 	cond      *sync.Cond
 	completed uint64
@@ -27,6 +32,9 @@ func NewEvent() *Event {
 
 // Record enqueues the event on s: it completes when the work enqueued before it has run.
 func (s *Stream) Record(e *Event) error {
+	if s.captureRecord(e) {
+		return nil
+	}
 	// Take the generation only once the enqueue cannot fail (stop needs the write lock), so a
 	// Record refused by a closed stream does not leave the event pending forever.
 	s.mu.RLock()
@@ -41,6 +49,9 @@ func (s *Stream) Record(e *Event) error {
 // WaitEvent makes work enqueued on s after this call wait until e's most recent Record (as
 // of this call) completes. Waiting on an event that was never recorded is a no-op.
 func (s *Stream) WaitEvent(e *Event) error {
+	if captured, err := s.captureWait(e); captured || err != nil {
+		return err
+	}
 	gen := e.recorded.Load()
 	if gen == 0 {
 		return nil

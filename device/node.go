@@ -71,6 +71,8 @@ type Node struct {
 	mu       sync.Mutex
 	exported map[uint64]*Buffer // IPC handle → buffer, for OpenPeer
 	nextID   atomic.Uint64
+
+	capMu sync.Mutex // guards stream captures (capture.go)
 }
 
 // NewNode builds the devices of a node.

@@ -58,11 +58,13 @@ const (
 	opWait
 	opHost
 	opSync
+	opSequence
 )
 
 type op struct {
 	kind   opKind
 	kernel Kernel
+	seq    []Kernel
 	event  *Event
 	gen    uint64
 	host   func()
@@ -84,6 +86,12 @@ type Stream struct {
 
 	errMu sync.Mutex
 	err   error
+
+	// Capture state, guarded by the node's capMu; capturing mirrors cap != nil so that
+	// launches outside capture take no lock.
+	capturing atomic.Bool
+	cap       *capture
+	frontier  []int // the stream's last captured nodes
 }
 
 func newStream(d *Device, name string, budget int) *Stream {
@@ -112,15 +120,47 @@ func (s *Stream) Launch(k Kernel) error {
 	if k.Block == nil {
 		return fmt.Errorf("%v: launch %q: kernel has no Block function", s, k.Name)
 	}
+	if captured, err := s.captureKernel(k); captured || err != nil {
+		return err
+	}
 	return s.enqueue(op{kind: opKernel, kernel: k})
 }
 
-// HostFunc enqueues fn to run on the host in stream order (cudaLaunchHostFunc).
-func (s *Stream) HostFunc(fn func()) error { return s.enqueue(op{kind: opHost, host: fn}) }
+// LaunchSequence enqueues kernels that run back to back as one stream operation, with no
+// host round trip between them: how a replayed graph segment runs. Under capture each
+// kernel becomes a node.
+func (s *Stream) LaunchSequence(ks []Kernel) error {
+	for _, k := range ks {
+		if k.Grid < 1 || k.Block == nil {
+			return fmt.Errorf("%v: launch sequence: kernel %q needs a grid of at least 1 and a Block function", s, k.Name)
+		}
+	}
+	if s.capturing.Load() {
+		for _, k := range ks {
+			if err := s.Launch(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return s.enqueue(op{kind: opSequence, seq: ks})
+}
+
+// HostFunc enqueues fn to run on the host in stream order (cudaLaunchHostFunc); under
+// capture it becomes a one-block kernel node.
+func (s *Stream) HostFunc(fn func()) error {
+	if captured, err := s.captureKernel(Kernel{Name: "host", Grid: 1, Block: func(Block) error { fn(); return nil }}); captured || err != nil {
+		return err
+	}
+	return s.enqueue(op{kind: opHost, host: fn})
+}
 
 // Synchronize waits until all work enqueued so far has finished and returns the stream's
 // sticky error, if any.
 func (s *Stream) Synchronize() error {
+	if err := s.captureIllegal("synchronize (the host cannot wait for work being captured)"); err != nil {
+		return err
+	}
 	ack := make(chan struct{})
 	if err := s.enqueue(op{kind: opSync, ack: ack}); err != nil {
 		return err
@@ -169,17 +209,10 @@ func (s *Stream) loop() {
 	for o := range s.ops {
 		switch o.kind {
 		case opKernel:
-			err := s.Err()
-			if err == nil {
-				err = s.run(o.kernel)
-				if err != nil {
-					s.setErr(err)
-				}
-			} else {
-				err = fmt.Errorf("%v: kernel %s skipped after an earlier failure: %w", s, o.kernel.Name, err)
-			}
-			if o.kernel.Epilogue != nil {
-				o.kernel.Epilogue(err)
+			s.execute(o.kernel)
+		case opSequence:
+			for _, k := range o.seq {
+				s.execute(k)
 			}
 		case opRecord:
 			o.event.complete(o.gen)
@@ -190,6 +223,21 @@ func (s *Stream) loop() {
 		case opSync:
 			close(o.ack)
 		}
+	}
+}
+
+// execute runs one kernel unless the stream failed earlier, then its epilogue.
+func (s *Stream) execute(k Kernel) {
+	err := s.Err()
+	if err == nil {
+		if err = s.run(k); err != nil {
+			s.setErr(err)
+		}
+	} else {
+		err = fmt.Errorf("%v: kernel %s skipped after an earlier failure: %w", s, k.Name, err)
+	}
+	if k.Epilogue != nil {
+		k.Epilogue(err)
 	}
 }
 
