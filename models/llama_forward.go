@@ -77,6 +77,22 @@ func (rk *llamaRank) allocState() error {
 // collectives on its stream) and waits for it. Afterwards Candidates or Logits hold the
 // result for the sampled tokens.
 func (m *Llama) Forward(st Step) error {
+	if err := m.check(st); err != nil {
+		return err
+	}
+	return m.group.Run(func(r int) error {
+		rk := m.ranks[r]
+		s := m.group.Stream(r)
+		if err := rk.enqueue(s, st); err != nil {
+			return err
+		}
+		return s.Synchronize()
+	})
+}
+
+// check refuses on the host every step a kernel would refuse: kernel errors are sticky
+// and fail the communicator, so a bad step must never reach the streams.
+func (m *Llama) check(st Step) error {
 	T, S := len(st.IDs), len(st.Sample)
 	switch {
 	case T == 0 || T > m.opt.MaxTokens:
@@ -103,19 +119,10 @@ func (m *Llama) Forward(st Step) error {
 			return fmt.Errorf("models: forward: token %d at position %d, outside the context of %d", i, pos, m.cfg.ContextLength)
 		}
 	}
-	// Kernel errors are sticky and fail the communicator, so everything a kernel would
-	// refuse is refused here, before anything is enqueued.
 	if err := m.ranks[0].kv.Check(st.Batch); err != nil {
 		return fmt.Errorf("models: forward: %w", err)
 	}
-	return m.group.Run(func(r int) error {
-		rk := m.ranks[r]
-		s := m.group.Stream(r)
-		if err := rk.enqueue(s, st); err != nil {
-			return err
-		}
-		return s.Synchronize()
-	})
+	return nil
 }
 
 // enqueue issues one rank's kernels and collectives for a step.
