@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/dtype"
@@ -33,6 +34,19 @@ type Config struct {
 	Algo comm.Algo
 	// SMs per device (0: GOMAXPROCS).
 	SMs int
+	// Eager turns decode graphs off: every step launches its kernels from the host.
+	Eager bool
+}
+
+// Graphs describes the decode graphs captured at start-up.
+type Graphs struct {
+	// Buckets are the batch sizes captured (empty when eager).
+	Buckets []int
+	// Nodes is the kernels and collectives one rank replays per decode step.
+	Nodes int
+	// CaptureTime is the time capturing took; InputBytes the static input buffers' size.
+	CaptureTime time.Duration
+	InputBytes  int
 }
 
 // Engine runs generation on one model over a TP group. Generate calls are served one at a
@@ -44,6 +58,11 @@ type Engine struct {
 	tok    *tokenizer.Tokenizer
 	blocks *BlockPool
 	mu     sync.Mutex
+
+	// Decode graphs for batch 1, proposing one candidate per rank (greedy) or gathering
+	// the full logits (any other sampling); nil when eager.
+	greedy, full *models.DecodeGraph
+	graphs       Graphs
 }
 
 // New loads the model and its tokenizer and shards the model over cfg.TP ranks.
@@ -71,8 +90,39 @@ func New(cfg Config) (*Engine, error) {
 		_ = g.Close()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	return &Engine{cfg: cfg, group: g, model: m, tok: tok, blocks: NewBlockPool(m.Options().KVBlocks)}, nil
+	e := &Engine{cfg: cfg, group: g, model: m, tok: tok, blocks: NewBlockPool(m.Options().KVBlocks)}
+	if !cfg.Eager {
+		if err := e.captureGraphs(); err != nil {
+			_ = e.Close()
+			return nil, err
+		}
+	}
+	return e, nil
 }
+
+// captureGraphs captures the decode step of the running batch (one sequence, so bucket 1).
+func (e *Engine) captureGraphs() error {
+	start := time.Now()
+	var err error
+	if e.greedy, err = e.model.CaptureDecode(1, 1); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	if e.full, err = e.model.CaptureDecode(1, 0); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	in := func(g *models.DecodeGraph) int {
+		n := 4 * (len(g.Step.IDs) + len(g.Step.Batch.Pos) + len(g.Step.Batch.Seq) + len(g.Step.Sample))
+		for _, t := range g.Step.Batch.Tables {
+			n += 4 * len(t)
+		}
+		return n
+	}
+	e.graphs = Graphs{Buckets: []int{1}, Nodes: e.greedy.Nodes(), CaptureTime: time.Since(start), InputBytes: in(e.greedy) + in(e.full)}
+	return nil
+}
+
+// Graphs returns what was captured at start-up.
+func (e *Engine) Graphs() Graphs { return e.graphs }
 
 // open finds the model's config, weights and tokenizer.
 func open(cfg Config) (models.Config, models.Source, *tokenizer.Tokenizer, error) {

@@ -101,3 +101,32 @@ func TestGenerateSampling(t *testing.T) {
 		require.NotEqual(t, a, run(s), "another seed, other tokens (%+v)", s)
 	}
 }
+
+// TestGraphsMatchEager: decode graphs give the same tokens as eager steps, for greedy and
+// sampled requests (top-k goes through the full logits under graphs, the candidates
+// eagerly: the same choice either way).
+func TestGraphsMatchEager(t *testing.T) {
+	for _, model := range []string{"tiny", tinyGGUF} {
+		if model == tinyGGUF {
+			if _, err := os.Stat(tinyGGUF); err != nil {
+				continue
+			}
+		}
+		outputs := map[bool][][]int32{}
+		for _, eager := range []bool{true, false} {
+			e, err := New(Config{Model: model, TP: 2, Eager: eager})
+			require.NoError(t, err)
+			if !eager {
+				require.Equal(t, []int{1}, e.Graphs().Buckets)
+				require.Positive(t, e.Graphs().Nodes)
+			}
+			for _, s := range []Sampling{{}, {Temperature: 0.9, TopK: 5, Seed: 4}, {Temperature: 1.1, TopP: 0.8, Seed: 5}} {
+				res, err := e.Generate(context.Background(), Request{Prompt: "Hello my name is", MaxTokens: 12, Sampling: s}, func(Token) error { return nil })
+				require.NoError(t, err)
+				outputs[eager] = append(outputs[eager], res.OutputIDs)
+			}
+			require.NoError(t, e.Close())
+		}
+		require.Equal(t, outputs[true], outputs[false], "model %s", model)
+	}
+}

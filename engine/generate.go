@@ -85,7 +85,7 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 	defer e.blocks.Free(table)
 
 	res := Result{PromptIDs: prompt, Allreduce: e.callSites(len(prompt))}
-	k := candidatesFor(req.Sampling)
+	k := candidatesFor(req.Sampling, e.greedy != nil)
 	out := newOutput(e.tok.NewStream(), req.Stop)
 	var first time.Time
 	pos, next := 0, int32(0)
@@ -98,8 +98,8 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 			ids = prompt[pos:]
 		}
 		ids = ids[:min(len(ids), e.model.Options().MaxTokens)]
-		st := step(ids, pos, table, k)
-		if err := e.model.Forward(st); err != nil {
+		st, err := e.run(ids, pos, table, k)
+		if err != nil {
 			return res, fmt.Errorf("engine: step at position %d: %w", pos, err)
 		}
 		pos += len(ids)
@@ -167,15 +167,32 @@ func (e *Engine) promptIDs(req Request) ([]int32, error) {
 }
 
 // candidatesFor is how many candidates each rank proposes: one for greedy, k for top-k,
-// the full logits otherwise.
-func candidatesFor(s Sampling) int {
+// the full logits otherwise — and with decode graphs, which are captured for one candidate
+// and for the full logits, the full logits for top-k too.
+func candidatesFor(s Sampling, graphs bool) int {
 	switch {
 	case s.Greedy():
 		return 1
-	case s.TopK > 0 && s.TopK <= models.MaxCandidates:
+	case s.TopK > 0 && s.TopK <= models.MaxCandidates && !graphs:
 		return s.TopK
 	}
 	return 0
+}
+
+// run runs one step: a decode step by replaying its graph when there is one, anything else
+// eagerly. It returns the step whose results the model now holds.
+func (e *Engine) run(ids []int32, pos int, table []int32, k int) (models.Step, error) {
+	g := e.full
+	if k == 1 {
+		g = e.greedy
+	}
+	if len(ids) != 1 || g == nil || (k != 1 && k != 0) {
+		st := step(ids, pos, table, k)
+		return st, e.model.Forward(st)
+	}
+	g.Step.IDs[0], g.Step.Batch.Pos[0] = ids[0], int32(pos)
+	copy(g.Step.Batch.Tables[0], table)
+	return g.Step, g.Replay()
 }
 
 // step is a Forward of tokens ids at positions pos… of the one running sequence.

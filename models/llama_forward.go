@@ -162,7 +162,7 @@ func (rk *llamaRank) enqueue(s *device.Stream, st Step) error {
 				}
 				return rk.kv.Write(l, st.Batch, k, v)
 			}),
-			rk.grid(s, "attention", T*nkv, func(b device.Block, u0, u1 int) error {
+			rk.grid(s, "attention", T*nkv, T*nq*hd*cfg.ContextLength/2, func(b device.Block, u0, u1 int) error {
 				return layers.AttentionRange(att, q, nq, rk.kv, l, st.Batch, a.scratch[b.Index], u0, u1)
 			}),
 			rk.linear(s, "o_proj", x, att, ly.wo),
@@ -282,10 +282,16 @@ func (rk *llamaRank) single(s *device.Stream, name string, fn func() error) func
 	}
 }
 
-// grid returns an op that launches fn over units [0, units) split among the SMs.
-func (rk *llamaRank) grid(s *device.Stream, name string, units int, fn func(b device.Block, u0, u1 int) error) func() error {
+// minBlockWork is the multiply-adds worth a block of their own: below it, waking another
+// SM costs more than the work it takes over.
+const minBlockWork = 1 << 15
+
+// grid returns an op that launches fn over units [0, units) split among the SMs, at most
+// one block per minBlockWork of work (work is the multiply-adds of all units).
+func (rk *llamaRank) grid(s *device.Stream, name string, units, work int, fn func(b device.Block, u0, u1 int) error) func() error {
+	blocks := max(1, min(rk.dev.NumSMs(), units, work/minBlockWork))
 	return func() error {
-		return s.Launch(device.Kernel{Name: name, Grid: max(1, min(rk.dev.NumSMs(), units)), Block: func(b device.Block) error {
+		return s.Launch(device.Kernel{Name: name, Grid: blocks, Block: func(b device.Block) error {
 			return fn(b, units*b.Index/b.Grid, units*(b.Index+1)/b.Grid)
 		}})
 	}
@@ -293,7 +299,7 @@ func (rk *llamaRank) grid(s *device.Stream, name string, units int, fn func(b de
 
 // linear returns an op that computes y = x·wᵀ with w's output rows split among the SMs.
 func (rk *llamaRank) linear(s *device.Stream, name string, y, x []float32, w layers.Matrix) func() error {
-	return rk.grid(s, name, w.Rows, func(_ device.Block, o0, o1 int) error {
+	return rk.grid(s, name, w.Rows, len(x)/max(w.Cols, 1)*w.Rows*w.Cols, func(_ device.Block, o0, o1 int) error {
 		return layers.LinearRows(y, x, w, o0, o1)
 	})
 }

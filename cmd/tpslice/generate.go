@@ -28,6 +28,14 @@ type generateReport struct {
 	TTFTMs             float64           `json:"ttft_ms"`
 	DecodeTokensPerSec float64           `json:"decode_tokens_per_s"`
 	Allreduce          map[string]string `json:"allreduce"`
+	Graphs             *graphsReport     `json:"graphs,omitempty"` // absent with --eager
+}
+
+type graphsReport struct {
+	Buckets    []int   `json:"buckets"`
+	Nodes      int     `json:"nodes_per_rank"`
+	CaptureMs  float64 `json:"capture_ms"`
+	InputBytes int     `json:"static_input_bytes"`
 }
 
 // stringList is a repeatable string flag.
@@ -61,6 +69,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
 	fs.IntVar(&cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
+	fs.BoolVar(&cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -107,17 +116,27 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
+	var graphs *graphsReport
+	if g := e.Graphs(); len(g.Buckets) > 0 {
+		graphs = &graphsReport{Buckets: g.Buckets, Nodes: g.Nodes, CaptureMs: float64(g.CaptureTime.Microseconds()) / 1e3, InputBytes: g.InputBytes}
+	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(generateReport{
 			Model: cfg.Model, TP: cfg.TP, PromptIDs: res.PromptIDs, OutputIDs: res.OutputIDs, Text: res.Text,
 			FinishReason: res.FinishReason, TTFTMs: float64(res.TTFT.Microseconds()) / 1e3,
-			DecodeTokensPerSec: res.DecodeTokensPerSec, Allreduce: res.Allreduce,
+			DecodeTokensPerSec: res.DecodeTokensPerSec, Allreduce: res.Allreduce, Graphs: graphs,
 		})
 	}
 	fmt.Fprintf(stdout, "\n\n# %s at TP=%d: prompt %d tokens, generated %d (finish: %s)\n", cfg.Model, cfg.TP, len(res.PromptIDs), len(res.OutputIDs), res.FinishReason)
 	fmt.Fprintf(stdout, "# time to first token %.1f ms, decode %.1f tokens/s\n", float64(res.TTFT.Microseconds())/1e3, res.DecodeTokensPerSec)
+	if graphs != nil {
+		fmt.Fprintf(stdout, "# decode graphs: buckets %v, %d nodes per rank, captured in %.1f ms, %d bytes of static inputs\n",
+			graphs.Buckets, graphs.Nodes, graphs.CaptureMs, graphs.InputBytes)
+	} else {
+		fmt.Fprintln(stdout, "# decode graphs: off (--eager)")
+	}
 	sites := make([]string, 0, len(res.Allreduce))
 	for s := range res.Allreduce {
 		sites = append(sites, s)
