@@ -2,7 +2,7 @@ GO ?= go
 export GOFLAGS ?= -mod=readonly
 
 # Packages whose code shares flags, barriers or buffers across goroutines: always under -race.
-RACE_PKGS = ./device/... ./comm/... ./vec/... ./fused/... ./cudagraph/... ./engine/...
+RACE_PKGS = ./device/... ./comm/... ./vec/... ./fused/... ./cudagraph/... ./engine/... ./trace/...
 
 .PHONY: run test bench lint build
 

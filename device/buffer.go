@@ -22,8 +22,9 @@ type Buffer struct {
 	count int
 	mem   []byte
 	freed atomic.Bool
-	peer  bool // a peer's view of another device's buffer
-	base  *Buffer
+	peer  bool    // a peer's view of another device's buffer
+	view  bool    // part of another buffer (View)
+	base  *Buffer // the allocation a peer mapping or view belongs to
 }
 
 func newBuffer(d *Device, t dtype.DType, count int) *Buffer {
@@ -76,11 +77,30 @@ func (b *Buffer) Uint64s() []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b.mem))), len(b.mem)/8)
 }
 
+// View returns elements [off, off+count) of b as a buffer of its own that shares b's
+// memory, as pointer arithmetic on a device allocation does: kernels and collectives can
+// work on part of a buffer (a micro-batch's rows). A view cannot be freed or exported.
+func (b *Buffer) View(off, count int) (*Buffer, error) {
+	if off < 0 || count < 0 || off+count > b.count {
+		return nil, fmt.Errorf("%v: view [%d, %d) out of range", b, off, off+count)
+	}
+	es := b.dtype.Size()
+	base := b
+	if b.base != nil {
+		base = b.base
+	}
+	return &Buffer{dev: b.dev, dtype: b.dtype, count: count, mem: b.mem[off*es : (off+count)*es : (off+count)*es],
+		peer: b.peer, base: base, view: true}, nil
+}
+
 // Free releases the memory's accounting on its device. Peer views cannot be freed; freeing
 // twice is an error.
 func (b *Buffer) Free() error {
 	if b.peer {
 		return fmt.Errorf("%v: free: a peer mapping is closed by its owner, not freed", b)
+	}
+	if b.view {
+		return fmt.Errorf("%v: free: a view is freed with the buffer it belongs to", b)
 	}
 	if b.freed.Swap(true) {
 		return fmt.Errorf("%v: double free", b)

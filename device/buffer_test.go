@@ -254,3 +254,25 @@ func TestOpenPeerErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestBufferView(t *testing.T) {
+	n, err := device.NewNode(device.NodeConfig{Devices: 1, SMs: 1})
+	require.NoError(t, err)
+	defer n.Close()
+	d, _ := n.Device(0)
+	b, err := d.Alloc(dtype.F32, 10)
+	require.NoError(t, err)
+	v, err := b.View(4, 3)
+	require.NoError(t, err)
+	v.Float32s()[0] = 7
+	require.Equal(t, float32(7), b.Float32s()[4], "a view shares its buffer's memory")
+	require.Equal(t, 3, v.Len())
+	require.False(t, v.IsPeer())
+	require.ErrorContains(t, v.Free(), "a view is freed with the buffer it belongs to")
+	_, err = v.Export()
+	require.ErrorContains(t, err, "only the owner can export a whole buffer")
+	_, err = b.View(8, 3)
+	require.ErrorContains(t, err, "view [8, 11) out of range")
+	require.NoError(t, b.Free())
+	require.True(t, v.Freed())
+}

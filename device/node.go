@@ -73,6 +73,8 @@ type Node struct {
 	nextID   atomic.Uint64
 
 	capMu sync.Mutex // guards stream captures (capture.go)
+
+	tracer atomic.Pointer[tracerRef] // nil: tracing off (tracer.go)
 }
 
 // NewNode builds the devices of a node.

@@ -11,8 +11,8 @@ type IPCHandle struct {
 
 // Export makes b openable by peer devices and returns its handle.
 func (b *Buffer) Export() (IPCHandle, error) {
-	if b.peer {
-		return IPCHandle{}, fmt.Errorf("%v: export: only the owner can export a buffer", b)
+	if b.peer || b.view {
+		return IPCHandle{}, fmt.Errorf("%v: export: only the owner can export a whole buffer", b)
 	}
 	if b.freed.Load() {
 		return IPCHandle{}, fmt.Errorf("%v: export: buffer was freed", b)

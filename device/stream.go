@@ -22,6 +22,9 @@ type Kernel struct {
 	Name string
 	// Grid is the number of blocks, at least 1.
 	Grid int
+	// Detail, when set, describes the launch for traces ("count=4096 f32", sizes, the
+	// algorithm); it does not change what runs.
+	Detail string
 	// Prologue, when set, runs once before any block (what thread 0 of every block would
 	// otherwise repeat).
 	Prologue func() error
@@ -228,7 +231,9 @@ func (s *Stream) loop() {
 
 // execute runs one kernel unless the stream failed earlier, then its epilogue.
 func (s *Stream) execute(k Kernel) {
+	kt := s.traceKernel()
 	err := s.Err()
+	skipped := err != nil
 	if err == nil {
 		if err = s.run(k); err != nil {
 			s.setErr(err)
@@ -236,6 +241,7 @@ func (s *Stream) execute(k Kernel) {
 	} else {
 		err = fmt.Errorf("%v: kernel %s skipped after an earlier failure: %w", s, k.Name, err)
 	}
+	kt.done(s, k, err, skipped)
 	if k.Epilogue != nil {
 		k.Epilogue(err)
 	}

@@ -36,6 +36,10 @@ type Config struct {
 	SMs int
 	// Eager turns decode graphs off: every step launches its kernels from the host.
 	Eager bool
+	// Overlap splits steps of two or more tokens into two micro-batches whose all-reduces
+	// run on a comm stream of CommSMs SMs (default 1) while the other's compute runs.
+	Overlap bool
+	CommSMs int
 }
 
 // Graphs describes the decode graphs captured at start-up.
@@ -81,11 +85,15 @@ func New(cfg Config) (*Engine, error) {
 	if tok.VocabSize() > mcfg.Vocab {
 		return nil, fmt.Errorf("engine: %s: the tokenizer has %d tokens, the model only %d", cfg.Model, tok.VocabSize(), mcfg.Vocab)
 	}
-	g, err := tp.NewGroup(tp.GroupConfig{World: cfg.TP, SMs: cfg.SMs, Comm: comm.Config{Algo: cfg.Algo}})
+	gc := tp.GroupConfig{World: cfg.TP, SMs: cfg.SMs, Comm: comm.Config{Algo: cfg.Algo}}
+	if cfg.Overlap {
+		gc.CommSMs = max(cfg.CommSMs, 1)
+	}
+	g, err := tp.NewGroup(gc)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	m, err := models.NewLlama(g, mcfg, src, models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens, Fused: cfg.Fused})
+	m, err := models.NewLlama(g, mcfg, src, models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens, Fused: cfg.Fused, Overlap: cfg.Overlap})
 	if err != nil {
 		_ = g.Close()
 		return nil, fmt.Errorf("engine: %w", err)

@@ -25,6 +25,10 @@ type LlamaOptions struct {
 	BlockSize, KVBlocks int
 	// Fused picks the all-reduce + residual + RMSNorm variant (Auto: by size).
 	Fused fused.Variant
+	// Overlap runs steps of two or more tokens as two micro-batches whose all-reduces run
+	// on the group's comm stream while the other's compute runs (the group must have
+	// comm streams: tp.GroupConfig.CommSMs).
+	Overlap bool
 }
 
 func (o LlamaOptions) withDefaults(cfg Config) LlamaOptions {
@@ -70,6 +74,9 @@ func NewLlama(g *tp.Group, cfg Config, src Source, opt LlamaOptions) (*Llama, er
 	opt = opt.withDefaults(cfg)
 	if opt.WeightDType != 0 && !opt.WeightDType.Valid() {
 		return nil, fmt.Errorf("models: weight dtype %v is not f32, bf16 or f16", opt.WeightDType)
+	}
+	if opt.Overlap && g.CommStream(0) == nil {
+		return nil, fmt.Errorf("models: overlap needs comm streams: build the group with CommSMs > 0")
 	}
 	if opt.MaxTokens < 1 || opt.MaxSeqs < 1 || opt.MaxSeqs > opt.MaxTokens || opt.BlockSize < 1 || opt.KVBlocks < 1 {
 		return nil, fmt.Errorf("models: llama options out of range: %+v", opt)
@@ -139,6 +146,8 @@ type llamaRank struct {
 	norm   *device.Buffer // output_norm
 	kv     *layers.PagedKVCache
 	act    activations
+
+	overlapEvents overlapEvents
 
 	weightBytes int64
 }

@@ -125,66 +125,159 @@ func (m *Llama) check(st Step) error {
 	return nil
 }
 
-// enqueue issues one rank's kernels and collectives for a step.
+// enqueue issues one rank's kernels and collectives for a step on its compute stream s:
+// the embedding, then per layer the attention block and the MLP block, each closed by the
+// fused all-reduce + residual + RMSNorm, then the LM head. With overlap the layers run as
+// two micro-batches (overlap.go).
 func (rk *llamaRank) enqueue(s *device.Stream, st Step) error {
-	m, cfg, p := rk.m, rk.m.cfg, rk.m.plan
+	m, cfg := rk.m, rk.m.cfg
 	T, S, H := len(st.IDs), len(st.Sample), cfg.Hidden
-	nq, nkv, hd, fr := p.HeadsPerRank, p.KVHeadsPerRank, cfg.HeadDim, p.FFNPerRank
 	a := &rk.act
+	all, err := rk.micro(st, 0, T)
+	if err != nil {
+		return err
+	}
 	x, res, h := a.x.Float32s()[:T*H], a.residual.Float32s()[:T*H], a.h.Float32s()[:T*H]
-	q, att := a.q.Float32s()[:T*nq*hd], a.attn.Float32s()[:T*nq*hd]
-	k, v := a.k.Float32s()[:T*nkv*hd], a.v.Float32s()[:T*nkv*hd]
-	gate, up := a.gate.Float32s()[:T*fr], a.up.Float32s()[:T*fr]
-	shape := fused.Shape{Tokens: T, Hidden: H, Eps: float32(cfg.RMSEps)}
-	// reduce is the fused all-reduce + residual + RMSNorm closing every block.
-	reduce := func(norm *device.Buffer) error {
-		return fused.AllReduceAddRMSNorm(m.group.Rank(rk.rank), s, m.opt.Fused, a.x, a.residual, norm, a.h, shape)
+	err = s.Launch(device.Kernel{Name: "embedding", Grid: 1, Block: func(device.Block) error {
+		clear(res)
+		return layers.Embedding(x, st.IDs, rk.embed, rk.v0, cfg.Vocab)
+	}})
+	if err == nil {
+		err = rk.reduce(s, all, rk.layers[0].attnNorm)
 	}
-	ops := []func() error{
-		rk.single(s, "embedding", func() error {
-			clear(res)
-			return layers.Embedding(x, st.IDs, rk.embed, rk.v0, cfg.Vocab)
-		}),
-		func() error { return reduce(rk.layers[0].attnNorm) },
+	if err != nil {
+		return err
 	}
-	for l, ly := range rk.layers {
-		next := rk.norm
-		if l+1 < len(rk.layers) {
-			next = rk.layers[l+1].attnNorm
+	if cs := m.group.CommStream(rk.rank); m.opt.Overlap && cs != nil && T >= 2 {
+		err = rk.overlapLayers(s, cs, st)
+	} else {
+		for l := range rk.layers {
+			if err = rk.layer(s, s, l, all); err != nil {
+				break
+			}
 		}
-		ops = append(ops,
-			rk.linear(s, "q_proj", q, h, ly.wq),
-			rk.linear(s, "k_proj", k, h, ly.wk),
-			rk.linear(s, "v_proj", v, h, ly.wv),
-			rk.single(s, "rope+kv_write", func() error {
-				if err := m.rope.Apply(cfg.RopeLayout, q, nq, k, nkv, st.Batch.Pos); err != nil {
-					return err
-				}
-				return rk.kv.Write(l, st.Batch, k, v)
-			}),
-			rk.grid(s, "attention", T*nkv, T*nq*hd*cfg.ContextLength/2, func(b device.Block, u0, u1 int) error {
-				return layers.AttentionRange(att, q, nq, rk.kv, l, st.Batch, a.scratch[b.Index], u0, u1)
-			}),
-			rk.linear(s, "o_proj", x, att, ly.wo),
-			func() error { return reduce(ly.ffnNorm) },
-			rk.linear(s, "gate_proj", gate, h, ly.wgate),
-			rk.linear(s, "up_proj", up, h, ly.wup),
-			rk.single(s, "swiglu", func() error { return layers.SwiGLU(gate, gate, up) }),
-			rk.linear(s, "down_proj", x, gate, ly.wdown),
-			func() error { return reduce(next) },
-		)
+	}
+	if err != nil {
+		return err
 	}
 	hs, logits := a.hs.Float32s()[:S*H], a.logits.Float32s()[:S*rk.head.Rows]
-	ops = append(ops,
-		rk.single(s, "gather_sampled", func() error {
-			for i, t := range st.Sample {
-				copy(hs[i*H:(i+1)*H], h[t*H:(t+1)*H])
+	err = s.Launch(device.Kernel{Name: "gather_sampled", Grid: 1, Block: func(device.Block) error {
+		for i, t := range st.Sample {
+			copy(hs[i*H:(i+1)*H], h[t*H:(t+1)*H])
+		}
+		return nil
+	}})
+	if err == nil {
+		err = rk.linear(s, "lm_head", logits, hs, rk.head)()
+	}
+	if err == nil {
+		err = rk.candidates(s, S, st.Candidates)
+	}
+	return err
+}
+
+// microBatch is tokens [t0, t1) of a step: their batch and views of the rows they own in
+// the activations that the fused all-reduce works on.
+type microBatch struct {
+	t0, t1      int
+	batch       layers.Batch
+	x, res, out *device.Buffer
+}
+
+func (rk *llamaRank) micro(st Step, t0, t1 int) (microBatch, error) {
+	H, a := rk.m.cfg.Hidden, &rk.act
+	mb := microBatch{t0: t0, t1: t1, batch: layers.Batch{Pos: st.Batch.Pos[t0:t1], Tables: st.Batch.Tables}}
+	if st.Batch.Seq != nil {
+		mb.batch.Seq = st.Batch.Seq[t0:t1]
+	} else {
+		mb.batch.Tables = st.Batch.Tables[t0:t1]
+	}
+	var err error
+	for _, v := range []struct {
+		dst **device.Buffer
+		src *device.Buffer
+	}{{&mb.x, a.x}, {&mb.res, a.residual}, {&mb.out, a.h}} {
+		if *v.dst, err = v.src.View(t0*H, (t1-t0)*H); err != nil {
+			return microBatch{}, err
+		}
+	}
+	return mb, nil
+}
+
+// layer enqueues layer l for micro-batch mb: the attention block and its all-reduce, then
+// the MLP block and its all-reduce; compute kernels on cs, collectives on ms (the same
+// stream when not overlapping).
+func (rk *llamaRank) layer(cs, ms *device.Stream, l int, mb microBatch) error {
+	if err := rk.attention(cs, l, mb); err != nil {
+		return err
+	}
+	if err := rk.reduce(ms, mb, rk.layers[l].ffnNorm); err != nil {
+		return err
+	}
+	if err := rk.mlp(cs, l, mb); err != nil {
+		return err
+	}
+	return rk.reduce(ms, mb, rk.nextNorm(l))
+}
+
+// nextNorm is the RMSNorm weight that follows layer l's MLP: the next layer's attention
+// norm, or the final norm.
+func (rk *llamaRank) nextNorm(l int) *device.Buffer {
+	if l+1 < len(rk.layers) {
+		return rk.layers[l+1].attnNorm
+	}
+	return rk.norm
+}
+
+// reduce is the fused all-reduce + residual + RMSNorm that closes every block.
+func (rk *llamaRank) reduce(s *device.Stream, mb microBatch, norm *device.Buffer) error {
+	shape := fused.Shape{Tokens: mb.t1 - mb.t0, Hidden: rk.m.cfg.Hidden, Eps: float32(rk.m.cfg.RMSEps)}
+	return fused.AllReduceAddRMSNorm(rk.m.group.Rank(rk.rank), s, rk.m.opt.Fused, mb.x, mb.res, norm, mb.out, shape)
+}
+
+// attention enqueues the attention block of layer l for mb: column-parallel Q, K and V,
+// RoPE, the KV cache write, paged GQA attention and the row-parallel o_proj into x.
+func (rk *llamaRank) attention(s *device.Stream, l int, mb microBatch) error {
+	m, cfg, p, a, ly := rk.m, rk.m.cfg, rk.m.plan, &rk.act, rk.layers[l]
+	H, nq, nkv, hd := cfg.Hidden, p.HeadsPerRank, p.KVHeadsPerRank, cfg.HeadDim
+	t0, t1, T := mb.t0, mb.t1, mb.t1-mb.t0
+	h := a.h.Float32s()[t0*H : t1*H]
+	q, att := a.q.Float32s()[t0*nq*hd:t1*nq*hd], a.attn.Float32s()[t0*nq*hd:t1*nq*hd]
+	k, v := a.k.Float32s()[t0*nkv*hd:t1*nkv*hd], a.v.Float32s()[t0*nkv*hd:t1*nkv*hd]
+	ops := []func() error{
+		rk.linear(s, "q_proj", q, h, ly.wq),
+		rk.linear(s, "k_proj", k, h, ly.wk),
+		rk.linear(s, "v_proj", v, h, ly.wv),
+		rk.single(s, "rope+kv_write", func() error {
+			if err := m.rope.Apply(cfg.RopeLayout, q, nq, k, nkv, mb.batch.Pos); err != nil {
+				return err
 			}
-			return nil
+			return rk.kv.Write(l, mb.batch, k, v)
 		}),
-		rk.linear(s, "lm_head", logits, hs, rk.head),
-		func() error { return rk.candidates(s, S, st.Candidates) },
-	)
+		rk.grid(s, "attention", T*nkv, T*nq*hd*cfg.ContextLength/2, func(b device.Block, u0, u1 int) error {
+			return layers.AttentionRange(att, q, nq, rk.kv, l, mb.batch, a.scratch[b.Index], u0, u1)
+		}),
+		rk.linear(s, "o_proj", a.x.Float32s()[t0*H:t1*H], att, ly.wo),
+	}
+	return run(ops)
+}
+
+// mlp enqueues the MLP block of layer l for mb: column-parallel gate and up, SwiGLU, and
+// the row-parallel down projection into x.
+func (rk *llamaRank) mlp(s *device.Stream, l int, mb microBatch) error {
+	a, ly, H, fr := &rk.act, rk.layers[l], rk.m.cfg.Hidden, rk.m.plan.FFNPerRank
+	t0, t1 := mb.t0, mb.t1
+	h := a.h.Float32s()[t0*H : t1*H]
+	gate, up := a.gate.Float32s()[t0*fr:t1*fr], a.up.Float32s()[t0*fr:t1*fr]
+	return run([]func() error{
+		rk.linear(s, "gate_proj", gate, h, ly.wgate),
+		rk.linear(s, "up_proj", up, h, ly.wup),
+		rk.single(s, "swiglu", func() error { return layers.SwiGLU(gate, gate, up) }),
+		rk.linear(s, "down_proj", a.x.Float32s()[t0*H:t1*H], gate, ly.wdown),
+	})
+}
+
+func run(ops []func() error) error {
 	for _, op := range ops {
 		if err := op(); err != nil {
 			return err

@@ -11,7 +11,7 @@ import (
 // newLlamaRank reads rank r's shard of every weight and allocates its cache and activations.
 func newLlamaRank(m *Llama, r int, src Source) (*llamaRank, error) {
 	cfg, p := m.cfg, m.plan
-	rk := &llamaRank{m: m, rank: r, dev: m.group.Device(r)}
+	rk := &llamaRank{m: m, rank: r, dev: m.group.Device(r), overlapEvents: newOverlapEvents()}
 	hd := cfg.HeadDim
 	h0, h1 := p.QHeads(r)
 	k0, k1 := p.KVHeads(r)

@@ -18,6 +18,9 @@ type GroupConfig struct {
 	Fabric device.Fabric
 	// Comm configures the communicator (Devices is set by the group).
 	Comm comm.Config
+	// CommSMs, when > 0, gives every rank a comm stream limited to that many SMs and
+	// limits the compute stream to the rest, so that collectives and compute can overlap.
+	CommSMs int
 }
 
 // Group is a TP group: a node of World devices, a communicator over them and, per rank, a
@@ -26,6 +29,7 @@ type Group struct {
 	node    *device.Node
 	comm    *comm.Communicator
 	compute []*device.Stream
+	commS   []*device.Stream // nil without CommSMs
 }
 
 // NewGroup builds the node, the communicator and one compute stream per rank.
@@ -42,14 +46,35 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	}
 	g := &Group{node: node, comm: c}
 	for r := range cfg.World {
-		s, err := c.Rank(r).Device().NewStream("compute", 0)
+		dev := c.Rank(r).Device()
+		if cfg.CommSMs < 0 || (cfg.CommSMs > 0 && cfg.CommSMs >= dev.NumSMs()) {
+			_ = g.Close()
+			return nil, fmt.Errorf("tp: %d comm SMs leave none of the %d SMs per device to compute", cfg.CommSMs, dev.NumSMs())
+		}
+		s, err := dev.NewStream("compute", dev.NumSMs()-cfg.CommSMs)
 		if err != nil {
 			_ = g.Close()
 			return nil, fmt.Errorf("tp: rank %d: %w", r, err)
 		}
 		g.compute = append(g.compute, s)
+		if cfg.CommSMs > 0 {
+			cs, err := dev.NewStream("comm", cfg.CommSMs)
+			if err != nil {
+				_ = g.Close()
+				return nil, fmt.Errorf("tp: rank %d: %w", r, err)
+			}
+			g.commS = append(g.commS, cs)
+		}
 	}
 	return g, nil
+}
+
+// CommStream returns rank r's comm stream, or nil when the group has none (CommSMs = 0).
+func (g *Group) CommStream(r int) *device.Stream {
+	if g.commS == nil {
+		return nil
+	}
+	return g.commS[r]
 }
 
 // World returns the number of ranks.

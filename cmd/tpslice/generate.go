@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/fused"
+	"github.com/tpslice/tpslice/trace"
 )
 
 // generateReport is generate's --json output (documented in the README).
@@ -49,6 +51,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 		cfg                  engine.Config
 		req                  engine.Request
 		prompt, dt, fv, algo string
+		traceFile            string
 		asJSON               bool
 		stops                stringList
 		temperature, topP    float64
@@ -70,6 +73,9 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
 	fs.IntVar(&cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
 	fs.BoolVar(&cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
+	fs.StringVar(&traceFile, "trace", "", "write the kernels every stream ran during generation to `FILE` (Chrome/Perfetto JSON: ui.perfetto.dev, chrome://tracing)")
+	fs.BoolVar(&cfg.Overlap, "overlap", false, "run steps of 2+ tokens as two micro-batches, all-reduces on a comm stream overlapping compute")
+	fs.IntVar(&cfg.CommSMs, "comm-sms", 1, "SMs of the comm stream with --overlap (the compute stream gets the rest)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,8 +104,19 @@ func generate(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("generate: --max-tokens must be at least 1, got %d", req.MaxTokens)
 	}
 
+	var traceOut *os.File
+	if traceFile != "" { // created now, so that a bad path fails before the model loads
+		if traceOut, err = os.Create(traceFile); err != nil {
+			return fmt.Errorf("generate: --trace: %w", err)
+		}
+		defer traceOut.Close() // for early returns; writeTrace closes it and reports that error
+	}
 	e, err := engine.New(cfg)
 	if err != nil {
+		if traceOut != nil {
+			_ = traceOut.Close()
+			_ = os.Remove(traceFile)
+		}
 		return fmt.Errorf("generate: %w", err)
 	}
 	defer e.Close()
@@ -112,9 +129,42 @@ func generate(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	var rec *trace.Recorder
+	if traceOut != nil {
+		g := e.Model().Group()
+		rankOf := map[int]int{}
+		for r := range g.World() {
+			rankOf[g.Device(r).ID()] = r
+		}
+		rec = trace.NewRecorder(trace.Config{ProcessName: func(d int) string {
+			if r, ok := rankOf[d]; ok {
+				return fmt.Sprintf("rank %d", r)
+			}
+			return fmt.Sprintf("device %d", d)
+		}})
+		g.Node().SetTracer(rec)
+	}
 	res, err := e.Generate(ctx, req, emit)
 	if err != nil {
-		return fmt.Errorf("generate: %w", err)
+		err = fmt.Errorf("generate: %w", err)
+	}
+	var traceNote string
+	if rec != nil {
+		e.Model().Group().Node().SetTracer(nil)
+		if werr := writeTrace(traceOut, rec); werr != nil {
+			return errors.Join(err, fmt.Errorf("generate: %w", werr))
+		}
+		traceNote = fmt.Sprintf("# trace: %s (%d events", traceFile, rec.Len())
+		if d := rec.Dropped(); d > 0 {
+			traceNote += fmt.Sprintf(", %d dropped", d)
+		}
+		traceNote += ")\n"
+		if asJSON || err != nil {
+			fmt.Fprint(stderr, traceNote) // stdout stays one JSON object
+		}
+	}
+	if err != nil {
+		return err
 	}
 	var graphs *graphsReport
 	if g := e.Graphs(); len(g.Buckets) > 0 {
@@ -144,6 +194,19 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	slices.Sort(sites)
 	for _, s := range sites {
 		fmt.Fprintf(stdout, "# all-reduce %-20s %s\n", s, res.Allreduce[s])
+	}
+	fmt.Fprint(stdout, traceNote)
+	return nil
+}
+
+// writeTrace writes rec's kernels to f in the Chrome trace-event format and closes f.
+func writeTrace(f *os.File, rec *trace.Recorder) error {
+	err := rec.WriteChrome(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("--trace %s: %w", f.Name(), err)
 	}
 	return nil
 }
