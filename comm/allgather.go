@@ -19,18 +19,17 @@ func (r *Rank) AllGather(s *device.Stream, in, out *device.Buffer, count int) er
 }
 
 func (cl *call) allGather(b device.Block, off, n int) error {
-	r := cl.r
 	lo, hi := blockSpan(n, b)
 	cl.stage(off, lo, hi)
 	if err := cl.barrier(b, "all-gather inputs staged"); err != nil {
 		return err
 	}
-	for p := range r.c.n {
+	for p := range cl.r.c.n {
 		at := p*cl.desc.count + off + lo
 		if cl.desc.t == dtype.F32 {
-			copy(cl.outF32(at, hi-lo), r.peers[p].f32[lo:hi])
+			copy(cl.outF32(at, hi-lo), cl.inputF32(p, off, lo, hi))
 		} else {
-			copy(cl.outU16(at, hi-lo), r.peers[p].u16[lo:hi])
+			copy(cl.outU16(at, hi-lo), cl.inputU16(p, off, lo, hi))
 		}
 	}
 	return cl.barrier(b, "all-gather inputs read")

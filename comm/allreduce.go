@@ -94,6 +94,7 @@ func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Bu
 		return fmt.Errorf("comm: rank %d %s: %w: %v", r.rank, op, ErrFailed, err)
 	}
 	cl := &call{r: r, desc: callDesc{op: op, algo: algo, t: in.DType(), count: count}, in: in, out: out}
+	r.captureInput(s, cl)
 	for off := 0; off < count; off += chunk {
 		n, first, last := min(chunk, count-off), off == 0, off+chunk >= count
 		err := s.Launch(device.Kernel{
@@ -129,8 +130,13 @@ func (r *Rank) defaultGrid(n int) int {
 	return min(r.c.cfg.Blocks, (n+minBlockElems-1)/minBlockElems)
 }
 
-// stage copies input elements [off+lo, off+hi) to the rank's staging buffer at [lo, hi).
+// stage copies input elements [off+lo, off+hi) to the rank's staging buffer at [lo, hi),
+// unless the call reads its peers' inputs in place.
 func (cl *call) stage(off, lo, hi int) {
+	if cl.registered() {
+		cl.r.bytesSaved.Add(int64((hi - lo) * cl.desc.t.Size()))
+		return
+	}
 	own := &cl.r.peers[cl.r.rank]
 	if cl.desc.t == dtype.F32 {
 		copy(own.f32[lo:hi], cl.in.Float32s()[off+lo:off+hi])
@@ -139,24 +145,41 @@ func (cl *call) stage(off, lo, hi int) {
 	}
 }
 
-// sumStaging sums elements [lo, hi) of every rank's staging buffer in rank order into dst
-// from element at on (dst viewed as f32 or 16-bit words, by the call's dtype), rounding
-// 16-bit sums once.
-func (cl *call) sumStaging(lo, hi, at int, dstF32 []float32, dstU16 []uint16) {
+// sumInputs sums elements [lo, hi) of the chunk at off over every rank's input — its staged
+// copy, or the input itself when registered — in rank order into dst from element at on
+// (dst viewed as f32 or 16-bit words, by the call's dtype), rounding 16-bit sums once.
+func (cl *call) sumInputs(off, lo, hi, at int, dstF32 []float32, dstU16 []uint16) {
 	n := cl.r.c.n
 	if cl.desc.t == dtype.F32 {
 		var srcs [device.MaxDevices][]float32
 		for p := range n {
-			srcs[p] = cl.r.peers[p].f32[lo:hi]
+			srcs[p] = cl.inputF32(p, off, lo, hi)
 		}
 		vec.SumF32(dstF32[at:at+hi-lo], srcs[:n])
 		return
 	}
 	var srcs [device.MaxDevices][]uint16
 	for p := range n {
-		srcs[p] = cl.r.peers[p].u16[lo:hi]
+		srcs[p] = cl.inputU16(p, off, lo, hi)
 	}
 	vec.Sum16(cl.desc.t, dstU16[at:at+hi-lo], srcs[:n])
+}
+
+// inputF32 is rank p's input elements [off+lo, off+hi) as f32: read in place when the call
+// is registered, else from p's staging buffer at [lo, hi).
+func (cl *call) inputF32(p, off, lo, hi int) []float32 {
+	if cl.registered() {
+		return cl.reg.views[p].Float32s()[off+lo : off+hi]
+	}
+	return cl.r.peers[p].f32[lo:hi]
+}
+
+// inputU16 is inputF32 for 16-bit elements.
+func (cl *call) inputU16(p, off, lo, hi int) []uint16 {
+	if cl.registered() {
+		return cl.reg.views[p].Uint16s()[off+lo : off+hi]
+	}
+	return cl.r.peers[p].u16[lo:hi]
 }
 
 // outF32 and outU16 view count output elements from element off on.

@@ -40,6 +40,7 @@ type call struct {
 	start time.Time
 
 	verified [MaxBlocks]bool // per block: the peers' calls were compared with this one
+	reg      *graphInput     // set when captured with an input peers can read in place
 
 	lamportPhase int // flag-free phase (0..2) of the chunk that runs now
 	lamportPrev  int // words the chunk before it wrote, which this one clears

@@ -49,6 +49,11 @@ func (k *CallCtx) Barrier(b device.Block, what string) error { return (*call)(k)
 // Staging returns rank p's registered staging buffer as f32, mapped into this rank.
 func (k *CallCtx) Staging(p int) []float32 { return (*call)(k).r.peers[p].f32 }
 
+// Input returns rank p's input elements [off+lo, off+hi) as f32, mapped into this rank:
+// its staged copy (Stage put it at [lo, hi) of p's staging buffer), or, in a replayed
+// graph whose buffers were registered, p's input itself.
+func (k *CallCtx) Input(p, off, lo, hi int) []float32 { return (*call)(k).inputF32(p, off, lo, hi) }
+
 // Tmp returns rank p's registered scratch buffer as f32, mapped into this rank.
 func (k *CallCtx) Tmp(p int) []float32 { return (*call)(k).r.peers[p].tmpF32 }
 

@@ -11,6 +11,6 @@ func (cl *call) oneShot(b device.Block, off, n int) error {
 	if err := cl.barrier(b, "one-shot inputs staged"); err != nil {
 		return err
 	}
-	cl.sumStaging(lo, hi, off+lo, cl.out.Float32s(), cl.out.Uint16s())
+	cl.sumInputs(off, lo, hi, off+lo, cl.out.Float32s(), cl.out.Uint16s())
 	return cl.barrier(b, "one-shot inputs read")
 }

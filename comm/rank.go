@@ -1,6 +1,8 @@
 package comm
 
 import (
+	"sync/atomic"
+
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 )
@@ -24,6 +26,8 @@ type Rank struct {
 	lamportPhase     uint64            // kernel side: flag-free chunks issued so far
 	lamportPrevWords int               // kernel side: words the last flag-free chunk wrote
 	rec              Recorder
+	graphInputs      []*graphInput // captured, not yet registered (host side)
+	bytesSaved       atomic.Int64  // staging copies replays skipped
 }
 
 // peerView is one rank's buffers as seen from another rank: plain slices over the peer's

@@ -24,7 +24,7 @@ func (cl *call) twoShot(b device.Block, off, count int) error {
 	}
 	lo, hi := cl.sliceSpan(count, r.rank, b)
 	own := &r.peers[r.rank]
-	cl.sumStaging(lo, hi, lo, own.tmpF32, own.tmpU16)
+	cl.sumInputs(off, lo, hi, lo, own.tmpF32, own.tmpU16)
 	if err := cl.barrier(b, "two-shot slices reduced"); err != nil {
 		return err
 	}

@@ -189,6 +189,11 @@ func TestCapturedAllReduce(t *testing.T) {
 				execs[r], err = Instantiate(g)
 				require.NoError(t, err)
 			}
+			registered, err := c.RegisterGraphBuffers()
+			require.NoError(t, err)
+			inPlace := algo == comm.OneShot || algo == comm.TwoShot
+			require.Equal(t, map[bool]int{true: 1, false: 0}[inPlace], registered, "one-shot and two-shot read their peers' inputs in place")
+			saved := c.GraphBytesSaved()
 			for i := range 30 {
 				comm.Fill(ins, count, uint64(i))
 				for r := range n {
@@ -206,6 +211,11 @@ func TestCapturedAllReduce(t *testing.T) {
 			rec, ok := c.Recorder(0).Last()
 			require.True(t, ok)
 			require.Equal(t, comm.Done, rec.State)
+			if inPlace { // 20 replays on 4 ranks skipped copying count f32 each
+				require.Equal(t, int64(20*n*count*4), c.GraphBytesSaved()-saved)
+			} else {
+				require.Equal(t, saved, c.GraphBytesSaved())
+			}
 		})
 	}
 }

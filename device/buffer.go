@@ -25,6 +25,7 @@ type Buffer struct {
 	peer  bool    // a peer's view of another device's buffer
 	view  bool    // part of another buffer (View)
 	base  *Buffer // the allocation a peer mapping or view belongs to
+	off   int     // a view's first element in base
 }
 
 func newBuffer(d *Device, t dtype.DType, count int) *Buffer {
@@ -90,7 +91,26 @@ func (b *Buffer) View(off, count int) (*Buffer, error) {
 		base = b.base
 	}
 	return &Buffer{dev: b.dev, dtype: b.dtype, count: count, mem: b.mem[off*es : (off+count)*es : (off+count)*es],
-		peer: b.peer, base: base, view: true}, nil
+		peer: b.peer, base: base, view: true, off: b.off + off}, nil
+}
+
+// Allocation returns the allocation b is part of and b's first element in it (b itself
+// and 0 for a whole buffer), what a peer needs to map b: the allocation's IPC handle and
+// an offset, as with cudaIpcGetMemHandle on the base pointer.
+func (b *Buffer) Allocation() (*Buffer, int) {
+	if b.view {
+		return b.base, b.off
+	}
+	return b, 0
+}
+
+// Overlaps reports whether a and b share any memory.
+func Overlaps(a, b *Buffer) bool {
+	if len(a.mem) == 0 || len(b.mem) == 0 {
+		return false
+	}
+	a0, b0 := uintptr(unsafe.Pointer(unsafe.SliceData(a.mem))), uintptr(unsafe.Pointer(unsafe.SliceData(b.mem)))
+	return a0 < b0+uintptr(len(b.mem)) && b0 < a0+uintptr(len(a.mem))
 }
 
 // Free releases the memory's accounting on its device. Peer views cannot be freed; freeing

@@ -51,6 +51,8 @@ type Graphs struct {
 	// CaptureTime is the time capturing took; InputBytes the static input buffers' size.
 	CaptureTime time.Duration
 	InputBytes  int
+	// InPlace is how many collectives per rank read their peers' inputs in place on replay.
+	InPlace int
 }
 
 // Engine runs generation on one model over a TP group. Generate calls are served one at a
@@ -125,9 +127,14 @@ func (e *Engine) captureGraphs() error {
 		}
 		return n
 	}
-	e.graphs = Graphs{Buckets: []int{1}, Nodes: e.greedy.Nodes(), CaptureTime: time.Since(start), InputBytes: in(e.greedy) + in(e.full)}
+	e.graphs = Graphs{Buckets: []int{1}, Nodes: e.greedy.Nodes(), CaptureTime: time.Since(start), InputBytes: in(e.greedy) + in(e.full),
+		InPlace: e.greedy.InPlace}
 	return nil
 }
+
+// StagingBytesSaved returns the bytes that replayed decode graphs read from peers in place
+// instead of copying them into staging buffers first (summed over ranks).
+func (e *Engine) StagingBytesSaved() int64 { return e.group.Comm().GraphBytesSaved() }
 
 // Graphs returns what was captured at start-up.
 func (e *Engine) Graphs() Graphs { return e.graphs }

@@ -19,7 +19,7 @@ func (f *fusedCall) oneShot(k *comm.CallCtx, b device.Block, off, n int) error {
 	var srcs [device.MaxDevices][]float32
 	for t := r0; t < r1; t++ {
 		for p := range k.Size() {
-			srcs[p] = k.Staging(p)[t*h : (t+1)*h]
+			srcs[p] = k.Input(p, off, t*h, (t+1)*h)
 		}
 		g := off/h + t
 		vec.SumF32(f.out[g*h:(g+1)*h], srcs[:k.Size()])

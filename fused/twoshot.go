@@ -22,7 +22,7 @@ func (f *fusedCall) twoShot(k *comm.CallCtx, b device.Block, off, n int) error {
 	ownTmp := k.Tmp(k.Rank())
 	ownedBy(k.Rank(), ranks, r0, r1, h).spans(func(lo, hi int) {
 		for p := range ranks {
-			srcs[p] = k.Staging(p)[lo:hi]
+			srcs[p] = k.Input(p, off, lo, hi)
 		}
 		vec.SumF32(ownTmp[lo:hi], srcs[:ranks])
 	})

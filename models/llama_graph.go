@@ -19,8 +19,11 @@ type DecodeGraph struct {
 	// replay; Batch.Seq, Sample and Candidates are fixed at capture.
 	Step  Step
 	execs []*cudagraph.Exec
-	// CaptureTime is how long capturing and instantiating took on all ranks.
+	// CaptureTime is how long capturing, instantiating and registering took on all ranks.
 	CaptureTime time.Duration
+	// InPlace is how many of a rank's collectives read their peers' inputs in place on
+	// replay (comm.RegisterGraphBuffers) instead of copying into staging buffers.
+	InPlace int
 }
 
 // CaptureDecode captures the decode step of a batch of b sequences, proposing k
@@ -53,6 +56,9 @@ func (m *Llama) CaptureDecode(b, k int) (*DecodeGraph, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("models: capturing the decode step of batch %d: %w", b, err)
+	}
+	if g.InPlace, err = m.group.Comm().RegisterGraphBuffers(); err != nil {
+		return nil, fmt.Errorf("models: decode graph of batch %d: %w", b, err)
 	}
 	g.CaptureTime = time.Since(start)
 	return g, nil

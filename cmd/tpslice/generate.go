@@ -38,6 +38,8 @@ type graphsReport struct {
 	Nodes      int     `json:"nodes_per_rank"`
 	CaptureMs  float64 `json:"capture_ms"`
 	InputBytes int     `json:"static_input_bytes"`
+	InPlace    int     `json:"in_place_collectives_per_rank"`
+	BytesSaved int64   `json:"staging_bytes_saved"`
 }
 
 // stringList is a repeatable string flag.
@@ -168,7 +170,8 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	}
 	var graphs *graphsReport
 	if g := e.Graphs(); len(g.Buckets) > 0 {
-		graphs = &graphsReport{Buckets: g.Buckets, Nodes: g.Nodes, CaptureMs: float64(g.CaptureTime.Microseconds()) / 1e3, InputBytes: g.InputBytes}
+		graphs = &graphsReport{Buckets: g.Buckets, Nodes: g.Nodes, CaptureMs: float64(g.CaptureTime.Microseconds()) / 1e3, InputBytes: g.InputBytes,
+			InPlace: g.InPlace, BytesSaved: e.StagingBytesSaved()}
 	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
@@ -184,6 +187,8 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	if graphs != nil {
 		fmt.Fprintf(stdout, "# decode graphs: buckets %v, %d nodes per rank, captured in %.1f ms, %d bytes of static inputs\n",
 			graphs.Buckets, graphs.Nodes, graphs.CaptureMs, graphs.InputBytes)
+		fmt.Fprintf(stdout, "# %d all-reduces per rank read their peers' inputs in place: %d bytes of staging copies saved\n",
+			graphs.InPlace, graphs.BytesSaved)
 	} else {
 		fmt.Fprintln(stdout, "# decode graphs: off (--eager)")
 	}

@@ -1,0 +1,91 @@
+package comm
+
+import (
+	"fmt"
+
+	"github.com/tpslice/tpslice/device"
+)
+
+// graphInput is the input buffer of a collective captured into a graph. Once registered,
+// every rank maps every peer's input, and the replayed kernels read the peers' inputs in
+// place instead of copying their own into the staging buffer first (vLLM's
+// register_graph_buffers): a graph's buffers are fixed, so the mapping stays valid.
+type graphInput struct {
+	in    *device.Buffer
+	views []*device.Buffer // index p: rank p's input as this rank maps it; nil until registered
+}
+
+// registered reports whether the call reads the peers' inputs in place.
+func (cl *call) registered() bool { return cl.reg != nil && cl.reg.views != nil }
+
+// captureInput notes the input of a call being captured, when the algorithm can read its
+// peers' inputs in place: one-shot and two-shot (NVLS reduces through the multicast
+// object, which binds the staging buffers; ring and the flag-free one-shot keep their own
+// buffers) and the output is other memory (peers still read the input while this rank
+// writes its output).
+func (r *Rank) captureInput(s *device.Stream, cl *call) {
+	if !s.Capturing() || (cl.desc.algo != OneShot && cl.desc.algo != TwoShot) || device.Overlaps(cl.in, cl.out) {
+		return
+	}
+	cl.reg = &graphInput{in: cl.in}
+	r.graphInputs = append(r.graphInputs, cl.reg)
+}
+
+// RegisterGraphBuffers maps, on every rank, every peer's input buffer of the collectives
+// captured since the last registration, so that replays reduce in place. Call it once
+// every rank has finished capturing the same graph (each rank must have captured the same
+// collectives). It returns how many collectives per rank now read in place.
+func (c *Communicator) RegisterGraphBuffers() (int, error) {
+	n := len(c.ranks[0].graphInputs)
+	for r, rk := range c.ranks {
+		if len(rk.graphInputs) != n {
+			return 0, fmt.Errorf("comm: register graph buffers: rank %d captured %d collectives, rank 0 captured %d", r, len(rk.graphInputs), n)
+		}
+	}
+	handles := map[*device.Buffer]device.IPCHandle{}
+	for i := range n {
+		for r, rk := range c.ranks {
+			in := rk.graphInputs[i].in
+			base, off := in.Allocation()
+			h, ok := handles[base]
+			if !ok {
+				var err error
+				if h, err = base.Export(); err != nil {
+					return 0, fmt.Errorf("comm: register graph buffers: rank %d: %w", r, err)
+				}
+				handles[base] = h
+			}
+			for q, peer := range c.ranks {
+				reg := peer.graphInputs[i]
+				if reg.views == nil {
+					reg.views = make([]*device.Buffer, c.n)
+				}
+				if q == r {
+					reg.views[r] = in
+					continue
+				}
+				mapped, err := peer.dev.OpenPeer(h)
+				if err == nil {
+					reg.views[r], err = mapped.View(off, in.Len())
+				}
+				if err != nil {
+					return 0, fmt.Errorf("comm: register graph buffers: rank %d mapping rank %d's input: %w", q, r, err)
+				}
+			}
+		}
+	}
+	for _, rk := range c.ranks {
+		rk.graphInputs = nil
+	}
+	return n, nil
+}
+
+// GraphBytesSaved returns the bytes replayed graphs did not copy into staging buffers, over
+// all ranks.
+func (c *Communicator) GraphBytesSaved() int64 {
+	var total int64
+	for _, rk := range c.ranks {
+		total += rk.bytesSaved.Load()
+	}
+	return total
+}
