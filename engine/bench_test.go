@@ -1,15 +1,19 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 )
 
-// BenchmarkDecodeStep times one greedy decode step (the forward pass of one token and the
-// choice of the next) at batch 1, eager against a replayed graph, side by side:
+// BenchmarkDecodeStep times greedy decode steps at batch 1 (the forward pass of one token
+// and the choice of the next), eager against replayed graphs, side by side; the metric
+// µs/step excludes the prefill (time to first token):
 //
 //	go test -run '^$' -bench DecodeStep ./engine/
 func BenchmarkDecodeStep(b *testing.B) {
+	const tokens = 33
 	for _, model := range []string{"tiny", "demo"} {
 		for _, tp := range []int{1, 8} {
 			for _, eager := range []bool{true, false} {
@@ -18,24 +22,22 @@ func BenchmarkDecodeStep(b *testing.B) {
 					mode = "eager"
 				}
 				b.Run(fmt.Sprintf("%s/tp=%d/%s", model, tp, mode), func(b *testing.B) {
-					e, err := New(Config{Model: model, TP: tp, Eager: eager})
+					e, err := New(Config{Model: model, TP: tp, Eager: eager, MaxRunning: 1})
 					if err != nil {
 						b.Fatal(err)
 					}
 					defer e.Close()
-					table, err := e.Blocks().Alloc(e.Model().Config().ContextLength / e.Model().Options().BlockSize)
-					if err != nil {
-						b.Fatal(err)
-					}
-					pos, next := 0, int32(1)
+					var decode time.Duration
+					steps := 0
 					for b.Loop() {
-						st, err := e.run([]int32{next}, pos, table, 1)
+						res, err := e.Generate(context.Background(), Request{Prompt: "Hello my name is", MaxTokens: tokens}, func(Token) error { return nil })
 						if err != nil {
 							b.Fatal(err)
 						}
-						next = e.choose(st, Sampling{}, 0)
-						pos = (pos + 1) % 64
+						decode += time.Duration(float64(len(res.OutputIDs)-1) / res.DecodeTokensPerSec * float64(time.Second))
+						steps += len(res.OutputIDs) - 1
 					}
+					b.ReportMetric(float64(decode.Microseconds())/float64(steps), "µs/step")
 				})
 			}
 		}

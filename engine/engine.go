@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -40,6 +39,12 @@ type Config struct {
 	// run on a comm stream of CommSMs SMs (default 1) while the other's compute runs.
 	Overlap bool
 	CommSMs int
+	// MaxRunning bounds the sequences decoded together (default 16); decode graphs are
+	// captured for the buckets 1, 2, 4, … up to it.
+	MaxRunning int
+	// MaxWaiting bounds the requests waiting for a slot (default 256); more fail with
+	// ErrQueueFull.
+	MaxWaiting int
 }
 
 // Graphs describes the decode graphs captured at start-up.
@@ -55,20 +60,22 @@ type Graphs struct {
 	InPlace int
 }
 
-// Engine runs generation on one model over a TP group. Generate calls are served one at a
-// time.
+// Engine runs generation on one model over a TP group. Concurrent Generate calls are
+// batched by the scheduler (continuous batching).
 type Engine struct {
-	cfg    Config
-	group  *tp.Group
-	model  *models.Llama
-	tok    *tokenizer.Tokenizer
-	blocks *BlockPool
-	mu     sync.Mutex
+	cfg      Config
+	group    *tp.Group
+	model    *models.Llama
+	tok      *tokenizer.Tokenizer
+	blocks   *BlockPool
+	padBlock int32 // KV block that padding rows of a bucket write to
+	sched    scheduler
 
-	// Decode graphs for batch 1, proposing one candidate per rank (greedy) or gathering
-	// the full logits (any other sampling); nil when eager.
-	greedy, full *models.DecodeGraph
+	// decodeGraphs[bucket] holds the graphs proposing one candidate per rank (index 1,
+	// greedy) and gathering the full logits (index 0, any other sampling); none when eager.
+	decodeGraphs map[int][2]*models.DecodeGraph
 	graphs       Graphs
+	closeOnce    sync.Once
 }
 
 // New loads the model and its tokenizer and shards the model over cfg.TP ranks.
@@ -78,6 +85,15 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.MaxBatchTokens == 0 {
 		cfg.MaxBatchTokens = 256
+	}
+	if cfg.MaxRunning == 0 {
+		cfg.MaxRunning = 16
+	}
+	if cfg.MaxWaiting == 0 {
+		cfg.MaxWaiting = 256
+	}
+	if cfg.MaxRunning < 1 || cfg.MaxWaiting < 1 || cfg.MaxBatchTokens < cfg.MaxRunning {
+		return nil, fmt.Errorf("engine: max running %d, max waiting %d, max batch tokens %d: each must be positive and the batch must hold the running sequences", cfg.MaxRunning, cfg.MaxWaiting, cfg.MaxBatchTokens)
 	}
 	mcfg, src, tok, err := open(cfg)
 	if err != nil {
@@ -95,40 +111,57 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	m, err := models.NewLlama(g, mcfg, src, models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens, Fused: cfg.Fused, Overlap: cfg.Overlap})
+	perSeq := (mcfg.ContextLength + 15) / 16
+	m, err := models.NewLlama(g, mcfg, src, models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens,
+		MaxSeqs: cfg.MaxRunning, BlockSize: 16, KVBlocks: cfg.MaxRunning*perSeq + 1, Fused: cfg.Fused, Overlap: cfg.Overlap})
 	if err != nil {
 		_ = g.Close()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e := &Engine{cfg: cfg, group: g, model: m, tok: tok, blocks: NewBlockPool(m.Options().KVBlocks)}
+	// The last block is kept out of the pool: padding rows of a bucket write there.
+	n := m.Options().KVBlocks
+	e := &Engine{cfg: cfg, group: g, model: m, tok: tok, blocks: NewBlockPool(n - 1), padBlock: int32(n - 1)}
 	if !cfg.Eager {
 		if err := e.captureGraphs(); err != nil {
-			_ = e.Close()
+			m.Close()
+			_ = g.Close()
 			return nil, err
 		}
 	}
+	e.sched.cond = sync.NewCond(&e.sched.mu)
+	e.sched.stopped = make(chan struct{})
+	go e.loop()
 	return e, nil
 }
 
-// captureGraphs captures the decode step of the running batch (one sequence, so bucket 1).
+// captureGraphs captures the decode step of every batch bucket, 1, 2, 4, … up to
+// MaxRunning, greedy and with the full logits.
 func (e *Engine) captureGraphs() error {
 	start := time.Now()
-	var err error
-	if e.greedy, err = e.model.CaptureDecode(1, 1); err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
-	if e.full, err = e.model.CaptureDecode(1, 0); err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
-	in := func(g *models.DecodeGraph) int {
-		n := 4 * (len(g.Step.IDs) + len(g.Step.Batch.Pos) + len(g.Step.Batch.Seq) + len(g.Step.Sample))
-		for _, t := range g.Step.Batch.Tables {
-			n += 4 * len(t)
+	e.decodeGraphs = map[int][2]*models.DecodeGraph{}
+	for b := 1; ; b *= 2 {
+		b = min(b, e.cfg.MaxRunning)
+		var pair [2]*models.DecodeGraph
+		for k := range 2 {
+			g, err := e.model.CaptureDecode(b, k)
+			if err != nil {
+				return fmt.Errorf("engine: %w", err)
+			}
+			pair[k] = g
+			e.graphs.Nodes = g.Nodes()
+			e.graphs.InPlace = g.InPlace
+			e.graphs.InputBytes += 4 * (len(g.Step.IDs) + len(g.Step.Batch.Pos) + len(g.Step.Batch.Seq) + len(g.Step.Sample))
+			for _, t := range g.Step.Batch.Tables {
+				e.graphs.InputBytes += 4 * len(t)
+			}
 		}
-		return n
+		e.decodeGraphs[b] = pair
+		e.graphs.Buckets = append(e.graphs.Buckets, b)
+		if b == e.cfg.MaxRunning {
+			break
+		}
 	}
-	e.graphs = Graphs{Buckets: []int{1}, Nodes: e.greedy.Nodes(), CaptureTime: time.Since(start), InputBytes: in(e.greedy) + in(e.full),
-		InPlace: e.greedy.InPlace}
+	e.graphs.CaptureTime = time.Since(start)
 	return nil
 }
 
@@ -177,8 +210,27 @@ func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
 // Blocks returns the KV block pool.
 func (e *Engine) Blocks() *BlockPool { return e.blocks }
 
-// Close frees the model and the TP group.
+// Close stops the scheduler (requests still waiting or running end with ErrClosed), then
+// frees the model and the TP group.
 func (e *Engine) Close() error {
-	e.model.Close()
-	return errors.Join(e.group.Close())
+	var err error
+	e.closeOnce.Do(func() {
+		q := &e.sched
+		q.mu.Lock()
+		q.closed = true
+		q.cond.Broadcast()
+		q.mu.Unlock()
+		<-q.stopped
+		e.model.Close()
+		err = e.group.Close()
+	})
+	return err
+}
+
+// Load returns the requests running and waiting now, for metrics and admission.
+func (e *Engine) Load() (running, waiting int) {
+	q := &e.sched
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.running, len(q.waiting)
 }

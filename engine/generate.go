@@ -2,14 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/fused"
-	"github.com/tpslice/tpslice/layers"
-	"github.com/tpslice/tpslice/models"
 )
 
 // Request is one generation.
@@ -52,92 +51,67 @@ type Result struct {
 	Allreduce map[string]string
 }
 
-// Generate runs one request to the end, calling emit for every token (emit's error stops
-// it). Cancelling ctx stops it between tokens with ctx's error; the KV blocks are freed in
-// every case.
+// ErrQueueFull is returned (wrapped) when more requests wait than Config.MaxWaiting.
+var ErrQueueFull = errors.New("engine: too many requests waiting")
+
+// ErrClosed is returned (wrapped) for requests to an engine that is shutting down.
+var ErrClosed = errors.New("engine: closed")
+
+// Generate runs one request to the end among the others in flight (continuous batching),
+// calling emit on the caller's goroutine for every token; emit's error stops the request.
+// Cancelling ctx stops it between steps with ctx's error. The KV blocks are freed in every
+// case.
 func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) error) (Result, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	start := time.Now()
-	cfg := e.model.Config()
-	if err := req.Sampling.Validate(); err != nil {
-		return Result{}, fmt.Errorf("engine: %w", err)
-	}
-	prompt, err := e.promptIDs(req)
+	seq, err := e.newSequence(ctx, req, start)
 	if err != nil {
 		return Result{}, err
 	}
+	if err := e.submit(seq); err != nil {
+		return Result{}, err
+	}
+	var emitErr error
+	for tok := range seq.tokens { // closed by the scheduler when the sequence retires
+		if emitErr == nil {
+			if emitErr = emit(tok); emitErr != nil {
+				seq.cancel() // the scheduler retires it at the next step
+			}
+		}
+	}
+	res, err := seq.result, seq.err
+	if emitErr != nil {
+		return res, emitErr
+	}
+	return res, err
+}
+
+// newSequence validates a request and prepares its sequence.
+func (e *Engine) newSequence(ctx context.Context, req Request, start time.Time) (*sequence, error) {
+	cfg := e.model.Config()
+	if err := req.Sampling.Validate(); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	prompt, err := e.promptIDs(req)
+	if err != nil {
+		return nil, err
+	}
 	if len(prompt) >= cfg.ContextLength {
-		return Result{}, fmt.Errorf("engine: the prompt has %d tokens; the context holds %d, with room for at least one more", len(prompt), cfg.ContextLength)
+		return nil, fmt.Errorf("engine: the prompt has %d tokens; the context holds %d, with room for at least one more", len(prompt), cfg.ContextLength)
 	}
 	if req.MaxTokens < 0 {
-		return Result{}, fmt.Errorf("engine: max_tokens must be ≥ 0, got %d", req.MaxTokens)
+		return nil, fmt.Errorf("engine: max_tokens must be ≥ 0, got %d", req.MaxTokens)
 	}
 	limit := cfg.ContextLength - len(prompt)
 	if req.MaxTokens > 0 {
 		limit = min(limit, req.MaxTokens)
 	}
-	bs := e.model.Options().BlockSize
-	table, err := e.blocks.Alloc((len(prompt) + limit + bs - 1) / bs)
-	if err != nil {
-		return Result{}, err
-	}
-	defer e.blocks.Free(table)
-
-	res := Result{PromptIDs: prompt, Allreduce: e.callSites(len(prompt))}
-	k := candidatesFor(req.Sampling, e.greedy != nil)
-	out := newOutput(e.tok.NewStream(), req.Stop)
-	var first time.Time
-	pos, next := 0, int32(0)
-	for len(res.OutputIDs) < limit {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		ids := []int32{next}
-		if pos < len(prompt) {
-			ids = prompt[pos:]
-		}
-		ids = ids[:min(len(ids), e.model.Options().MaxTokens)]
-		st, err := e.run(ids, pos, table, k)
-		if err != nil {
-			return res, fmt.Errorf("engine: step at position %d: %w", pos, err)
-		}
-		pos += len(ids)
-		if pos < len(prompt) {
-			continue // a prefill chunk: nothing to choose yet
-		}
-		next = e.choose(st, req.Sampling, uint64(len(res.OutputIDs)))
-		if first.IsZero() {
-			first = time.Now()
-			res.TTFT = first.Sub(start)
-		}
-		res.OutputIDs = append(res.OutputIDs, next)
-		if int(next) == e.tok.EOS() {
-			res.FinishReason = FinishStop
-			break
-		}
-		text, stopped := out.add(int(next))
-		if err := emit(Token{ID: next, Text: text}); err != nil {
-			return res, err
-		}
-		if stopped {
-			res.FinishReason = FinishStop
-			break
-		}
-	}
-	if res.FinishReason == "" {
-		res.FinishReason = FinishLength
-	}
-	if rest := out.flush(); rest != "" {
-		if err := emit(Token{ID: -1, Text: rest}); err != nil {
-			return res, err
-		}
-	}
-	res.Text = out.text()
-	if n := len(res.OutputIDs); n > 1 {
-		res.DecodeTokensPerSec = float64(n-1) / time.Since(first).Seconds()
-	}
-	return res, nil
+	ctx, cancel := context.WithCancel(ctx)
+	return &sequence{
+		ctx: ctx, cancel: cancel, req: req, prompt: prompt, limit: limit, start: start,
+		out:    newOutput(e.tok.NewStream(), req.Stop),
+		tokens: make(chan Token, limit+1),
+		result: Result{PromptIDs: prompt, Allreduce: e.callSites(len(prompt))},
+	}, nil
 }
 
 func (e *Engine) promptIDs(req Request) ([]int32, error) {
@@ -164,58 +138,6 @@ func (e *Engine) promptIDs(req Request) ([]int32, error) {
 		out[i] = int32(id)
 	}
 	return out, nil
-}
-
-// candidatesFor is how many candidates each rank proposes: one for greedy, k for top-k,
-// the full logits otherwise — and with decode graphs, which are captured for one candidate
-// and for the full logits, the full logits for top-k too.
-func candidatesFor(s Sampling, graphs bool) int {
-	switch {
-	case s.Greedy():
-		return 1
-	case s.TopK > 0 && s.TopK <= models.MaxCandidates && !graphs:
-		return s.TopK
-	}
-	return 0
-}
-
-// run runs one step: a decode step by replaying its graph when there is one, anything else
-// eagerly. It returns the step whose results the model now holds.
-func (e *Engine) run(ids []int32, pos int, table []int32, k int) (models.Step, error) {
-	g := e.full
-	if k == 1 {
-		g = e.greedy
-	}
-	if len(ids) != 1 || g == nil || (k != 1 && k != 0) {
-		st := step(ids, pos, table, k)
-		return st, e.model.Forward(st)
-	}
-	g.Step.IDs[0], g.Step.Batch.Pos[0] = ids[0], int32(pos)
-	copy(g.Step.Batch.Tables[0], table)
-	return g.Step, g.Replay()
-}
-
-// step is a Forward of tokens ids at positions pos… of the one running sequence.
-func step(ids []int32, pos int, table []int32, k int) models.Step {
-	p := make([]int32, len(ids))
-	for i := range p {
-		p[i] = int32(pos + i)
-	}
-	return models.Step{IDs: ids, Batch: layers.Batch{Pos: p, Seq: make([]int32, len(ids)), Tables: [][]int32{table}},
-		Sample: []int{len(ids) - 1}, Candidates: k}
-}
-
-// choose picks the next token from what the last Forward gathered.
-func (e *Engine) choose(st models.Step, s Sampling, i uint64) int32 {
-	if st.Candidates > 0 {
-		return Pick(e.model.Candidates(st)[0], s, i)
-	}
-	logits := e.model.Logits(st)[0]
-	cands := make([]layers.Candidate, len(logits))
-	for id, l := range logits {
-		cands[id] = layers.Candidate{Logit: l, ID: int32(id)}
-	}
-	return Pick(cands, s, i)
 }
 
 // callSites names the all-reduce of every call site for a prefill of n tokens and for a

@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func batchRequests() []Request {
+	var reqs []Request
+	for i := range 16 {
+		r := Request{Prompt: fmt.Sprintf("Request %d says hello to number %d", i, i*i), MaxTokens: 4 + i%5*3}
+		if i%4 == 3 { // a few sampled ones: their seeded draws must not depend on the batch
+			r.Sampling = Sampling{Temperature: 0.8, TopK: 20, Seed: uint64(i)}
+		}
+		reqs = append(reqs, r)
+	}
+	return reqs
+}
+
+// TestBatchedEqualsAlone: 16 requests running concurrently (continuous batching, decode
+// graphs padded to their bucket) produce exactly the tokens each produces alone.
+func TestBatchedEqualsAlone(t *testing.T) {
+	for _, eager := range []bool{false, true} {
+		t.Run(fmt.Sprintf("eager=%v", eager), func(t *testing.T) {
+			e, err := New(Config{Model: "tiny", TP: 2, Eager: eager})
+			require.NoError(t, err)
+			defer e.Close()
+			reqs := batchRequests()
+			alone := make([][]int32, len(reqs))
+			for i, r := range reqs {
+				res, err := e.Generate(context.Background(), r, func(Token) error { return nil })
+				require.NoError(t, err)
+				alone[i] = res.OutputIDs
+			}
+			together := make([][]int32, len(reqs))
+			var wg sync.WaitGroup
+			for i, r := range reqs {
+				wg.Go(func() {
+					res, err := e.Generate(context.Background(), r, func(Token) error { return nil })
+					require.NoError(t, err)
+					together[i] = res.OutputIDs
+				})
+			}
+			wg.Wait()
+			for i := range reqs {
+				require.Equal(t, alone[i], together[i], "request %d", i)
+			}
+			require.Zero(t, e.Blocks().InUse())
+		})
+	}
+}
+
+func TestCancelFreesBlocksAndQueueBound(t *testing.T) {
+	e, err := New(Config{Model: "tiny", TP: 2, MaxRunning: 2, MaxWaiting: 1})
+	require.NoError(t, err)
+	defer e.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		var once sync.Once
+		_, err := e.Generate(ctx, Request{Prompt: "long", MaxTokens: 200}, func(Token) error {
+			once.Do(func() { close(started) })
+			time.Sleep(time.Millisecond)
+			return nil
+		})
+		done <- err
+	}()
+	<-started
+	require.Positive(t, e.Blocks().InUse())
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	require.Eventually(t, func() bool { return e.Blocks().InUse() == 0 }, 5*time.Second, time.Millisecond)
+
+	// Two long requests run, one waits, the next is refused.
+	demo, err := New(Config{Model: "demo", TP: 2, MaxRunning: 2, MaxWaiting: 1})
+	require.NoError(t, err)
+	defer demo.Close()
+	long, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			_, err := demo.Generate(long, Request{Prompt: "x", MaxTokens: 1000}, func(Token) error { return nil })
+			require.ErrorIs(t, err, context.Canceled)
+		})
+		want := min(i+1, 2)
+		require.Eventually(t, func() bool { r, w := demo.Load(); return r == want && w == i+1-want }, 10*time.Second, time.Millisecond)
+	}
+	_, err = demo.Generate(context.Background(), Request{Prompt: "y"}, func(Token) error { return nil })
+	require.True(t, errors.Is(err, ErrQueueFull), "got %v", err)
+	stop()
+	wg.Wait()
+	require.Eventually(t, func() bool { return demo.Blocks().InUse() == 0 }, 5*time.Second, time.Millisecond)
+}

@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/tpslice/tpslice/layers"
+	"github.com/tpslice/tpslice/models"
+)
+
+// scheduler is the engine's queue of waiting requests; one goroutine (loop) runs steps.
+type scheduler struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	waiting []*sequence
+	running int // sequences admitted and not yet retired, for Load
+	closed  bool
+	stopped chan struct{}
+}
+
+// submit queues a sequence, or refuses it when the queue is full or the engine closed.
+func (e *Engine) submit(s *sequence) error {
+	q := &e.sched
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.closed:
+		s.cancel()
+		return ErrClosed
+	case len(q.waiting) >= e.cfg.MaxWaiting:
+		s.cancel()
+		return fmt.Errorf("%w: %d of %d", ErrQueueFull, len(q.waiting), e.cfg.MaxWaiting)
+	}
+	q.waiting = append(q.waiting, s)
+	q.cond.Signal()
+	return nil
+}
+
+// loop is continuous batching: at every step boundary it admits waiting sequences while
+// KV blocks and batch slots allow, prefills the newcomers, runs one decode step for the
+// whole running batch, and retires finished and cancelled sequences at once.
+func (e *Engine) loop() {
+	q := &e.sched
+	defer close(q.stopped)
+	var running []*sequence
+	for {
+		q.mu.Lock()
+		for len(running) == 0 && len(q.waiting) == 0 && !q.closed {
+			q.cond.Wait()
+		}
+		if q.closed {
+			waiting := q.waiting
+			q.waiting = nil
+			q.mu.Unlock()
+			for _, s := range append(running, waiting...) {
+				e.retire(s, ErrClosed)
+			}
+			return
+		}
+		var newcomers []*sequence
+		for len(q.waiting) > 0 && len(running)+len(newcomers) < e.cfg.MaxRunning {
+			s := q.waiting[0]
+			if s.ctx.Err() != nil {
+				q.waiting = q.waiting[1:]
+				e.retire(s, nil)
+				continue
+			}
+			bs := e.model.Options().BlockSize
+			table, err := e.blocks.Alloc((len(s.prompt) + s.limit + bs - 1) / bs)
+			if err != nil {
+				if len(running)+len(newcomers) == 0 { // it can never fit
+					q.waiting = q.waiting[1:]
+					e.retire(s, err)
+					continue
+				}
+				break // wait for running sequences to free blocks
+			}
+			s.table = table
+			q.waiting = q.waiting[1:]
+			newcomers = append(newcomers, s)
+		}
+		q.running = len(running) + len(newcomers)
+		q.mu.Unlock()
+
+		for _, s := range newcomers {
+			if err := e.prefill(s); err != nil {
+				e.fail(append(running, newcomers...), err)
+				running, newcomers = nil, nil
+				break
+			}
+			running = append(running, s)
+		}
+		var decoding []*sequence
+		for _, s := range running {
+			if !s.done && s.ctx.Err() == nil && len(s.result.OutputIDs) > 0 && !isNew(s, newcomers) {
+				decoding = append(decoding, s)
+			}
+		}
+		if len(decoding) > 0 {
+			if err := e.decode(decoding); err != nil {
+				e.fail(running, err)
+				running = nil
+			}
+		}
+		kept := running[:0]
+		for _, s := range running {
+			if s.done || s.ctx.Err() != nil {
+				e.retire(s, nil)
+			} else {
+				kept = append(kept, s)
+			}
+		}
+		running = kept
+		q.mu.Lock()
+		q.running = len(running)
+		q.mu.Unlock()
+	}
+}
+
+func isNew(s *sequence, newcomers []*sequence) bool {
+	for _, n := range newcomers {
+		if n == s {
+			return true
+		}
+	}
+	return false
+}
+
+// fail retires every sequence with a step's error: the ranks' streams and communicator
+// are unusable after a failed step.
+func (e *Engine) fail(seqs []*sequence, err error) {
+	for _, s := range seqs {
+		e.retire(s, fmt.Errorf("engine: %w", err))
+	}
+}
+
+// prefill runs a newcomer's prompt in chunks and chooses its first token.
+func (e *Engine) prefill(s *sequence) error {
+	k := 0
+	if s.req.Sampling.Greedy() {
+		k = 1
+	}
+	for s.pos < len(s.prompt) {
+		ids := s.prompt[s.pos:min(len(s.prompt), s.pos+e.model.Options().MaxTokens)]
+		st := models.Step{IDs: ids, Sample: []int{len(ids) - 1}, Candidates: k,
+			Batch: layers.Batch{Pos: make([]int32, len(ids)), Seq: make([]int32, len(ids)), Tables: [][]int32{s.table}}}
+		for i := range ids {
+			st.Batch.Pos[i] = int32(s.pos + i)
+		}
+		if err := e.model.Forward(st); err != nil {
+			return fmt.Errorf("prefill at position %d: %w", s.pos, err)
+		}
+		s.pos += len(ids)
+		if s.pos == len(s.prompt) {
+			e.deliver(s, e.choose(st, s)[0])
+		}
+	}
+	return nil
+}
+
+// decode runs one decode step for the batch — replaying the graph of the smallest bucket
+// that holds it, padded, or eagerly without graphs — and chooses every sequence's next
+// token with its own sampling parameters.
+func (e *Engine) decode(seqs []*sequence) error {
+	k := 1
+	for _, s := range seqs {
+		if !s.req.Sampling.Greedy() {
+			k = 0 // one candidate count per step: the full logits serve every sampler
+		}
+	}
+	var st models.Step
+	if g := e.graphFor(len(seqs), k); g != nil {
+		for i := range g.Batch {
+			if i < len(seqs) {
+				g.Step.IDs[i], g.Step.Batch.Pos[i] = seqs[i].next, int32(seqs[i].pos)
+				copy(g.Step.Batch.Tables[i], seqs[i].table)
+			} else { // padding: position 0 of the scratch block
+				g.Step.IDs[i], g.Step.Batch.Pos[i], g.Step.Batch.Tables[i][0] = 0, 0, e.padBlock
+			}
+		}
+		if err := g.Replay(); err != nil {
+			return err
+		}
+		st = g.Step
+	} else {
+		st = models.Step{Candidates: k, Batch: layers.Batch{}}
+		for i, s := range seqs {
+			st.IDs = append(st.IDs, s.next)
+			st.Batch.Pos = append(st.Batch.Pos, int32(s.pos))
+			st.Batch.Seq = append(st.Batch.Seq, int32(i))
+			st.Batch.Tables = append(st.Batch.Tables, s.table)
+			st.Sample = append(st.Sample, i)
+		}
+		if err := e.model.Forward(st); err != nil {
+			return err
+		}
+	}
+	next := e.choose(st, seqs...)
+	for i, s := range seqs {
+		s.pos++
+		e.deliver(s, next[i])
+	}
+	return nil
+}
+
+// choose picks each sequence's next token (sequence i from row i of what the last step
+// gathered) with its own sampling parameters; the draw of a sequence's n-th token uses
+// (seed, n), so it does not depend on the batch it ran in.
+func (e *Engine) choose(st models.Step, seqs ...*sequence) []int32 {
+	var rows [][]layers.Candidate
+	if st.Candidates > 0 {
+		rows = e.model.Candidates(st)
+	} else {
+		for _, logits := range e.model.Logits(st)[:len(seqs)] {
+			cands := make([]layers.Candidate, len(logits))
+			for id, l := range logits {
+				cands[id] = layers.Candidate{Logit: l, ID: int32(id)}
+			}
+			rows = append(rows, cands)
+		}
+	}
+	out := make([]int32, len(seqs))
+	for i, s := range seqs {
+		out[i] = Pick(rows[i], s.req.Sampling, uint64(len(s.result.OutputIDs)))
+	}
+	return out
+}
+
+// graphFor returns the decode graph of the smallest captured bucket holding b sequences,
+// for k candidates, or nil (eager, or no bucket large enough).
+func (e *Engine) graphFor(b, k int) *models.DecodeGraph {
+	for _, bucket := range e.graphs.Buckets {
+		if bucket >= b {
+			return e.decodeGraphs[bucket][min(k, 1)]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// sequence is one request as the scheduler runs it.
+type sequence struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	req    Request
+	prompt []int32
+	limit  int // tokens to generate at most
+	start  time.Time
+
+	// Scheduler state, touched only by the scheduler goroutine.
+	table []int32 // KV blocks for prompt + limit tokens
+	pos   int     // tokens in the cache
+	next  int32   // the last chosen token, fed at the next decode step
+	done  bool
+	first time.Time
+	out   *output
+
+	tokens chan Token // to Generate's goroutine; closed when the sequence retires
+	result Result     // read by Generate after tokens is closed
+	err    error
+}
+
+// deliver records the token chosen for the sequence and streams its text; it marks the
+// sequence done on EOS, a stop string, or its token limit.
+func (e *Engine) deliver(s *sequence, id int32) {
+	if s.first.IsZero() {
+		s.first = time.Now()
+		s.result.TTFT = s.first.Sub(s.start)
+	}
+	s.next = id
+	s.result.OutputIDs = append(s.result.OutputIDs, id)
+	if int(id) == e.tok.EOS() {
+		s.result.FinishReason, s.done = FinishStop, true
+		return
+	}
+	text, stopped := s.out.add(int(id))
+	s.tokens <- Token{ID: id, Text: text}
+	switch {
+	case stopped:
+		s.result.FinishReason, s.done = FinishStop, true
+	case len(s.result.OutputIDs) >= s.limit:
+		s.result.FinishReason, s.done = FinishLength, true
+	}
+}
+
+// retire frees the sequence's blocks, finishes its text and hands the result to Generate.
+func (e *Engine) retire(s *sequence, err error) {
+	if s.table != nil {
+		e.blocks.Free(s.table)
+		s.table = nil
+	}
+	if err == nil {
+		err = s.ctx.Err()
+	}
+	s.err = err
+	if err == nil {
+		if rest := s.out.flush(); rest != "" {
+			s.tokens <- Token{ID: -1, Text: rest}
+		}
+	}
+	s.result.Text = s.out.text()
+	if n := len(s.result.OutputIDs); n > 1 {
+		s.result.DecodeTokensPerSec = float64(n-1) / time.Since(s.first).Seconds()
+	}
+	s.cancel()
+	close(s.tokens)
+}
