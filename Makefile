@@ -2,17 +2,17 @@ GO ?= go
 export GOFLAGS ?= -mod=readonly
 
 # Packages whose code shares flags, barriers or buffers across goroutines: always under -race.
-RACE_PKGS = ./device/... ./comm/... ./vec/... ./fused/... ./cudagraph/... ./engine/... ./trace/...
+RACE_PKGS = ./device/... ./comm/... ./vec/... ./fused/... ./cudagraph/... ./engine/... ./trace/... ./server/...
 
 .PHONY: run test bench lint build
 
 build:
 	$(GO) build -o bin/tpslice ./cmd/tpslice
 
-# The main job on the embedded default. Until the server exists: the all-reduce family,
-# checked against a float64 reference, on 8 ranks.
+# The main job: the OpenAI-compatible server on the embedded demo model at TP = 8. It
+# prints the URL and a curl that streams tokens; Ctrl-C stops it.
 run: build
-	./bin/tpslice allreduce-bench -g 8 -b 8 -e 16M -f 4 --algo all --check
+	./bin/tpslice serve --model demo --tp 8
 
 test: lint
 	$(GO) test -count=1 ./...

@@ -1,3 +1,15 @@
-// Package server owns the OpenAI-compatible HTTP API on fasthttp: completions and chat
-// completions with SSE streaming, metrics, limits.
+// Package server is tpslice's OpenAI-compatible HTTP API, on fasthttp, over one engine.
+//
+// Requests enter as JSON on POST /v1/completions and /v1/chat/completions; the server
+// checks them (errors as OpenAI sends them: {"error": {"message", "type", "param",
+// "code"}} with the status), renders chat messages with the model's Jinja chat template,
+// tokenizes, admits them under a bound on waiting requests, and calls engine.Generate.
+// Tokens leave as one JSON body or as Server-Sent Events (stream: true), chunk for chunk
+// as OpenAI and vLLM send them, ending with "data: [DONE]". A client that leaves a stream
+// cancels its generation, which frees its KV blocks. GET /v1/models, /health and /metrics
+// (Prometheus: requests, time to first token, time per output token, running and waiting
+// requests, KV blocks, collective calls and bytes by algorithm) say what the server is
+// doing. Shutdown stops accepting and lets streams finish, or ends them with a final event.
+//
+// Nothing here knows about kernels: the engine is the only way down.
 package server

@@ -23,6 +23,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"generate", "generate text with a model sharded over TP ranks", generate},
+		{"serve", "serve an OpenAI-compatible HTTP API (completions, chat, SSE streaming, metrics)", serve},
 		{"allreduce-bench", "measure (or model) every all-reduce algorithm across message sizes", allreduceBench},
 		{"tokenize", "print the token ids and pieces of a text (GGUF or tokenizer.json vocab)", tokenize},
 	}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/engine"
+	"github.com/tpslice/tpslice/fused"
+	"github.com/tpslice/tpslice/server"
+)
+
+// apiKeyEnv is the environment variable the API key may come from instead of --api-key;
+// the printed curl command reads it.
+const apiKeyEnv = "TPSLICE_API_KEY"
+
+// serve runs the OpenAI-compatible server until SIGINT or SIGTERM, then shuts it down
+// gracefully and returns nil.
+func serve(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveUntil(ctx, args, stdout, stderr)
+}
+
+// serveOptions are serve's flags beyond the engine's config.
+type serveOptions struct {
+	host, servedName, chatTemplate string
+	port                           int
+	shutdownTimeout                time.Duration
+	srv                            server.Config
+	bodyLimit                      sizeFlag
+}
+
+// serveUntil serves until ctx ends.
+func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, opt, err := parseServeFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(opt.host, strconv.Itoa(opt.port)))
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	srv, err := server.New(opt.srv)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	shutdown := func() error {
+		sctx, cancel := context.WithTimeout(context.Background(), opt.shutdownTimeout)
+		defer cancel()
+		err := srv.Shutdown(sctx)
+		if serr := <-served; err == nil {
+			err = serr
+		}
+		return err
+	}
+
+	fmt.Fprintf(stderr, "tpslice: loading %s at TP=%d (/health answers 503 until it is ready)\n", cfg.Model, cfg.TP)
+	e, err := engine.New(cfg)
+	if err != nil {
+		return errors.Join(fmt.Errorf("serve: %w", err), shutdown())
+	}
+	defer e.Close()
+	srv.SetEngine(e)
+	name := opt.srv.ModelName
+	base := "http://" + net.JoinHostPort(curlHost(opt.host), strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	fmt.Fprintf(stdout, "tpslice: serving %s at TP=%d on %s (OpenAI API under /v1; /health, /metrics)\n", name, cfg.TP, base)
+	fmt.Fprintln(stdout, curlCommand(base, name, opt.srv.APIKey != ""))
+	if opt.srv.APIKey != "" {
+		fmt.Fprintf(stderr, "tpslice: requests need the API key; the curl above reads it from $%s\n", apiKeyEnv)
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-served: // the listener failed
+		served <- err
+	}
+	fmt.Fprintf(stderr, "tpslice: shutting down: finishing the requests in flight (at most %v)\n", opt.shutdownTimeout)
+	if err := shutdown(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	fmt.Fprintln(stderr, "tpslice: stopped")
+	return nil
+}
+
+// parseServeFlags reads serve's flags.
+func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptions, error) {
+	var (
+		cfg          engine.Config
+		opt          = serveOptions{bodyLimit: server.DefaultMaxBodyBytes}
+		dt, fv, algo string
+	)
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Model, "model", "demo", "a preset (tiny, demo, medium, …: dummy weights) or a GGUF file / Hugging Face directory")
+	fs.IntVar(&cfg.TP, "tp", 1, "tensor-parallel degree, 1 to 8")
+	fs.StringVar(&opt.host, "host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
+	fs.IntVar(&opt.port, "port", 8000, "port to listen on (0: any free port)")
+	fs.StringVar(&opt.servedName, "served-model-name", "", "the model's name in the API (default: --model)")
+	fs.StringVar(&opt.srv.APIKey, "api-key", "", "require \"Authorization: Bearer KEY\" on /v1/ (default: $"+apiKeyEnv+", which keeps it out of ps)")
+	fs.IntVar(&opt.srv.MaxWaiting, "max-waiting", server.DefaultMaxWaiting, "requests waiting for their first token at most; more get 429")
+	fs.IntVar(&cfg.MaxRunning, "max-running", 0, "sequences decoded together at most (continuous batching; 0: the engine's default, 16)")
+	fs.Var(&opt.bodyLimit, "max-body-bytes", "request body size limit (e.g. 64K, 1M); larger bodies get 413")
+	fs.DurationVar(&opt.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long requests in flight may take to finish before they are ended")
+	fs.DurationVar(&opt.srv.PingInterval, "ping-interval", server.DefaultPingInterval, "send \": ping\" on a stream silent this long (a long prefill); negative: never")
+	fs.StringVar(&opt.chatTemplate, "chat-template", "", "a Jinja chat template `FILE` (default: the model's own, else a plain one)")
+	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of a preset's dummy weights")
+	fs.IntVar(&cfg.MaxBatchTokens, "max-batch-tokens", 0, "tokens per forward pass at most: prompts prefill in chunks of it (0: the engine's default)")
+	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16 or f16 (default: as the source stores them)")
+	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
+	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
+	fs.IntVar(&cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
+	fs.BoolVar(&cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
+	fs.BoolVar(&cfg.Overlap, "overlap", false, "run steps of 2+ tokens as two micro-batches, all-reduces on a comm stream overlapping compute")
+	fs.IntVar(&cfg.CommSMs, "comm-sms", 1, "SMs of the comm stream with --overlap (the compute stream gets the rest)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, opt, err
+	}
+	fail := func(format string, a ...any) (engine.Config, serveOptions, error) {
+		return cfg, opt, fmt.Errorf("serve: "+format, a...)
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q", fs.Arg(0))
+	}
+	switch {
+	case opt.port < 0 || opt.port > 65535:
+		return fail("--port must be in [0, 65535], got %d", opt.port)
+	case opt.srv.MaxWaiting < 1:
+		return fail("--max-waiting must be at least 1, got %d", opt.srv.MaxWaiting)
+	case cfg.MaxRunning < 0:
+		return fail("--max-running must be ≥ 0, got %d", cfg.MaxRunning)
+	case opt.bodyLimit < 1024:
+		return fail("--max-body-bytes must be at least 1K, got %d", opt.bodyLimit)
+	case opt.shutdownTimeout < 0:
+		return fail("--shutdown-timeout must be ≥ 0, got %v", opt.shutdownTimeout)
+	case cfg.MaxBatchTokens < 0:
+		return fail("--max-batch-tokens must be ≥ 0, got %d", cfg.MaxBatchTokens)
+	}
+	var err error
+	if dt != "" {
+		if cfg.WeightDType, err = dtype.Parse(dt); err != nil {
+			return fail("--dtype: %w", err)
+		}
+	}
+	if cfg.Fused, err = fused.ParseVariant(fv); err != nil {
+		return fail("--fused: %w", err)
+	}
+	if cfg.Algo, err = comm.ParseAlgo(algo); err != nil {
+		return fail("--algo: %w", err)
+	}
+	if opt.srv.APIKey == "" {
+		opt.srv.APIKey = os.Getenv(apiKeyEnv)
+	}
+	cfg.MaxWaiting = opt.srv.MaxWaiting // the server's bound is reached first (it counts prefills too)
+	opt.srv.MaxBodyBytes = int(opt.bodyLimit)
+	opt.srv.ModelName = opt.servedName
+	if opt.srv.ModelName == "" {
+		opt.srv.ModelName = cfg.Model
+	}
+	if opt.chatTemplate != "" {
+		b, err := os.ReadFile(opt.chatTemplate)
+		if err != nil {
+			return fail("--chat-template: %w", err)
+		}
+		opt.srv.ChatTemplate, opt.srv.ChatTemplateOrigin = string(b), opt.chatTemplate
+	} else if opt.srv.ChatTemplate, opt.srv.ChatTemplateOrigin, err = server.LoadChatTemplate(cfg.Model); err != nil {
+		return fail("%w", err)
+	}
+	opt.srv.ErrorLog = stderr
+	return cfg, opt, nil
+}
+
+// curlHost is the host a local curl reaches a server listening on host at.
+func curlHost(host string) string {
+	switch host {
+	case "", "0.0.0.0":
+		return "127.0.0.1"
+	case "::", "[::]":
+		return "::1"
+	}
+	return host
+}
+
+// curlCommand is a curl that streams a completion from the server at base.
+func curlCommand(base, model string, auth bool) string {
+	body, _ := json.Marshal(map[string]any{"model": model, "prompt": "Hello my name is", "max_tokens": 32, "stream": true})
+	cmd := "curl -N " + base + "/v1/completions -H 'Content-Type: application/json'"
+	if auth {
+		cmd += ` -H "Authorization: Bearer $` + apiKeyEnv + `"`
+	}
+	return cmd + " -d " + shellQuote(string(body))
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

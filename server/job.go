@@ -1,0 +1,115 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/tpslice/tpslice/engine"
+)
+
+// job is one admitted generation. For the server it is waiting from admission to its
+// first token (the engine's queue and the prefill: the engine does not say when it admits
+// one request into its batch) and running from then to the end; the server's running and
+// waiting gauges, and the MaxWaiting bound, count jobs so. A job is used by one goroutine.
+type job struct {
+	s        *Server
+	l        *loaded
+	req      engine.Request
+	arrived  time.Time
+	first    time.Time
+	ctx      context.Context
+	cancel   context.CancelFunc
+	finished bool
+}
+
+// admit admits a generation unless the server is shutting down (503) or MaxWaiting jobs
+// wait already (429).
+func (s *Server) admit(l *loaded, req engine.Request, arrived time.Time) (*job, *apiError) {
+	if s.draining.Load() {
+		return nil, unavailable("shutting_down", "the server is shutting down")
+	}
+	for {
+		w := s.waiting.Load()
+		if w >= int64(s.cfg.MaxWaiting) {
+			return nil, queueFull(fmt.Sprintf("%d requests are waiting, the limit (--max-waiting)", w))
+		}
+		if s.waiting.CompareAndSwap(w, w+1) {
+			break
+		}
+	}
+	s.metrics.waiting.Inc()
+	ctx, cancel := context.WithCancel(s.abortCtx)
+	return &job{s: s, l: l, req: req, arrived: arrived, ctx: ctx, cancel: cancel}, nil
+}
+
+// run generates, calling emit for every token, and settles the job's gauges and
+// histograms. It may be called once.
+func (j *job) run(emit func(engine.Token) error) (engine.Result, error) {
+	res, err := j.l.e.Generate(j.ctx, j.req, func(t engine.Token) error {
+		j.started()
+		j.l.coll.poll()
+		return emit(t)
+	})
+	j.finish(res)
+	return res, err
+}
+
+// started moves the job from waiting to running at its first token.
+func (j *job) started() {
+	if !j.first.IsZero() {
+		return
+	}
+	j.first = time.Now()
+	j.s.waiting.Add(-1)
+	j.s.metrics.waiting.Dec()
+	j.s.running.Add(1)
+	j.s.metrics.running.Inc()
+	j.s.metrics.ttft.Observe(j.first.Sub(j.arrived).Seconds())
+}
+
+// finish takes the job off the gauges and records its timings and token counts.
+func (j *job) finish(res engine.Result) {
+	if j.finished {
+		return
+	}
+	j.finished = true
+	j.cancel()
+	j.l.coll.poll()
+	m := j.s.metrics
+	if j.first.IsZero() {
+		j.s.waiting.Add(-1)
+		m.waiting.Dec()
+		if len(res.OutputIDs) > 0 { // only EOS: no token was emitted
+			m.ttft.Observe(time.Since(j.arrived).Seconds())
+		}
+	} else {
+		j.s.running.Add(-1)
+		m.running.Dec()
+		if n := len(res.OutputIDs); n > 1 {
+			m.tpot.Observe(time.Since(j.first).Seconds() / float64(n-1))
+		}
+	}
+	m.promptTokens.Add(float64(len(res.PromptIDs)))
+	m.generationTokens.Add(float64(len(res.OutputIDs)))
+	m.e2e.Observe(time.Since(j.arrived).Seconds())
+}
+
+// failure turns a generation error into the API's error: 429 when the engine's own queue
+// is full, 503 for a shutdown or an engine failure.
+func (j *job) failure(err error) *apiError {
+	switch {
+	case errors.Is(err, engine.ErrQueueFull):
+		return queueFull(err.Error())
+	case errors.Is(err, engine.ErrClosed), errors.Is(err, context.Canceled) && j.s.abortCtx.Err() != nil:
+		return unavailable("shutting_down", "the server shut down before the generation finished")
+	}
+	return unavailable("engine_error", "the generation failed: %v", err)
+}
+
+// queueFull is the 429 of a full queue.
+func queueFull(why string) *apiError {
+	return &apiError{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "queue_full", Message: why + "; retry later"}
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+
+	"github.com/tpslice/tpslice/engine"
+)
+
+// commonParams are the request fields /v1/completions and /v1/chat/completions share.
+// Pointers tell an absent field from a zero one. Fields a client may send that this server
+// does not implement are decoded only to reject values other than their defaults; others
+// (user, metadata, …) are ignored, as vLLM ignores them.
+type commonParams struct {
+	Model            string          `json:"model"`
+	MaxTokens        *int            `json:"max_tokens"`
+	Temperature      *float64        `json:"temperature"`
+	TopP             *float64        `json:"top_p"`
+	TopK             *int            `json:"top_k"`
+	Seed             *int64          `json:"seed"`
+	Stop             json.RawMessage `json:"stop"`
+	N                *int            `json:"n"`
+	Stream           *bool           `json:"stream"`
+	StreamOptions    *streamOptions  `json:"stream_options"`
+	BestOf           *int            `json:"best_of"`
+	PresencePenalty  *float64        `json:"presence_penalty"`
+	FrequencyPenalty *float64        `json:"frequency_penalty"`
+	Logprobs         json.RawMessage `json:"logprobs"` // an integer for completions, a boolean for chat
+	TopLogprobs      *int            `json:"top_logprobs"`
+}
+
+type streamOptions struct {
+	IncludeUsage *bool `json:"include_usage"`
+}
+
+// params are a request's checked generation parameters.
+type params struct {
+	model        string // as the client named it, "" when absent
+	maxTokens    int    // 0 when absent: up to the context length
+	maxParam     string // the field that set maxTokens, for errors
+	sampling     engine.Sampling
+	stop         []string
+	stream       bool
+	includeUsage bool
+}
+
+// decodeParams decodes body's shared fields and checks them. maxParam and maxOverride
+// let chat's max_completion_tokens take the place of max_tokens.
+func decodeParams(body []byte, maxParam string, maxOverride *int) (params, *apiError) {
+	var c commonParams
+	if err := json.Unmarshal(body, &c); err != nil {
+		return params{}, decodeError(err)
+	}
+	p := params{model: c.Model, maxParam: "max_tokens"}
+	if c.N != nil && *c.N != 1 {
+		return p, badRequest("n", "n must be 1: this server returns one choice per request, got %d", *c.N)
+	}
+	if c.BestOf != nil && *c.BestOf != 1 {
+		return p, unsupported("best_of", "best_of other than 1")
+	}
+	if c.PresencePenalty != nil && *c.PresencePenalty != 0 {
+		return p, unsupported("presence_penalty", "presence_penalty other than 0")
+	}
+	if c.FrequencyPenalty != nil && *c.FrequencyPenalty != 0 {
+		return p, unsupported("frequency_penalty", "frequency_penalty other than 0")
+	}
+	if s := string(c.Logprobs); s != "" && s != "null" && s != "false" && s != "0" {
+		return p, unsupported("logprobs", "logprobs")
+	}
+	if c.TopLogprobs != nil && *c.TopLogprobs != 0 {
+		return p, unsupported("top_logprobs", "top_logprobs")
+	}
+
+	maxTokens := c.MaxTokens
+	if maxOverride != nil {
+		maxTokens, p.maxParam = maxOverride, maxParam
+	}
+	if maxTokens != nil {
+		if *maxTokens < 1 {
+			return p, badRequest(p.maxParam, "%s must be at least 1, got %d", p.maxParam, *maxTokens)
+		}
+		p.maxTokens = *maxTokens
+	}
+
+	p.sampling.Temperature = 1 // OpenAI's defaults: temperature 1, top_p 1
+	if t := c.Temperature; t != nil {
+		if !(*t >= 0 && *t <= 2) {
+			return p, badRequest("temperature", "temperature must be in [0, 2], got %v", *t)
+		}
+		p.sampling.Temperature = float32(*t)
+	}
+	if tp := c.TopP; tp != nil {
+		if !(*tp > 0 && *tp <= 1) {
+			return p, badRequest("top_p", "top_p must be in (0, 1], got %v", *tp)
+		}
+		p.sampling.TopP = float32(*tp)
+	}
+	if k := c.TopK; k != nil {
+		if *k < -1 {
+			return p, badRequest("top_k", "top_k must be -1 or 0 (no limit) or at least 1, got %d", *k)
+		}
+		p.sampling.TopK = max(*k, 0)
+	}
+	if c.Seed != nil {
+		p.sampling.Seed = uint64(*c.Seed)
+	} else {
+		p.sampling.Seed = rand.Uint64() // without a seed, every request draws differently
+	}
+	var err *apiError
+	if p.stop, err = decodeStop(c.Stop); err != nil {
+		return p, err
+	}
+	p.stream = c.Stream != nil && *c.Stream
+	if c.StreamOptions != nil {
+		if !p.stream {
+			return p, badRequest("stream_options", "stream_options is only allowed when stream is true")
+		}
+		p.includeUsage = c.StreamOptions.IncludeUsage != nil && *c.StreamOptions.IncludeUsage
+	}
+	return p, nil
+}
+
+// decodeStop reads stop: null, a string, or an array of strings.
+func decodeStop(raw json.RawMessage) ([]string, *apiError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		return []string{one}, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, badRequest("stop", "stop must be a string or an array of strings, got %s", clip(raw))
+	}
+	return list, nil
+}
+
+// clip shortens a raw JSON value for an error message.
+func clip(raw []byte) string {
+	const n = 40
+	if len(raw) <= n {
+		return string(raw)
+	}
+	return string(raw[:n]) + "…"
+}
+
+// request builds the engine request for prompt ids.
+func (p params) request(ids []int32) engine.Request {
+	return engine.Request{PromptIDs: ids, MaxTokens: p.maxTokens, Sampling: p.sampling, Stop: p.stop}
+}

@@ -1,0 +1,122 @@
+package server
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// route is one endpoint.
+type route struct {
+	method string
+	v1     bool // under /v1/: needs the engine and, when configured, the API key
+	handle func(rc *fasthttp.RequestCtx, l *loaded, arrived time.Time) *apiError
+}
+
+func (s *Server) routes(path string) (route, bool) {
+	switch path {
+	case "/v1/completions":
+		return route{http.MethodPost, true, s.completions}, true
+	case "/v1/chat/completions":
+		return route{http.MethodPost, true, s.chatCompletions}, true
+	case "/v1/models":
+		return route{http.MethodGet, true, s.models}, true
+	case "/health":
+		return route{http.MethodGet, false, s.health}, true
+	case "/metrics":
+		return route{http.MethodGet, false, s.serveMetrics}, true
+	}
+	return route{}, false
+}
+
+// handle routes one request, checks the method and the API key, and counts the request
+// by endpoint and status (a stream counts itself when it ends).
+func (s *Server) handle(rc *fasthttp.RequestCtx) {
+	arrived := time.Now()
+	path := string(rc.Path())
+	r, ok := s.routes(path)
+	endpoint := path
+	if !ok {
+		endpoint = "other"
+	}
+	defer func() { // fasthttp does not recover: a bug in one request must not end the server
+		if p := recover(); p != nil {
+			s.log.Printf("panic serving %s %s: %v\n%s", rc.Method(), path, p, debug.Stack())
+			writeError(rc, &apiError{Status: http.StatusInternalServerError, Type: typeServer, Code: "internal_error",
+				Message: fmt.Sprintf("internal error: %v", p)})
+			s.metrics.request(endpoint, http.StatusInternalServerError)
+		}
+	}()
+	err := s.dispatch(rc, r, ok, arrived)
+	if err != nil {
+		writeError(rc, err)
+	}
+	if !rc.Response.IsBodyStream() {
+		s.metrics.request(endpoint, rc.Response.StatusCode())
+	}
+}
+
+func (s *Server) dispatch(rc *fasthttp.RequestCtx, r route, found bool, arrived time.Time) *apiError {
+	method := string(rc.Method())
+	switch {
+	case !found:
+		return &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url",
+			Message: fmt.Sprintf("Unknown request URL: %s %s.", method, rc.Path())}
+	case method != r.method && !(r.method == http.MethodGet && method == http.MethodHead):
+		rc.Response.Header.Set("Allow", r.method)
+		return &apiError{Status: http.StatusMethodNotAllowed, Type: typeInvalidRequest, Code: "method_not_allowed",
+			Message: fmt.Sprintf("%s %s is not allowed; use %s.", method, rc.Path(), r.method)}
+	}
+	var l *loaded
+	if r.v1 {
+		if err := s.authorize(rc); err != nil {
+			return err
+		}
+		if l = s.eng.Load(); l == nil {
+			return unavailable("model_loading", "the model is still loading")
+		}
+	}
+	return r.handle(rc, l, arrived)
+}
+
+// authorize checks the bearer token when an API key is configured.
+func (s *Server) authorize(rc *fasthttp.RequestCtx) *apiError {
+	if s.cfg.APIKey == "" {
+		return nil
+	}
+	fail := func(msg string) *apiError {
+		rc.Response.Header.Set("WWW-Authenticate", `Bearer realm="tpslice"`)
+		return &apiError{Status: http.StatusUnauthorized, Type: typeInvalidRequest, Code: "invalid_api_key", Message: msg}
+	}
+	auth := string(rc.Request.Header.Peek("Authorization"))
+	key, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok || key == "" {
+		return fail("You didn't provide an API key. Provide it in an Authorization header using Bearer auth (Authorization: Bearer YOUR_KEY).")
+	}
+	if subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.APIKey)) != 1 {
+		return fail("Incorrect API key provided.")
+	}
+	return nil
+}
+
+// handleTransportError answers requests fasthttp could not read (a body over the limit,
+// a malformed request line) with an OpenAI error body.
+func (s *Server) handleTransportError(rc *fasthttp.RequestCtx, err error) {
+	e := badRequest("", "the request could not be read: %v", err)
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		e = &apiError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large",
+			Message: fmt.Sprintf("the request body is larger than the limit of %d bytes", s.cfg.MaxBodyBytes)}
+	}
+	writeError(rc, e)
+	endpoint := string(rc.Path())
+	if _, ok := s.routes(endpoint); !ok {
+		endpoint = "other"
+	}
+	s.metrics.request(endpoint, e.Status)
+}

@@ -1,0 +1,202 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/tpslice/tpslice/engine"
+	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/tokenizer"
+)
+
+// Engine is what the server needs of an engine; *engine.Engine is one.
+type Engine interface {
+	Generate(ctx context.Context, req engine.Request, emit func(engine.Token) error) (engine.Result, error)
+	Tokenizer() *tokenizer.Tokenizer
+	Model() *models.Llama
+	Blocks() *engine.BlockPool
+}
+
+// Defaults of Config's zero fields.
+const (
+	DefaultMaxWaiting   = 128
+	DefaultMaxBodyBytes = 1 << 20
+	DefaultPingInterval = 5 * time.Second
+)
+
+// abortWait bounds how long Shutdown waits, once its grace period is over and it ended the
+// generations in flight, for their responses to be written.
+const abortWait = 5 * time.Second
+
+// Config says how the server serves.
+type Config struct {
+	// ModelName is the model's name in requests and responses (default: the model's
+	// Config().Name).
+	ModelName string
+	// APIKey, when set, is required on /v1/ routes as "Authorization: Bearer <key>".
+	APIKey string
+	// MaxWaiting bounds the requests admitted that have no token yet; one more is refused
+	// with 429 (default DefaultMaxWaiting).
+	MaxWaiting int
+	// MaxBodyBytes bounds a request body; a larger one is refused with 413 (default
+	// DefaultMaxBodyBytes).
+	MaxBodyBytes int
+	// PingInterval is how long a stream may stay silent (a long prefill) before the server
+	// sends an SSE comment ": ping", which also finds clients that left (default
+	// DefaultPingInterval; negative: never).
+	PingInterval time.Duration
+	// ChatTemplate is the Jinja source of the chat template (LoadChatTemplate finds a
+	// model's), ChatTemplateOrigin where it came from; empty: PlainChatTemplate.
+	ChatTemplate, ChatTemplateOrigin string
+	// ErrorLog receives the HTTP layer's errors (nil: discarded).
+	ErrorLog io.Writer
+}
+
+// loaded is the engine once it is ready, with what the handlers derive from it once.
+type loaded struct {
+	e          Engine
+	name       string
+	contextLen int
+	specials   specials
+	bos, eos   string // the text of BOS and EOS, for chat templates
+	coll       *collectives
+}
+
+// Server is the OpenAI-compatible HTTP API over one engine. It serves /health (and
+// answers /v1/ with 503) until SetEngine gives it the loaded engine.
+type Server struct {
+	cfg     Config
+	log     *log.Logger
+	tmpl    *chatTemplate
+	http    *fasthttp.Server
+	eng     atomic.Pointer[loaded]
+	metrics *metrics
+	created int64
+
+	waiting, running atomic.Int64
+	draining         atomic.Bool
+	mu               sync.Mutex // guards listeners, and draining's change against Serve
+	listeners        []*onceCloseListener
+	// abortCtx is the parent of every generation's context; Shutdown cancels it when its
+	// grace period is over.
+	abortCtx context.Context
+	abort    context.CancelFunc
+}
+
+// New makes a server: it compiles the chat template and sets up the metrics.
+func New(cfg Config) (*Server, error) {
+	if cfg.MaxWaiting <= 0 {
+		cfg.MaxWaiting = DefaultMaxWaiting
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.PingInterval == 0 {
+		cfg.PingInterval = DefaultPingInterval
+	}
+	tmpl, err := compileChatTemplate(cfg.ChatTemplate, cfg.ChatTemplateOrigin)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, tmpl: tmpl, created: time.Now().Unix()}
+	s.abortCtx, s.abort = context.WithCancel(context.Background())
+	s.metrics = newMetrics(s)
+	logOut := cfg.ErrorLog
+	if logOut == nil {
+		logOut = io.Discard
+	}
+	s.log = log.New(logOut, "tpslice server: ", log.LstdFlags)
+	s.http = &fasthttp.Server{
+		Handler:            s.handle,
+		ErrorHandler:       s.handleTransportError,
+		Name:               "tpslice",
+		MaxRequestBodySize: cfg.MaxBodyBytes,
+		ReadTimeout:        60 * time.Second, // headers and body; also bounds an idle keep-alive
+		IdleTimeout:        60 * time.Second,
+		CloseOnShutdown:    true,
+		Logger:             s.log,
+	}
+	return s, nil
+}
+
+// SetEngine gives the server its loaded engine: from now on /health answers 200 and /v1/
+// serves.
+func (s *Server) SetEngine(e Engine) {
+	tok, m := e.Tokenizer(), e.Model()
+	name := s.cfg.ModelName
+	if name == "" {
+		name = m.Config().Name
+	}
+	s.eng.Store(&loaded{
+		e: e, name: name, contextLen: m.Config().ContextLength, specials: newSpecials(tok),
+		bos: tok.Piece(tok.BOS()), eos: tok.Piece(tok.EOS()), coll: newCollectives(m.Group().Comm().Recorder(0)),
+	})
+}
+
+// Serve serves HTTP on ln until Shutdown; it then returns nil.
+func (s *Server) Serve(ln net.Listener) error {
+	l := &onceCloseListener{Listener: ln}
+	s.mu.Lock()
+	if s.draining.Load() {
+		s.mu.Unlock()
+		_ = l.Close()
+		return nil
+	}
+	s.listeners = append(s.listeners, l)
+	s.mu.Unlock()
+	if err := s.http.Serve(l); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
+}
+
+// onceCloseListener closes its listener once, whoever closes it first: Shutdown does, so
+// that a Serve that has not yet handed the listener to fasthttp stops too, and fasthttp
+// does again.
+type onceCloseListener struct {
+	net.Listener
+	once sync.Once
+	err  error
+}
+
+func (l *onceCloseListener) Close() error {
+	l.once.Do(func() { l.err = l.Listener.Close() })
+	return l.err
+}
+
+// Shutdown stops accepting connections and lets the requests in flight finish. When ctx
+// ends first, it cancels their generations: streams end with an error event and
+// "data: [DONE]", other requests with 503; it then waits a few seconds more for those
+// responses to be written. It returns an error only when connections are still open
+// after that.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.draining.Store(true)
+	listeners := s.listeners
+	s.mu.Unlock()
+	for _, l := range listeners {
+		_ = l.Close() // fasthttp's Serve returns; a close error comes back from fasthttp's Shutdown
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.http.ShutdownWithContext(context.Background()) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	s.abort()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(abortWait):
+		return fmt.Errorf("server: shutdown: connections still open %v after ending the generations in flight", abortWait)
+	}
+}

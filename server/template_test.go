@@ -1,0 +1,98 @@
+package server
+
+import (
+	"bytes"
+	"encoding/binary"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/engine"
+)
+
+// writeGGUF writes a GGUF v3 file of string metadata and no tensors.
+func writeGGUF(t *testing.T, path string, kv [][2]string) {
+	t.Helper()
+	var b bytes.Buffer
+	w := func(v any) { require.NoError(t, binary.Write(&b, binary.LittleEndian, v)) }
+	str := func(s string) { w(uint64(len(s))); b.WriteString(s) }
+	b.WriteString("GGUF")
+	w(uint32(3))
+	w(uint64(0)) // tensors
+	w(uint64(len(kv)))
+	for _, p := range kv {
+		str(p[0])
+		w(uint32(8)) // string
+		str(p[1])
+	}
+	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+}
+
+func TestLoadChatTemplate(t *testing.T) {
+	const tmpl = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return filepath.Dir(p)
+	}
+	gguf := filepath.Join(dir, "model.gguf")
+	writeGGUF(t, gguf, [][2]string{{"general.architecture", "llama"}, {"tokenizer.chat_template", tmpl}})
+	bare := filepath.Join(dir, "bare.gguf")
+	writeGGUF(t, bare, [][2]string{{"general.architecture", "llama"}})
+
+	for _, tc := range []struct {
+		name, model, want, origin string
+	}{
+		{"preset", "tiny", "", ""},
+		{"GGUF", gguf, tmpl, gguf + " tokenizer.chat_template"},
+		{"GGUF without a template", bare, "", ""},
+		{"tokenizer_config string", write("hf1/tokenizer_config.json", `{"chat_template": "`+tmpl+`"}`), tmpl, "chat_template"},
+		{"tokenizer_config list", write("hf2/tokenizer_config.json", `{"chat_template": [{"name": "tool_use", "template": "x"}, {"name": "default", "template": "`+tmpl+`"}]}`), tmpl, "(default)"},
+		{"chat_template.jinja", write("hf3/chat_template.jinja", tmpl), tmpl, "chat_template.jinja"},
+		{"directory without one", write("hf4/tokenizer_config.json", `{"bos_token": "<s>"}`), "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, origin, err := LoadChatTemplate(tc.model)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, src)
+			require.Contains(t, origin, tc.origin)
+		})
+	}
+	_, _, err := LoadChatTemplate(write("hf5/tokenizer_config.json", `{"chat_template": 5}`))
+	require.ErrorContains(t, err, "chat_template must be a string or a list")
+	_, err = New(Config{ChatTemplate: "{% for x in %}", ChatTemplateOrigin: "broken.gguf"})
+	require.ErrorContains(t, err, "chat template from broken.gguf")
+}
+
+// TestChatTemplateSpecialTokens: the model's template writes BOS and EOS as text; the
+// server turns that text into the control tokens, without a second BOS.
+func TestChatTemplateSpecialTokens(t *testing.T) {
+	e := newEngine(t)
+	const tmpl = "{{ bos_token }}{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('System messages are not supported') }}{% endif %}" +
+		"[INST] {{ m.content }} [/INST]{{ eos_token }}{% endfor %}"
+	ts := start(t, Config{ChatTemplate: tmpl}, e)
+	tok := e.Tokenizer()
+	text, err := tok.Encode("[INST] Hello my name is [/INST]", false)
+	require.NoError(t, err)
+	ids := append([]int32{int32(tok.BOS())}, toInt32(text)...)
+	ids = append(ids, int32(tok.EOS()))
+	want := generate(t, e, engine.Request{PromptIDs: ids, MaxTokens: 6})
+
+	resp, body := ts.post(t, "/v1/chat/completions", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "Hello my name is"}},
+		"max_tokens": 6, "temperature": 0})
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	got := decode(t, string(body))
+	require.Equal(t, float64(len(ids)), got["usage"].(map[string]any)["prompt_tokens"])
+	require.Equal(t, want.Text, got["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"])
+
+	resp, body = ts.post(t, "/v1/chat/completions", map[string]any{"messages": chatMessages})
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+	e400 := decode(t, string(body))["error"].(map[string]any)
+	require.Equal(t, "messages", e400["param"])
+	require.Contains(t, e400["message"], "System messages are not supported")
+}
