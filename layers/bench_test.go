@@ -3,39 +3,60 @@ package layers
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/tpslice/tpslice/dtype"
 )
 
 // BenchmarkGEMV reports GB/s of weight bytes for one row of x against Llama-3-8B shaped
-// weights (out×in). Reproduce with
+// weights (out×in), on one worker and on two (goroutines splitting the output rows in
+// halves, as two SMs do), LinearRows ("asm" where the AVX2 kernels run, "exported"
+// otherwise) side by side with the portable Go kernel ("go"). Compare with the machine's
+// read bandwidth, BenchmarkReadBandwidth in vec, measured by the same command:
 //
-//	go test -run '^$' -bench GEMV -benchtime 20x ./layers/
+//	go test -run '^$' -bench 'GEMV|Bandwidth' -benchtime 20x ./layers/ ./vec/
 func BenchmarkGEMV(b *testing.B) {
-	benchLinear(b, 1)
+	benchLinear(b, 1, []struct{ out, in int }{{4096, 4096}, {14336, 4096}})
 }
 
-// BenchmarkGEMM is BenchmarkGEMV for 16 rows of x (weights are read once per 64 rows).
-func BenchmarkGEMM16(b *testing.B) {
-	benchLinear(b, 16)
+// BenchmarkLinearGEMM is BenchmarkGEMV for 8 and 16 rows of x (small-batch decode): every
+// weight is still read once per call, so GB/s of weight bytes shows how far the kernels are
+// from the memory roofline once the arithmetic grows M-fold. Reproduce with
+//
+//	go test -run '^$' -bench LinearGEMM -benchtime 20x ./layers/
+func BenchmarkLinearGEMM(b *testing.B) {
+	for _, m := range []int{8, 16} {
+		b.Run(fmt.Sprintf("M=%d", m), func(b *testing.B) {
+			benchLinear(b, m, []struct{ out, in int }{{4096, 4096}, {14336, 4096}})
+		})
+	}
 }
 
-func benchLinear(b *testing.B, m int) {
+func benchLinear(b *testing.B, m int, shapes []struct{ out, in int }) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, shape := range []struct{ out, in int }{{4096, 4096}, {14336, 4096}} {
+	for _, shape := range shapes {
 		for _, dt := range dtypes {
-			b.Run(fmt.Sprintf("%dx%d/%v", shape.out, shape.in, dt), func(b *testing.B) {
-				w := randMatrix(r, dt, shape.out, shape.in)
-				x := randF32(r, m*shape.in, 1)
-				y := make([]float32, m*shape.out)
-				b.SetBytes(int64(w.Bytes()))
-				for b.Loop() {
-					if err := Linear(y, x, w); err != nil {
-						b.Fatal(err)
-					}
+			w := randMatrix(r, dt, shape.out, shape.in)
+			x := randF32(r, m*shape.in, 1)
+			y := make([]float32, m*shape.out)
+			for _, workers := range []int{1, 2} {
+				for _, impl := range linearKernels() {
+					name := fmt.Sprintf("%dx%d/%v/workers=%d/impl=%s", shape.out, shape.in, dt, workers, impl.name)
+					b.Run(name, func(b *testing.B) {
+						b.SetBytes(int64(w.Bytes()))
+						for b.Loop() {
+							var wg sync.WaitGroup
+							for k := 1; k < workers; k++ {
+								o0, o1 := k*shape.out/workers, (k+1)*shape.out/workers
+								wg.Go(func() { impl.fn(y, x, w, m, o0, o1) })
+							}
+							impl.fn(y, x, w, m, 0, shape.out/workers)
+							wg.Wait()
+						}
+					})
 				}
-			})
+			}
 		}
 	}
 }

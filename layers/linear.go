@@ -42,9 +42,19 @@ func Linear(y, x []float32, w Matrix) error {
 //		}
 //	}
 //
-// Only columns [o0, o1) of y are written; y must not overlap x. It does not allocate: 16-bit
-// weights are widened a tile at a time (vec.Widen) into a buffer on the stack, and each
-// tile of weights serves up to 4 output rows and 64 rows of x per pass.
+// Only columns [o0, o1) of y are written; y must not overlap x. It does not allocate, and it
+// reads every weight once per call for up to 64 rows of x: each pass over x serves 4 output
+// rows, and each tile of 4 weight rows serves up to 64 rows of x.
+//
+// On amd64 with AVX2 and F16C (vec.Accelerated) it runs assembly kernels (linear_amd64.s):
+// one YMM register per (row of x, output row) holds the 8 partial sums, every product is a
+// VMULPS of the widened weights (VCVTPH2PS for f16, a 16-bit shift for bf16) and every add
+// a VADDPS in element order, so the results are bitwise the reference loop's. Elsewhere, or
+// built with -tags noasm, it runs the portable Go of linearRowsGo, the same loop tiled. The
+// one thing the reference leaves open is which NaN payload survives where two NaNs meet in
+// a product or a sum (the Go compiler may commute the operands): the result is NaN either
+// way; the assembly keeps x's payload in a product and the partial sum's in an add, so its
+// GEMM rows equal its GEMVs even in NaN payloads.
 func LinearRows(y, x []float32, w Matrix, o0, o1 int) error {
 	if err := w.Validate(); err != nil {
 		return fmt.Errorf("layers: linear: weight %w", err)
@@ -64,8 +74,12 @@ func LinearRows(y, x []float32, w Matrix, o0, o1 int) error {
 	return nil
 }
 
-// linearRows is LinearRows after validation.
-func linearRows(y, x []float32, w Matrix, m, o0, o1 int) {
+// linearRowsGo is LinearRows after validation in portable Go: 16-bit weights are widened a
+// tile at a time (vec.Widen) into a buffer on the stack, and each tile of weights serves up
+// to 4 output rows and 64 rows of x per pass. It is the whole kernel without the assembly
+// (noasm, other architectures, CPUs without AVX2 and F16C) and the baseline the benchmarks
+// compare the assembly against.
+func linearRowsGo(y, x []float32, w Matrix, m, o0, o1 int) {
 	in, out := w.Cols, w.Rows
 	var wt [linearRowBlock][linearTile]float32
 	var acc [linearMChunk][linearRowBlock][Lanes]float32
