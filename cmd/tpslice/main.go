@@ -25,6 +25,7 @@ func commands() []command {
 		{"generate", "generate text with a model sharded over TP ranks", generate},
 		{"serve", "serve an OpenAI-compatible HTTP API (completions, chat, SSE streaming, metrics)", serve},
 		{"allreduce-bench", "measure (or model) every all-reduce algorithm across message sizes", allreduceBench},
+		{"bench-serve", "load-test a running server (vLLM benchmark_serving style): throughput, TTFT, TPOT, ITL", benchServe},
 		{"tokenize", "print the token ids and pieces of a text (GGUF or tokenizer.json vocab)", tokenize},
 	}
 }
@@ -45,6 +46,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return errors.New("no command given")
 		}
 		return nil
+	}
+	if len(args) > 1 && args[0] == "bench" && args[1] == "serve" { // "tpslice bench serve" is bench-serve
+		args = append([]string{"bench-serve"}, args[2:]...)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

@@ -1,0 +1,440 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+)
+
+// serveBenchReport is bench-serve's --json output.
+type serveBenchReport struct {
+	URL               string       `json:"url"`
+	Model             string       `json:"model"`
+	NumPrompts        int          `json:"num_prompts"`
+	Concurrency       int          `json:"concurrency"`
+	RequestRate       float64      `json:"request_rate"` // requests/s; 0: all at once
+	PromptLen         int          `json:"prompt_len"`
+	MaxTokens         int          `json:"max_tokens"`
+	Completed         int          `json:"completed"`
+	Failed            int          `json:"failed"`
+	FirstError        string       `json:"first_error,omitempty"`
+	DurationS         float64      `json:"duration_s"`
+	RequestThroughput float64      `json:"request_throughput"` // completed requests/s
+	OutputThroughput  float64      `json:"output_throughput"`  // output tokens/s
+	OutputTokens      int          `json:"output_tokens"`
+	TTFT              latencyStats `json:"ttft_ms"`
+	TPOT              latencyStats `json:"tpot_ms"`
+	ITL               latencyStats `json:"itl_ms"`
+	E2E               latencyStats `json:"e2e_ms"`
+}
+
+// latencyStats summarizes latencies in milliseconds.
+type latencyStats struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+}
+
+type serveBenchOptions struct {
+	url, model, apiKey   string
+	numPrompts, conc     int
+	rate                 float64
+	promptLen, maxTokens int
+	seed                 uint64
+	timeout              time.Duration
+	asJSON               bool
+	explicitModel        bool
+}
+
+// requestResult is what one streamed request measured.
+type requestResult struct {
+	err          error
+	ttft, e2e    time.Duration
+	itl          []time.Duration
+	outputTokens int
+}
+
+func benchServe(args []string, stdout, stderr io.Writer) error {
+	var o serveBenchOptions
+	fs := flag.NewFlagSet("bench-serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.url, "url", "http://127.0.0.1:8000", "base URL of the server (OpenAI API under /v1)")
+	fs.StringVar(&o.model, "model", "", "model name sent in requests (default: the first of GET /v1/models)")
+	fs.IntVar(&o.numPrompts, "num-prompts", 64, "requests to send")
+	fs.IntVar(&o.conc, "concurrency", 8, "requests in flight at most")
+	fs.Float64Var(&o.rate, "request-rate", 0, "requests/s, Poisson arrivals (0: all at once, bounded by --concurrency)")
+	fs.IntVar(&o.promptLen, "prompt-len", 64, "synthetic prompt length, in words (roughly tokens)")
+	fs.IntVar(&o.maxTokens, "max-tokens", 64, "max_tokens of every request")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed of the prompts, the arrivals and the requests' sampling")
+	fs.StringVar(&o.apiKey, "api-key", "", "send \"Authorization: Bearer KEY\" (default: $"+apiKeyEnv+")")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "deadline of one request")
+	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	fs.Visit(func(f *flag.Flag) {
+		o.explicitModel = o.explicitModel || f.Name == "model"
+	})
+	fail := func(format string, a ...any) error { return fmt.Errorf("bench-serve: "+format, a...) }
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q", fs.Arg(0))
+	}
+	switch {
+	case o.numPrompts < 1:
+		return fail("--num-prompts must be at least 1, got %d", o.numPrompts)
+	case o.conc < 1:
+		return fail("--concurrency must be at least 1, got %d", o.conc)
+	case o.rate < 0 || math.IsNaN(o.rate) || math.IsInf(o.rate, 0):
+		return fail("--request-rate must be a finite number ≥ 0, got %v", o.rate)
+	case o.promptLen < 1:
+		return fail("--prompt-len must be at least 1, got %d", o.promptLen)
+	case o.maxTokens < 1:
+		return fail("--max-tokens must be at least 1, got %d", o.maxTokens)
+	case o.timeout <= 0:
+		return fail("--timeout must be positive, got %v", o.timeout)
+	}
+	u, err := url.Parse(o.url)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fail("--url must be an http:// or https:// URL, got %q", o.url)
+	}
+	o.url = strings.TrimSuffix(o.url, "/")
+	if o.apiKey == "" {
+		o.apiKey = os.Getenv(apiKeyEnv)
+	}
+	client := &http.Client{Transport: &http.Transport{
+		Proxy:               nil, // a benchmark measures the server, not a proxy
+		MaxIdleConns:        o.conc,
+		MaxIdleConnsPerHost: o.conc,
+		DisableCompression:  true,
+	}}
+	defer client.CloseIdleConnections()
+
+	name, err := probeModel(client, o)
+	if err != nil {
+		return fail("%w", err)
+	}
+	o.model = name
+
+	report := runServeBench(client, o, stderr)
+	if report.FirstError != "" {
+		fmt.Fprintf(stderr, "# %d of %d requests failed; the first: %s\n", report.Failed, o.numPrompts, report.FirstError)
+	}
+	if o.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(report)
+	} else {
+		err = printServeReport(stdout, report)
+	}
+	if err == nil && report.Completed == 0 {
+		err = fail("every request failed; the first: %s", report.FirstError)
+	}
+	return err
+}
+
+// probeModel asks GET /v1/models, which also tells whether the server is reachable at all,
+// and returns the model to request: --model, or the first one listed.
+func probeModel(client *http.Client, o serveBenchOptions) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.url+"/v1/models", nil)
+	if err != nil {
+		return "", err
+	}
+	if o.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+o.apiKey)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("cannot reach the server at %s (is `tpslice serve` running?): %w", o.url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		if o.explicitModel && resp.StatusCode != http.StatusUnauthorized {
+			return o.model, nil // some servers list no models; the requests will tell
+		}
+		return "", fmt.Errorf("GET %s/v1/models: %s", o.url, httpError(resp.StatusCode, body))
+	}
+	if o.explicitModel {
+		return o.model, nil
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil || len(list.Data) == 0 || list.Data[0].ID == "" {
+		return "", fmt.Errorf("GET %s/v1/models lists no model; name one with --model", o.url)
+	}
+	return list.Data[0].ID, nil
+}
+
+// httpError describes a failed response from its status and OpenAI-style error body.
+func httpError(status int, body []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	msg := strings.TrimSpace(string(body))
+	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
+		msg = e.Error.Message
+	}
+	if len(msg) > 200 {
+		msg = msg[:200] + "…"
+	}
+	return fmt.Sprintf("HTTP %d %s: %s", status, http.StatusText(status), msg)
+}
+
+// runServeBench sends the requests and summarizes them.
+func runServeBench(client *http.Client, o serveBenchOptions, stderr io.Writer) *serveBenchReport {
+	rng := rand.New(rand.NewPCG(o.seed, 0x7470736c696365)) // "tpslice"
+	prompts := make([]string, o.numPrompts)
+	for i := range prompts {
+		prompts[i] = syntheticPrompt(rng, o.promptLen)
+	}
+	results := make([]requestResult, o.numPrompts)
+	sem := make(chan struct{}, o.conc)
+	var (
+		wg       sync.WaitGroup
+		progress sync.Mutex
+		done     int
+	)
+	tty := isTerminal(stderr)
+	report := func() {
+		progress.Lock()
+		defer progress.Unlock()
+		done++
+		if tty {
+			fmt.Fprintf(stderr, "\r# bench-serve: %d/%d requests done", done, o.numPrompts)
+		}
+	}
+	start := time.Now()
+	for i := range prompts {
+		if o.rate > 0 && i > 0 {
+			time.Sleep(time.Duration(rng.ExpFloat64() / o.rate * float64(time.Second)))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			results[i] = streamCompletion(client, o, prompts[i], o.seed+uint64(i))
+			<-sem
+			report()
+		}()
+	}
+	wg.Wait()
+	duration := time.Since(start)
+	if tty {
+		fmt.Fprintln(stderr)
+	}
+	return summarize(o, results, duration)
+}
+
+// benchWords are the words synthetic prompts are made of: common English words, about one
+// token each in most vocabularies.
+var benchWords = strings.Fields(`the of and to in is was for on that with as by at from it his an were are which
+this be or has had first one their its new after who they two her she been other when time during there into
+school more may years over only year most would world city some where between later three state such then
+national used made known under many university united while part season team these american than film second
+born south became states war through being including both before north high however people family early history
+album area them series against until since district county name work life group music following number company`)
+
+// syntheticPrompt returns n deterministic words drawn by rng.
+func syntheticPrompt(rng *rand.Rand, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(benchWords[rng.IntN(len(benchWords))])
+	}
+	return b.String()
+}
+
+// streamCompletion sends one streamed completion and times its chunks.
+func streamCompletion(client *http.Client, o serveBenchOptions, prompt string, seed uint64) (r requestResult) {
+	body, _ := json.Marshal(map[string]any{
+		"model": o.model, "prompt": prompt, "max_tokens": o.maxTokens, "seed": int64(seed),
+		"stream": true, "stream_options": map[string]any{"include_usage": true},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url+"/v1/completions", bytes.NewReader(body))
+	if err != nil {
+		return requestResult{err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if o.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+o.apiKey)
+	}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return requestResult{err: err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return requestResult{err: errors.New(httpError(resp.StatusCode, b))}
+	}
+	var (
+		last      time.Time
+		chunks    int
+		usageSeen bool
+		finished  bool
+	)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		data, ok := strings.CutPrefix(line, "data:")
+		if !ok {
+			continue // blank lines between events, ": ping" comments
+		}
+		data = strings.TrimSpace(data)
+		if data == "[DONE]" {
+			finished = true
+			break
+		}
+		now := time.Now()
+		var ev struct {
+			Choices []struct {
+				Text string `json:"text"`
+			} `json:"choices"`
+			Usage *struct {
+				CompletionTokens int `json:"completion_tokens"`
+			} `json:"usage"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			return requestResult{err: fmt.Errorf("a malformed event %.80q: %w", data, err)}
+		}
+		if ev.Error != nil {
+			return requestResult{err: fmt.Errorf("error event: %s", ev.Error.Message)}
+		}
+		if len(ev.Choices) > 0 && ev.Choices[0].Text != "" {
+			if chunks == 0 {
+				r.ttft = now.Sub(start)
+			} else {
+				r.itl = append(r.itl, now.Sub(last))
+			}
+			last = now
+			chunks++
+		}
+		if ev.Usage != nil {
+			r.outputTokens, usageSeen = ev.Usage.CompletionTokens, true
+		}
+	}
+	r.e2e = time.Since(start)
+	if err := sc.Err(); err != nil {
+		return requestResult{err: fmt.Errorf("reading the stream: %w", err)}
+	}
+	if !finished {
+		return requestResult{err: errors.New("the stream ended without data: [DONE]")}
+	}
+	if !usageSeen {
+		r.outputTokens = chunks // a server that ignores include_usage: one token a chunk
+	}
+	if chunks == 0 {
+		r.ttft = r.e2e // every token's text was held back to the end
+	}
+	return r
+}
+
+// summarize turns the requests' results into the report.
+func summarize(o serveBenchOptions, results []requestResult, duration time.Duration) *serveBenchReport {
+	rep := &serveBenchReport{
+		URL: o.url, Model: o.model, NumPrompts: o.numPrompts, Concurrency: o.conc, RequestRate: o.rate,
+		PromptLen: o.promptLen, MaxTokens: o.maxTokens, DurationS: duration.Seconds(),
+	}
+	var ttft, tpot, itl, e2e []float64
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	for _, r := range results {
+		if r.err != nil {
+			if rep.Failed == 0 {
+				rep.FirstError = r.err.Error()
+			}
+			rep.Failed++
+			continue
+		}
+		rep.Completed++
+		rep.OutputTokens += r.outputTokens
+		ttft = append(ttft, ms(r.ttft))
+		e2e = append(e2e, ms(r.e2e))
+		if r.outputTokens > 1 {
+			tpot = append(tpot, ms(r.e2e-r.ttft)/float64(r.outputTokens-1))
+		}
+		for _, d := range r.itl {
+			itl = append(itl, ms(d))
+		}
+	}
+	if s := duration.Seconds(); s > 0 {
+		rep.RequestThroughput = float64(rep.Completed) / s
+		rep.OutputThroughput = float64(rep.OutputTokens) / s
+	}
+	rep.TTFT, rep.TPOT, rep.ITL, rep.E2E = stats(ttft), stats(tpot), stats(itl), stats(e2e)
+	return rep
+}
+
+// stats returns the mean and percentiles of xs (numpy's linear interpolation), zeros when
+// xs is empty.
+func stats(xs []float64) latencyStats {
+	if len(xs) == 0 {
+		return latencyStats{}
+	}
+	sort.Float64s(xs)
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return latencyStats{Mean: sum / float64(len(xs)), P50: percentile(xs, 50), P90: percentile(xs, 90), P99: percentile(xs, 99)}
+}
+
+// percentile is the p-th percentile of sorted xs, interpolating linearly between ranks.
+func percentile(sorted []float64, p float64) float64 {
+	pos := p / 100 * float64(len(sorted)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(sorted)-1)
+	return sorted[lo] + (pos-float64(lo))*(sorted[hi]-sorted[lo])
+}
+
+func printServeReport(w io.Writer, r *serveBenchReport) error {
+	rate := "all at once"
+	if r.RequestRate > 0 {
+		rate = fmt.Sprintf("%g req/s (Poisson)", r.RequestRate)
+	}
+	fmt.Fprintf(w, "# tpslice bench-serve: %d prompts of ~%d words, max_tokens %d, to %s at %s\n",
+		r.NumPrompts, r.PromptLen, r.MaxTokens, r.Model, r.URL)
+	fmt.Fprintf(w, "# concurrency %d, arrivals %s\n", r.Concurrency, rate)
+	fmt.Fprintf(w, "# completed %d, failed %d in %.2f s: %.2f req/s, %.1f output tok/s (%d output tokens)\n",
+		r.Completed, r.Failed, r.DurationS, r.RequestThroughput, r.OutputThroughput, r.OutputTokens)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "ms\tmean\tp50\tp90\tp99\t")
+	for _, row := range []struct {
+		name string
+		s    latencyStats
+	}{{"TTFT", r.TTFT}, {"TPOT", r.TPOT}, {"ITL", r.ITL}, {"E2E", r.E2E}} {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t\n", row.name, row.s.Mean, row.s.P50, row.s.P90, row.s.P99)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// startTestServer serves the tiny preset at TP 2 on a free loopback port until the test
+// ends, and returns its base URL.
+func startTestServer(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- serveUntil(ctx, []string{"--model", "tiny", "--tp", "2", "--port", "0"}, &stdout, &stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err, "%s", stderr.String())
+		case <-time.After(20 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	re := regexp.MustCompile(`serving tiny at TP=2 on (http://127\.0\.0\.1:\d+) `)
+	var base string
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("serve returned early: %v\n%s", err, stderr.String())
+		default:
+		}
+		if m := re.FindStringSubmatch(stdout.String()); m != nil {
+			base = m[1]
+		}
+		return base != ""
+	}, 20*time.Second, 10*time.Millisecond)
+	return base
+}
+
+// TestBenchServe runs bench-serve against the real server over HTTP, both as bench-serve
+// and as "bench serve".
+func TestBenchServe(t *testing.T) {
+	base := startTestServer(t)
+	for _, cmd := range [][]string{{"bench-serve"}, {"bench", "serve"}} {
+		t.Run(strings.Join(cmd, " "), func(t *testing.T) {
+			out, errOut, err := runCLI(t, append(cmd, "--url", base, "--num-prompts", "8", "--concurrency", "4",
+				"--max-tokens", "8", "--prompt-len", "16", "--json")...)
+			require.NoError(t, err, "%s", errOut)
+			var r serveBenchReport
+			require.NoError(t, json.Unmarshal([]byte(out), &r), "%s", out)
+			require.Equal(t, 8, r.Completed, "%s", errOut)
+			require.Zero(t, r.Failed)
+			require.Empty(t, r.FirstError)
+			require.Equal(t, "tiny", r.Model, "the model comes from /v1/models")
+			require.Equal(t, 8, r.NumPrompts)
+			require.Equal(t, 4, r.Concurrency)
+			require.Positive(t, r.DurationS)
+			require.Positive(t, r.RequestThroughput)
+			require.Positive(t, r.OutputThroughput)
+			require.Positive(t, r.OutputTokens)
+			require.LessOrEqual(t, r.OutputTokens, 8*8)
+			for name, s := range map[string]latencyStats{"ttft": r.TTFT, "tpot": r.TPOT, "itl": r.ITL, "e2e": r.E2E} {
+				require.Positive(t, s.P50, name)
+				require.LessOrEqual(t, s.P50, s.P90, name)
+				require.LessOrEqual(t, s.P90, s.P99, name)
+			}
+			require.LessOrEqual(t, r.TTFT.P50, r.E2E.P99)
+		})
+	}
+
+	t.Run("table", func(t *testing.T) {
+		out, errOut, err := runCLI(t, "bench-serve", "--url", base, "--num-prompts", "2", "--max-tokens", "4", "--request-rate", "50")
+		require.NoError(t, err, "%s", errOut)
+		require.Contains(t, out, "completed 2, failed 0")
+		require.Regexp(t, `(?m)^\s+TTFT(\s+\d+\.\d\d){4}$`, out)
+	})
+
+	t.Run("failures", func(t *testing.T) {
+		out, errOut, err := runCLI(t, "bench-serve", "--url", base, "--model", "gpt-9", "--num-prompts", "2", "--json")
+		require.ErrorContains(t, err, "every request failed")
+		require.ErrorContains(t, err, "HTTP 404")
+		var r serveBenchReport
+		require.NoError(t, json.Unmarshal([]byte(out), &r), "%s", out)
+		require.Equal(t, 0, r.Completed)
+		require.Equal(t, 2, r.Failed)
+		require.Contains(t, r.FirstError, "gpt-9")
+		require.Contains(t, errOut, "2 of 2 requests failed")
+	})
+}
+
+func TestBenchServeUnreachable(t *testing.T) {
+	_, _, err := runCLI(t, "bench-serve", "--url", "http://127.0.0.1:1", "--num-prompts", "1")
+	require.ErrorContains(t, err, "bench-serve: cannot reach the server at http://127.0.0.1:1")
+	require.ErrorContains(t, err, "connection refused")
+}
+
+func TestBenchServeBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--num-prompts", "0"}, "--num-prompts must be at least 1"},
+		{[]string{"--concurrency", "0"}, "--concurrency must be at least 1"},
+		{[]string{"--request-rate", "-1"}, "--request-rate must be a finite number ≥ 0"},
+		{[]string{"--max-tokens", "0"}, "--max-tokens must be at least 1"},
+		{[]string{"--url", "localhost:8000"}, "--url must be an http:// or https:// URL"},
+		{[]string{"stray"}, `unexpected argument "stray"`},
+	} {
+		_, _, err := runCLI(t, append([]string{"bench-serve"}, tc.args...)...)
+		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	s := stats([]float64{4, 1, 3, 2})
+	require.InDelta(t, 2.5, s.Mean, 1e-12)
+	require.InDelta(t, 2.5, s.P50, 1e-12)
+	require.InDelta(t, 3.7, s.P90, 1e-12)
+	require.InDelta(t, 3.97, s.P99, 1e-12)
+	require.Equal(t, latencyStats{}, stats(nil))
+}
