@@ -62,6 +62,7 @@ func (cl *call) begin() error {
 	clear(cl.verified[:])
 	cl.start = time.Now()
 	r.rec.add(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start})
+	r.rec.count(cl.desc.op, cl.desc.algo, int64(cl.desc.count*cl.desc.t.Size()))
 	return nil
 }
 

@@ -145,3 +145,18 @@ func TestBadArguments(t *testing.T) {
 	_, err = New(g.node, Config{})
 	require.ErrorContains(t, err, "$TPSLICE_ALLREDUCE_ALGO")
 }
+
+// TestCollectiveStats: the running totals count every call, beyond the recorder's ring.
+func TestCollectiveStats(t *testing.T) {
+	g := newGroup(t, 2, device.NVSwitch, Config{})
+	bufs := g.alloc(t, dtype.BF16, 100)
+	for range recorderDepth + 10 {
+		for r := range 2 {
+			require.NoError(t, g.c.Rank(r).AllReduceAlgo(g.streams[r], TwoShot, bufs[r], bufs[r], 100))
+		}
+	}
+	for _, err := range g.syncAll() {
+		require.NoError(t, err)
+	}
+	require.Equal(t, []CollectiveStat{{Op: "allreduce", Algo: TwoShot, Calls: recorderDepth + 10, Bytes: (recorderDepth + 10) * 200}}, g.c.Recorder(1).Stats())
+}

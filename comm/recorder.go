@@ -58,9 +58,10 @@ func (r Record) String() string {
 
 // Recorder is one rank's flight recorder: a ring of its most recent collective calls.
 type Recorder struct {
-	mu   sync.Mutex
-	ring [recorderDepth]Record
-	n    uint64 // records ever added
+	mu    sync.Mutex
+	ring  [recorderDepth]Record
+	n     uint64 // records ever added
+	stats map[statKey]*CollectiveStat
 }
 
 func (r *Recorder) add(rec Record) {
@@ -98,6 +99,48 @@ func (r *Recorder) Records() []Record {
 	out := make([]Record, 0, k)
 	for i := r.n - k; i < r.n; i++ {
 		out = append(out, r.ring[i%recorderDepth])
+	}
+	return out
+}
+
+// CollectiveStat counts one rank's collective calls of one op and algorithm.
+type CollectiveStat struct {
+	Op    string
+	Algo  Algo
+	Calls int64
+	// Bytes sums the calls' message sizes (the elements each rank contributes × their size).
+	Bytes int64
+}
+
+type statKey struct {
+	op   string
+	algo Algo
+}
+
+// count adds a call to the recorder's running totals, which unlike the ring never drop.
+func (r *Recorder) count(op string, a Algo, bytes int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stats == nil {
+		r.stats = map[statKey]*CollectiveStat{}
+	}
+	st, ok := r.stats[statKey{op, a}]
+	if !ok {
+		st = &CollectiveStat{Op: op, Algo: a}
+		r.stats[statKey{op, a}] = st
+	}
+	st.Calls++
+	st.Bytes += bytes
+}
+
+// Stats returns the rank's collective calls and bytes by op and algorithm since the
+// communicator was created.
+func (r *Recorder) Stats() []CollectiveStat {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]CollectiveStat, 0, len(r.stats))
+	for _, st := range r.stats {
+		out = append(out, *st)
 	}
 	return out
 }

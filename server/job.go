@@ -50,7 +50,6 @@ func (s *Server) admit(l *loaded, req engine.Request, arrived time.Time) (*job, 
 func (j *job) run(emit func(engine.Token) error) (engine.Result, error) {
 	res, err := j.l.e.Generate(j.ctx, j.req, func(t engine.Token) error {
 		j.started()
-		j.l.coll.poll()
 		return emit(t)
 	})
 	j.finish(res)
@@ -77,7 +76,6 @@ func (j *job) finish(res engine.Result) {
 	}
 	j.finished = true
 	j.cancel()
-	j.l.coll.poll()
 	m := j.s.metrics
 	if j.first.IsZero() {
 		j.s.waiting.Add(-1)
