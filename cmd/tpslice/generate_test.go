@@ -52,3 +52,13 @@ func TestGenerateBadFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestMembw(t *testing.T) {
+	out, _, err := runCLI(t, "membw", "--mib", "16", "--rounds", "2", "--json")
+	require.NoError(t, err)
+	var rep membwReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Positive(t, rep.ReadGBps)
+	_, _, err = runCLI(t, "membw", "--threads", "0")
+	require.ErrorContains(t, err, "must be at least 1")
+}

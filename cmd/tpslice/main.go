@@ -26,6 +26,7 @@ func commands() []command {
 		{"serve", "serve an OpenAI-compatible HTTP API (completions, chat, SSE streaming, metrics)", serve},
 		{"allreduce-bench", "measure (or model) every all-reduce algorithm across message sizes", allreduceBench},
 		{"bench-serve", "load-test a running server (vLLM benchmark_serving style): throughput, TTFT, TPOT, ITL", benchServe},
+		{"membw", "measure this machine's memory read bandwidth (the decode roofline)", membw},
 		{"tokenize", "print the token ids and pieces of a text (GGUF or tokenizer.json vocab)", tokenize},
 	}
 }
