@@ -145,7 +145,7 @@ func (e *Engine) promptIDs(req Request) ([]int32, error) {
 func (e *Engine) callSites(prefill int) map[string]string {
 	c, h := e.group.Comm(), e.model.Config().Hidden
 	name := func(tokens int) string {
-		v := e.cfgFused()
+		v := e.model.Options().Fused
 		if v == fused.Auto {
 			v = fused.Select(c, tokens*h*4)
 		}
@@ -167,8 +167,6 @@ func (e *Engine) callSites(prefill int) map[string]string {
 	}
 	return sites
 }
-
-func (e *Engine) cfgFused() fused.Variant { return e.model.Options().Fused }
 
 // output turns generated ids into text, holding back what may still become a stop string.
 type output struct {

@@ -82,20 +82,22 @@ func (e *Engine) loop() {
 		q.running = len(running) + len(newcomers)
 		q.mu.Unlock()
 
-		for _, s := range newcomers {
-			if err := e.prefill(s); err != nil {
-				e.fail(append(running, newcomers...), err)
-				running, newcomers = nil, nil
-				break
-			}
-			running = append(running, s)
-		}
+		// The batch that was running decodes after the newcomers' prefills; the newcomers
+		// (whose prefill chose their first token) join it at the next step.
 		var decoding []*sequence
 		for _, s := range running {
-			if !s.done && s.ctx.Err() == nil && len(s.result.OutputIDs) > 0 && !isNew(s, newcomers) {
+			if !s.done && s.ctx.Err() == nil {
 				decoding = append(decoding, s)
 			}
 		}
+		for _, s := range newcomers {
+			if err := e.prefill(s); err != nil {
+				e.fail(append(running, newcomers...), err) // each sequence retired once
+				running, decoding, newcomers = nil, nil, nil
+				break
+			}
+		}
+		running = append(running, newcomers...)
 		if len(decoding) > 0 {
 			if err := e.decode(decoding); err != nil {
 				e.fail(running, err)
@@ -115,15 +117,6 @@ func (e *Engine) loop() {
 		q.running = len(running)
 		q.mu.Unlock()
 	}
-}
-
-func isNew(s *sequence, newcomers []*sequence) bool {
-	for _, n := range newcomers {
-		if n == s {
-			return true
-		}
-	}
-	return false
 }
 
 // fail retires every sequence with a step's error: the ranks' streams and communicator
