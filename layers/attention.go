@@ -94,10 +94,24 @@ func attendGroup(out, q, k, v []float32, tbl []int32, P, kh int, c KVCacheConfig
 	d, bs, tl := c.HeadDim, c.BlockSize, c.TokenLen()
 	g := len(q) / d
 	s := scratch[:g*P]
-	// Scores, position-major so that each K row is read once for the whole group.
+	// Scores, position-major so that each K row is read once for the whole group; four
+	// positions of a block at a time (dot4: four independent sums where one dot product
+	// waits on its own chain of adds), each score still dot(q, K[p]) · scale.
 	for p0 := 0; p0 < P; p0 += bs {
 		base := int(tbl[p0/bs]) * bs
-		for j := range min(bs, P-p0) {
+		nb := min(bs, P-p0)
+		j := 0
+		for ; j+4 <= nb; j += 4 {
+			off := (base+j)*tl + kh*d
+			k0, k1 := k[off:off+d], k[off+tl:off+tl+d]
+			k2, k3 := k[off+2*tl:off+2*tl+d], k[off+3*tl:off+3*tl+d]
+			for h := range g {
+				sc := (*[4]float32)(s[h*P+p0+j:])
+				dot4(sc, q[h*d:(h+1)*d], k0, k1, k2, k3)
+				sc[0], sc[1], sc[2], sc[3] = sc[0]*scale, sc[1]*scale, sc[2]*scale, sc[3]*scale
+			}
+		}
+		for ; j < nb; j++ {
 			off := (base+j)*tl + kh*d
 			krow := k[off : off+d]
 			for h := range g {
@@ -108,15 +122,7 @@ func attendGroup(out, q, k, v []float32, tbl []int32, P, kh int, c KVCacheConfig
 	// Softmax numerators.
 	for h := range g {
 		row := s[h*P : (h+1)*P]
-		m := row[0]
-		for _, x := range row[1:] {
-			if x > m {
-				m = x
-			}
-		}
-		for i, x := range row {
-			row[i] = expf(x - m)
-		}
+		expSub(row, rowMax(row))
 	}
 	// Weighted sum of V, position-major again, then the normalisation.
 	// Four positions of a block go into one pass over the output (axpy4); the order of the

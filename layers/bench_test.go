@@ -61,25 +61,38 @@ func benchLinear(b *testing.B, m int, shapes []struct{ out, in int }) {
 	}
 }
 
-// BenchmarkAttentionDecode is one decode token with Llama-3-8B's attention shape (32 query
-// heads, 8 kv heads, head dimension 128, blocks of 16) at several context lengths.
+// BenchmarkAttentionDecode is one decode token at several context lengths (blocks of 16), in
+// the attention shapes of the medium preset (16 query heads, 8 kv heads, head dimension 128)
+// and of Llama-3-8B (32, 8, 128); bytes are the K and V rows read. The assembly against the
+// portable Go is this benchmark with and without -tags noasm, back to back:
+//
+//	go test -run '^$' -bench AttentionDecode -count 3 ./layers/ && go test -tags noasm -run '^$' -bench AttentionDecode -count 3 ./layers/
 func BenchmarkAttentionDecode(b *testing.B) {
-	const heads, kvHeads, d, bs = 32, 8, 128, 16
+	const kvHeads, d, bs = 8, 128, 16
 	r := rand.New(rand.NewPCG(2, 2))
-	for _, ctx := range []int{128, 1024, 4096} {
-		b.Run(fmt.Sprintf("ctx%d", ctx), func(b *testing.B) {
-			f := newSeqFixture(b, r, kvHeads, d, bs, []int{ctx})
-			batch := f.decodeBatch()
-			q := randF32(r, heads*d, 1)
-			out := make([]float32, len(q))
-			scratch := make([]float32, AttentionScratchLen(heads, kvHeads, ctx))
-			b.SetBytes(int64(2 * ctx * kvHeads * d * 4)) // K and V read
-			for b.Loop() {
-				if err := Attention(out, q, heads, f.cache, 1, batch, scratch); err != nil {
-					b.Fatal(err)
+	for _, shape := range []struct {
+		name  string
+		heads int
+		ctxs  []int
+	}{
+		{"medium", 16, []int{512, 2048}},
+		{"llama-3-8b", 32, []int{128, 1024, 4096}},
+	} {
+		for _, ctx := range shape.ctxs {
+			b.Run(fmt.Sprintf("%s/ctx%d", shape.name, ctx), func(b *testing.B) {
+				f := newSeqFixture(b, r, kvHeads, d, bs, []int{ctx})
+				batch := f.decodeBatch()
+				q := randF32(r, shape.heads*d, 1)
+				out := make([]float32, len(q))
+				scratch := make([]float32, AttentionScratchLen(shape.heads, kvHeads, ctx))
+				b.SetBytes(int64(2 * ctx * kvHeads * d * 4)) // K and V read
+				for b.Loop() {
+					if err := Attention(out, q, shape.heads, f.cache, 1, batch, scratch); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

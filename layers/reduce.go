@@ -5,6 +5,13 @@ package layers
 // product rounded to f32 before it is added, then the fixed tree of combine8. The explicit
 // float32 conversions around products keep the compiler from fusing a multiply and an add
 // (which Go allows, and does on GOAMD64=v3): fusion would change the rounding.
+//
+// dot, dot4, sum, axpy, axpy4 and the softmax steps rowMax and expSub (reduce_amd64.go,
+// reduce_other.go) run the AVX2 kernels of reduce_amd64.s where the CPU has them and the
+// portable Go here (dotGo …) otherwise; both give the same bits, and the Go is the reference
+// the kernels are tested against. (Except NaN payloads where two NaNs meet in an add or a
+// multiply: x86 returns the first operand's, and which is first in the Go's compiled code is
+// the register allocator's choice; either way the result is NaN.)
 
 // Lanes is the number of independent partial sums in every dot product and sum of the
 // package: element i of a reduction goes to partial sum i % Lanes. It is the width of one
@@ -50,23 +57,31 @@ func dotAcc(acc *[Lanes]float32, x, w []float32) {
 	}
 }
 
-// dot is the package's dot product: dotAcc from zero, then combine8.
+// dotGo is the package's dot product in portable Go (dot runs it, or the assembly where the
+// CPU has AVX2): dotAcc from zero, then combine8.
 //
 //	var acc [8]float32
 //	for i := range x { acc[i%8] += float32(x[i] * w[i]) }
 //	return combine8(&acc)
-func dot(x, w []float32) float32 {
+func dotGo(x, w []float32) float32 {
 	var acc [Lanes]float32
 	dotAcc(&acc, x, w)
 	return combine8(&acc)
 }
 
-// sum is the package's sum, in the order of dot:
+// dot4Go is four dot products against one x in portable Go:
+//
+//	for r := range 4 { out[r] = dot(x, w_r) }
+func dot4Go(out *[4]float32, x, w0, w1, w2, w3 []float32) {
+	out[0], out[1], out[2], out[3] = dotGo(x, w0), dotGo(x, w1), dotGo(x, w2), dotGo(x, w3)
+}
+
+// sumGo is the package's sum in portable Go, in the order of dot:
 //
 //	var acc [8]float32
 //	for i := range x { acc[i%8] += x[i] }
 //	return combine8(&acc)
-func sum(x []float32) float32 {
+func sumGo(x []float32) float32 {
 	var a0, a1, a2, a3, a4, a5, a6, a7 float32
 	n := len(x) &^ (Lanes - 1)
 	for i := 0; i < n; i += Lanes {
@@ -87,12 +102,13 @@ func sum(x []float32) float32 {
 	return combine8(&acc)
 }
 
-// axpy adds a·x into y element-wise, each product rounded to f32 before the add:
+// axpyGo adds a·x into y element-wise in portable Go, each product rounded to f32 before
+// the add:
 //
 //	for i := range y { y[i] += float32(a * x[i]) }
 //
 // len(x) ≥ len(y).
-func axpy(y []float32, a float32, x []float32) {
+func axpyGo(y []float32, a float32, x []float32) {
 	x = x[:len(y)]
 	n := len(y) &^ (Lanes - 1)
 	for i := 0; i < n; i += Lanes {
@@ -112,13 +128,13 @@ func axpy(y []float32, a float32, x []float32) {
 	}
 }
 
-// axpy4 adds four scaled rows into y, in row order for every element:
+// axpy4Go adds four scaled rows into y in portable Go, in row order for every element:
 //
 //	for i := range y { y[i] = (((y[i] + float32(a[0]*x0[i])) + float32(a[1]*x1[i])) + float32(a[2]*x2[i])) + float32(a[3]*x3[i]) }
 //
 // which is axpy(y, a[0], x0) … axpy(y, a[3], x3) in one pass over y. Every x is at least
 // len(y) long.
-func axpy4(y []float32, a *[4]float32, x0, x1, x2, x3 []float32) {
+func axpy4Go(y []float32, a *[4]float32, x0, x1, x2, x3 []float32) {
 	n := len(y)
 	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
 	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
@@ -149,5 +165,32 @@ func axpy4(y []float32, a *[4]float32, x0, x1, x2, x3 []float32) {
 	}
 	for ; i < n; i++ {
 		y[i] = (((y[i] + float32(a0*x0[i])) + float32(a1*x1[i])) + float32(a2*x2[i])) + float32(a3*x3[i])
+	}
+}
+
+// rowMaxGo is the maximum of a softmax row (len(x) ≥ 1) in portable Go, by the scan
+//
+//	m := x[0]
+//	for _, v := range x[1:] { if v > m { m = v } }
+//	return m
+//
+// so a NaN x[0] is the result, any other NaN is skipped, and of equal values (+0 and −0)
+// the first is kept.
+func rowMaxGo(x []float32) float32 {
+	m := x[0]
+	for _, v := range x[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// expSubGo is the softmax numerators in portable Go:
+//
+//	for i := range x { x[i] = expf(x[i] - m) }
+func expSubGo(x []float32, m float32) {
+	for i, v := range x {
+		x[i] = expf(v - m)
 	}
 }
