@@ -15,7 +15,7 @@ func (r *Rank) AllGather(s *device.Stream, in, out *device.Buffer, count int) er
 	if count == 0 {
 		return nil
 	}
-	return r.launch(s, "allgather", OneShot, in, out, count, r.c.cfg.BufferBytes/in.DType().Size(), nil, (*call).allGather)
+	return r.launch(s, "allgather", OneShot, in, out, count, r.c.cfg.BufferBytes/in.DType().Size(), 0, nil, (*call).allGather)
 }
 
 func (cl *call) allGather(b device.Block, off, n int) error {

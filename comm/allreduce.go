@@ -51,7 +51,7 @@ func (r *Rank) AllReduceAlgo(s *device.Stream, algo Algo, in, out *device.Buffer
 	default:
 		return fmt.Errorf("comm: rank %d allreduce: unknown algorithm %v", r.rank, algo)
 	}
-	return r.launch(s, "allreduce", algo, in, out, count, chunk, nil, body)
+	return r.launch(s, "allreduce", algo, in, out, count, chunk, 0, nil, body)
 }
 
 // check validates a call's arguments on the host, before anything is enqueued.
@@ -86,7 +86,7 @@ func (r *Rank) check(op string, s *device.Stream, in, out *device.Buffer, count,
 // hold, whose blocks each run body over their share of the chunk. A kernel boundary between
 // chunks matters: a rank that reaches a chunk's first barrier has finished every block of
 // the chunk before, so blocks never see another block's share of a buffer change under them.
-func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Buffer, count, chunk int, grid func(n int) int, body func(*call, device.Block, int, int) error) error {
+func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Buffer, count, chunk, localBytesPerElem int, grid func(n int) int, body func(*call, device.Block, int, int) error) error {
 	if grid == nil {
 		grid = r.defaultGrid
 	}
@@ -100,6 +100,8 @@ func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Bu
 		err := s.Launch(device.Kernel{
 			Name: op + "." + algo.String(),
 			Grid: grid(n),
+			Work: device.Work{Class: device.ClassCollective, Op: op, Algo: algo.String(),
+				Message: int64(n * in.DType().Size()), Bytes: int64(n * localBytesPerElem)},
 			Prologue: func() error {
 				if first {
 					if err := cl.begin(); err != nil {

@@ -22,6 +22,9 @@ type Collective struct {
 	Count, OutCount int
 	// Chunk is the elements each kernel covers, at most ChunkCapacity of the dtype.
 	Chunk int
+	// LocalBytesPerElem is the device-memory traffic per element of the call's own work
+	// besides the exchange (a fused norm's residual and output), for its kernels' Work.
+	LocalBytesPerElem int
 	// Grid gives the blocks of a chunk of n elements; it must depend only on n, so that
 	// every rank launches the same grid. Nil means comm's default.
 	Grid func(n int) int
@@ -75,7 +78,7 @@ func (r *Rank) LaunchCollective(s *device.Stream, c Collective) error {
 	if c.Count == 0 {
 		return nil
 	}
-	return r.launch(s, c.Op, c.Algo, c.In, c.Out, c.Count, c.Chunk, c.Grid, func(cl *call, b device.Block, off, n int) error {
+	return r.launch(s, c.Op, c.Algo, c.In, c.Out, c.Count, c.Chunk, c.LocalBytesPerElem, c.Grid, func(cl *call, b device.Block, off, n int) error {
 		return c.Block((*CallCtx)(cl), b, off, n)
 	})
 }

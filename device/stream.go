@@ -25,6 +25,9 @@ type Kernel struct {
 	// Detail, when set, describes the launch for traces ("count=4096 f32", sizes, the
 	// algorithm); it does not change what runs.
 	Detail string
+	// Work, when set, says what the kernel costs (its class, bytes, FLOPs), for time
+	// breakdowns and performance models; it does not change what runs.
+	Work Work
 	// Prologue, when set, runs once before any block (what thread 0 of every block would
 	// otherwise repeat).
 	Prologue func() error

@@ -21,6 +21,8 @@ func unfused(r *comm.Rank, s *device.Stream, partial, residual, weight, out *dev
 	res, w, o := residual.Float32s(), weight.Float32s()[:h], out.Float32s()
 	return s.Launch(device.Kernel{
 		Name: "residual_rmsnorm",
+		// reads the sum, the residual and the weight; writes the residual and the output
+		Work: device.Work{Class: device.ClassNorm, Bytes: int64(4*count*4 + h*4)},
 		Grid: max(1, min(r.Device().NumSMs(), (count+blockElems-1)/blockElems, sh.Tokens)),
 		Block: func(b device.Block) error {
 			r0, r1 := blockRows(sh.Tokens, b)

@@ -29,6 +29,11 @@ type LlamaOptions struct {
 	// on the group's comm stream while the other's compute runs (the group must have
 	// comm streams: tp.GroupConfig.CommSMs).
 	Overlap bool
+	// ShapeOnly builds the model without weight memory: matrices have their shapes and
+	// dtypes but no data, and nothing is read from the source. Such a model captures decode
+	// graphs (capture records kernels without running them) for performance models of
+	// models larger than this machine, and refuses to run. Give it a small KVBlocks.
+	ShapeOnly bool
 }
 
 func (o LlamaOptions) withDefaults(cfg Config) LlamaOptions {
@@ -116,6 +121,7 @@ func (m *Llama) Group() *tp.Group { return m.group }
 func (m *Llama) Options() LlamaOptions { return m.opt }
 
 // WeightBytes returns the bytes of weights each rank holds.
+// (For a ShapeOnly model: the bytes it would hold.)
 func (m *Llama) WeightBytes() []int64 {
 	out := make([]int64, len(m.ranks))
 	for r, rk := range m.ranks {

@@ -77,7 +77,7 @@ func (rk *llamaRank) allocState() error {
 // collectives on its stream) and waits for it. Afterwards Candidates or Logits hold the
 // result for the sampled tokens.
 func (m *Llama) Forward(st Step) error {
-	if err := m.check(st); err != nil {
+	if err := m.runnable(st); err != nil {
 		return err
 	}
 	return m.group.Run(func(r int) error {
@@ -88,6 +88,14 @@ func (m *Llama) Forward(st Step) error {
 		}
 		return s.Synchronize()
 	})
+}
+
+// runnable refuses a step that check refuses, and every step of a shape-only model.
+func (m *Llama) runnable(st Step) error {
+	if m.opt.ShapeOnly {
+		return fmt.Errorf("models: %s was built shape-only (no weights): it can capture graphs for performance models, not run", m.cfg.Name)
+	}
+	return m.check(st)
 }
 
 // check refuses on the host every step a kernel would refuse: kernel errors are sticky
@@ -138,7 +146,8 @@ func (rk *llamaRank) enqueue(s *device.Stream, st Step) error {
 		return err
 	}
 	x, res, h := a.x.Float32s()[:T*H], a.residual.Float32s()[:T*H], a.h.Float32s()[:T*H]
-	err = s.Launch(device.Kernel{Name: "embedding", Grid: 1, Block: func(device.Block) error {
+	embedWork := device.Work{Class: device.ClassEmbedding, Bytes: int64(T * H * (rk.embed.DType.Size() + 2*4))}
+	err = s.Launch(device.Kernel{Name: "embedding", Grid: 1, Work: embedWork, Block: func(device.Block) error {
 		clear(res)
 		return layers.Embedding(x, st.IDs, rk.embed, rk.v0, cfg.Vocab)
 	}})
@@ -161,7 +170,8 @@ func (rk *llamaRank) enqueue(s *device.Stream, st Step) error {
 		return err
 	}
 	hs, logits := a.hs.Float32s()[:S*H], a.logits.Float32s()[:S*rk.head.Rows]
-	err = s.Launch(device.Kernel{Name: "gather_sampled", Grid: 1, Block: func(device.Block) error {
+	gatherWork := device.Work{Class: device.ClassElementwise, Bytes: int64(2 * S * H * 4)}
+	err = s.Launch(device.Kernel{Name: "gather_sampled", Grid: 1, Work: gatherWork, Block: func(device.Block) error {
 		for i, t := range st.Sample {
 			copy(hs[i*H:(i+1)*H], h[t*H:(t+1)*H])
 		}
@@ -244,17 +254,22 @@ func (rk *llamaRank) attention(s *device.Stream, l int, mb microBatch) error {
 	h := a.h.Float32s()[t0*H : t1*H]
 	q, att := a.q.Float32s()[t0*nq*hd:t1*nq*hd], a.attn.Float32s()[t0*nq*hd:t1*nq*hd]
 	k, v := a.k.Float32s()[t0*nkv*hd:t1*nkv*hd], a.v.Float32s()[t0*nkv*hd:t1*nkv*hd]
+	// RoPE reads and writes q and k, then k and v go to the cache; attention reads q, writes
+	// out, and per cached position reads one K and one V row per token (f32 cache).
+	ropeWork := device.Work{Class: device.ClassElementwise, Bytes: int64(T * (2*(nq+nkv) + 4*nkv) * hd * 4)}
+	attnWork := device.Work{Class: device.ClassAttention, Bytes: int64(2 * T * nq * hd * 4),
+		ContextBytes: int64(T * 2 * nkv * hd * 4), ContextFLOPs: int64(T * 4 * nq * hd)}
 	ops := []func() error{
 		rk.linear(s, "q_proj", q, h, ly.wq),
 		rk.linear(s, "k_proj", k, h, ly.wk),
 		rk.linear(s, "v_proj", v, h, ly.wv),
-		rk.single(s, "rope+kv_write", func() error {
+		rk.single(s, "rope+kv_write", ropeWork, func() error {
 			if err := m.rope.Apply(cfg.RopeLayout, q, nq, k, nkv, mb.batch.Pos); err != nil {
 				return err
 			}
 			return rk.kv.Write(l, mb.batch, k, v)
 		}),
-		rk.grid(s, "attention", T*nkv, T*nq*hd*cfg.ContextLength/2, func(b device.Block, u0, u1 int) error {
+		rk.grid(s, "attention", T*nkv, T*nq*hd*cfg.ContextLength/2, attnWork, func(b device.Block, u0, u1 int) error {
 			return layers.AttentionRange(att, q, nq, rk.kv, l, mb.batch, a.scratch[b.Index], u0, u1)
 		}),
 		rk.linear(s, "o_proj", a.x.Float32s()[t0*H:t1*H], att, ly.wo),
@@ -272,7 +287,8 @@ func (rk *llamaRank) mlp(s *device.Stream, l int, mb microBatch) error {
 	return run([]func() error{
 		rk.linear(s, "gate_proj", gate, h, ly.wgate),
 		rk.linear(s, "up_proj", up, h, ly.wup),
-		rk.single(s, "swiglu", func() error { return layers.SwiGLU(gate, gate, up) }),
+		rk.single(s, "swiglu", device.Work{Class: device.ClassElementwise, Bytes: int64(3 * len(gate) * 4)},
+			func() error { return layers.SwiGLU(gate, gate, up) }),
 		rk.linear(s, "down_proj", a.x.Float32s()[t0*H:t1*H], gate, ly.wdown),
 	})
 }
@@ -295,7 +311,8 @@ func (rk *llamaRank) candidates(s *device.Stream, S, k int) error {
 	if k == 0 {
 		vpr := p.VocabPerRank
 		packed := a.packed.Float32s()[:S*vpr]
-		err := s.Launch(device.Kernel{Name: "pack_logits", Grid: 1, Block: func(device.Block) error {
+		packWork := device.Work{Class: device.ClassSampling, Bytes: int64(S * (vr + vpr) * 4)}
+		err := s.Launch(device.Kernel{Name: "pack_logits", Grid: 1, Work: packWork, Block: func(device.Block) error {
 			for i := range S {
 				row := packed[i*vpr : (i+1)*vpr]
 				copy(row, logits[i*vr:(i+1)*vr])
@@ -311,7 +328,8 @@ func (rk *llamaRank) candidates(s *device.Stream, S, k int) error {
 		return comm.AllGather(s, a.packed, a.full, S*vpr)
 	}
 	cands := a.cands.Float32s()[:S*k*2]
-	err := s.Launch(device.Kernel{Name: "topk", Grid: 1, Block: func(device.Block) error {
+	topkWork := device.Work{Class: device.ClassSampling, Bytes: int64(S * (vr + 2*k) * 4)}
+	err := s.Launch(device.Kernel{Name: "topk", Grid: 1, Work: topkWork, Block: func(device.Block) error {
 		for i := range S {
 			got, err := layers.TopK(a.top[:min(k, vr)], logits[i*vr:(i+1)*vr], rk.v0)
 			if err != nil {
@@ -368,10 +386,10 @@ func (m *Llama) Logits(st Step) [][]float32 {
 	return out
 }
 
-// single returns an op that launches fn as a one-block kernel.
-func (rk *llamaRank) single(s *device.Stream, name string, fn func() error) func() error {
+// single returns an op that launches fn as a one-block kernel doing w.
+func (rk *llamaRank) single(s *device.Stream, name string, w device.Work, fn func() error) func() error {
 	return func() error {
-		return s.Launch(device.Kernel{Name: name, Grid: 1, Block: func(device.Block) error { return fn() }})
+		return s.Launch(device.Kernel{Name: name, Grid: 1, Work: w, Block: func(device.Block) error { return fn() }})
 	}
 }
 
@@ -380,11 +398,12 @@ func (rk *llamaRank) single(s *device.Stream, name string, fn func() error) func
 const minBlockWork = 1 << 15
 
 // grid returns an op that launches fn over units [0, units) split among the SMs, at most
-// one block per minBlockWork of work (work is the multiply-adds of all units).
-func (rk *llamaRank) grid(s *device.Stream, name string, units, work int, fn func(b device.Block, u0, u1 int) error) func() error {
+// one block per minBlockWork of work (work is the multiply-adds of all units); w is what
+// the kernel costs.
+func (rk *llamaRank) grid(s *device.Stream, name string, units, work int, w device.Work, fn func(b device.Block, u0, u1 int) error) func() error {
 	blocks := max(1, min(rk.dev.NumSMs(), units, work/minBlockWork))
 	return func() error {
-		return s.Launch(device.Kernel{Name: name, Grid: blocks, Block: func(b device.Block) error {
+		return s.Launch(device.Kernel{Name: name, Grid: blocks, Work: w, Block: func(b device.Block) error {
 			return fn(b, units*b.Index/b.Grid, units*(b.Index+1)/b.Grid)
 		}})
 	}
@@ -392,7 +411,9 @@ func (rk *llamaRank) grid(s *device.Stream, name string, units, work int, fn fun
 
 // linear returns an op that computes y = x·wᵀ with w's output rows split among the SMs.
 func (rk *llamaRank) linear(s *device.Stream, name string, y, x []float32, w layers.Matrix) func() error {
-	return rk.grid(s, name, w.Rows, len(x)/max(w.Cols, 1)*w.Rows*w.Cols, func(_ device.Block, o0, o1 int) error {
+	T := len(x) / max(w.Cols, 1)
+	gemm := device.Work{Class: device.ClassGEMM, Bytes: int64(w.Bytes() + (len(x)+T*w.Rows)*4), FLOPs: 2 * int64(T) * int64(w.Rows) * int64(w.Cols)}
+	return rk.grid(s, name, w.Rows, T*w.Rows*w.Cols, gemm, func(_ device.Block, o0, o1 int) error {
 		return layers.LinearRows(y, x, w, o0, o1)
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tpslice/tpslice/cudagraph"
+	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/layers"
 )
 
@@ -19,6 +20,7 @@ type DecodeGraph struct {
 	// replay; Batch.Seq, Sample and Candidates are fixed at capture.
 	Step  Step
 	execs []*cudagraph.Exec
+	graph []*device.Graph
 	// CaptureTime is how long capturing, instantiating and registering took on all ranks.
 	CaptureTime time.Duration
 	// InPlace is how many of a rank's collectives read their peers' inputs in place on
@@ -43,7 +45,7 @@ func (m *Llama) CaptureDecode(b, k int) (*DecodeGraph, error) {
 	if err := m.check(st); err != nil {
 		return nil, err
 	}
-	g := &DecodeGraph{m: m, Batch: b, Step: st, execs: make([]*cudagraph.Exec, m.plan.World)}
+	g := &DecodeGraph{m: m, Batch: b, Step: st, execs: make([]*cudagraph.Exec, m.plan.World), graph: make([]*device.Graph, m.plan.World)}
 	start := time.Now()
 	err := m.group.Run(func(r int) error {
 		s := m.group.Stream(r)
@@ -51,6 +53,7 @@ func (m *Llama) CaptureDecode(b, k int) (*DecodeGraph, error) {
 		if err != nil {
 			return err
 		}
+		g.graph[r] = graph
 		g.execs[r], err = cudagraph.Instantiate(graph)
 		return err
 	})
@@ -67,7 +70,7 @@ func (m *Llama) CaptureDecode(b, k int) (*DecodeGraph, error) {
 // Replay runs the captured step with the current contents of Step on every rank and waits
 // for it; Candidates or Logits then hold its result, as after Forward.
 func (g *DecodeGraph) Replay() error {
-	if err := g.m.check(g.Step); err != nil {
+	if err := g.m.runnable(g.Step); err != nil {
 		return err
 	}
 	return g.m.group.Run(func(r int) error {
@@ -81,3 +84,7 @@ func (g *DecodeGraph) Replay() error {
 
 // Nodes returns the kernels (and collectives) one rank replays per step.
 func (g *DecodeGraph) Nodes() int { return g.execs[0].Nodes() }
+
+// Graph returns what rank r captured: the kernels it replays per step, with their Work
+// and dependencies (what a performance model prices).
+func (g *DecodeGraph) Graph(r int) *device.Graph { return g.graph[r] }

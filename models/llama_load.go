@@ -86,6 +86,11 @@ func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo)
 	if t == 0 {
 		t = info.DType
 	}
+	rows, cols := reg.Row1-reg.Row0, reg.Col1-reg.Col0
+	if rk.m.opt.ShapeOnly {
+		rk.weightBytes += int64(reg.Len() * t.Size())
+		return layers.Matrix{DType: t, Rows: rows, Cols: cols}, nil
+	}
 	buf, err := rk.dev.Alloc(t, reg.Len())
 	if err != nil {
 		return layers.Matrix{}, fmt.Errorf("%s %v: %w", name, reg, err)
@@ -95,7 +100,6 @@ func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo)
 		return layers.Matrix{}, err
 	}
 	rk.weightBytes += int64(buf.Bytes())
-	rows, cols := reg.Row1-reg.Row0, reg.Col1-reg.Col0
 	if t == dtype.F32 {
 		return layers.F32Matrix(rows, cols, buf.Float32s()[:reg.Len()]), nil
 	}
@@ -114,5 +118,8 @@ func (rk *llamaRank) loadVector(src Source, name string) (*device.Buffer, error)
 	}
 	rk.bufs = append(rk.bufs, buf)
 	rk.weightBytes += int64(buf.Bytes())
+	if rk.m.opt.ShapeOnly {
+		return buf, nil
+	}
 	return buf, src.Read(name, info.All(), BufferDest(buf))
 }
