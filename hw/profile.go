@@ -39,6 +39,12 @@ type Profile struct {
 	LaunchEager time.Duration
 	// LaunchGraph is the cost of one kernel node when a captured graph is replayed.
 	LaunchGraph time.Duration
+	// KernelFixed is what every kernel costs on the GPU beyond its bytes over bandwidth:
+	// filling the SMs with blocks, the first DRAM round trip and the tail wave.
+	KernelFixed time.Duration
+	// DenseBF16FLOPS is the peak dense BF16 tensor-core rate of one GPU (FLOP/s; the
+	// datasheets' "with sparsity" figure halved).
+	DenseBF16FLOPS float64
 }
 
 // Validate reports the first field of p that the model cannot use, naming the profile and
@@ -64,6 +70,10 @@ func (p Profile) Validate() error {
 		return bad("LaunchEager", p.LaunchEager, ">= 0")
 	case p.LaunchGraph < 0:
 		return bad("LaunchGraph", p.LaunchGraph, ">= 0")
+	case p.KernelFixed < 0:
+		return bad("KernelFixed", p.KernelFixed, ">= 0")
+	case !positive(p.DenseBF16FLOPS):
+		return bad("DenseBF16FLOPS", p.DenseBF16FLOPS, "a finite value > 0")
 	}
 	if _, err := device.ParseFabric(p.Fabric.String()); err != nil {
 		return fmt.Errorf("hw: profile %q: Fabric: %w", p.Name, err)
@@ -86,6 +96,11 @@ const (
 	// shows graph replay cutting the launch share of a short kernel to about 0.5 µs per
 	// kernel node.
 	launchGraph = 500 * time.Nanosecond
+	// kernelFixed is an estimate: a memory-bound kernel needs about one DRAM latency
+	// (≈ 0.5–1 µs on HBM) before its loads stream, and its last wave of blocks leaves SMs
+	// idle; back-to-back small kernels in a replayed graph are commonly seen at 2–3 µs
+	// each, of which launchGraph is the launch.
+	kernelFixed = 2 * time.Microsecond
 )
 
 // NVLink-class α values. alphaNVLink is the value the project's source material uses for
@@ -111,6 +126,8 @@ func profiles() []Profile {
 			GPU:  "NVIDIA H100 SXM5 80GB",
 			// NVIDIA H100 Tensor Core GPU Architecture whitepaper: H100 SXM5 has 132 SMs.
 			SMs: 132,
+			// NVIDIA H100 datasheet (SXM): BF16 Tensor Core 1,979 TFLOPS with sparsity.
+			DenseBF16FLOPS: 989.5e12,
 			// NVIDIA H100 Tensor Core GPU datasheet (SXM): 3.35 TB/s HBM3.
 			HBMBytesPerSec: 3.35e12,
 			// NVIDIA H100 datasheet (SXM): 80 GB.
@@ -124,12 +141,15 @@ func profiles() []Profile {
 			NVLS:        true,
 			LaunchEager: launchEager,
 			LaunchGraph: launchGraph,
+			KernelFixed: kernelFixed,
 		},
 		{
 			Name: "h200",
 			GPU:  "NVIDIA H200 SXM 141GB",
 			// Same GH100 configuration as H100 SXM5: 132 SMs (DESIGN.md's hardware list).
 			SMs: 132,
+			// NVIDIA H200 datasheet (SXM): BF16 Tensor Core 1,979 TFLOPS with sparsity.
+			DenseBF16FLOPS: 989.5e12,
 			// NVIDIA H200 Tensor Core GPU datasheet (SXM): 4.8 TB/s HBM3e.
 			HBMBytesPerSec: 4.8e12,
 			// NVIDIA H200 datasheet (SXM): 141 GB.
@@ -143,12 +163,15 @@ func profiles() []Profile {
 			NVLS:        true,
 			LaunchEager: launchEager,
 			LaunchGraph: launchGraph,
+			KernelFixed: kernelFixed,
 		},
 		{
 			Name: "a100-sxm",
 			GPU:  "NVIDIA A100 SXM4 80GB",
 			// NVIDIA A100 Tensor Core GPU Architecture whitepaper: A100 has 108 SMs.
 			SMs: 108,
+			// NVIDIA A100 datasheet: BF16 Tensor Core 312 TFLOPS (624 with sparsity).
+			DenseBF16FLOPS: 312e12,
 			// NVIDIA A100 Tensor Core GPU datasheet (80GB SXM): 2,039 GB/s HBM2e.
 			HBMBytesPerSec: 2.039e12,
 			// NVIDIA A100 datasheet (80GB SXM): 80 GB.
@@ -165,6 +188,7 @@ func profiles() []Profile {
 			NVLS:        false,
 			LaunchEager: launchEager,
 			LaunchGraph: launchGraph,
+			KernelFixed: kernelFixed,
 		},
 		{
 			Name: "b200",
@@ -172,6 +196,9 @@ func profiles() []Profile {
 			// Not in NVIDIA's B200 spec sheets; 148 is cudaDeviceProp.multiProcessorCount as
 			// reported on B200.
 			SMs: 148,
+			// NVIDIA HGX B200 spec: FP16/BF16 Tensor Core 36 PFLOPS with sparsity for 8
+			// GPUs → 4.5 per GPU, 2.25 dense.
+			DenseBF16FLOPS: 2.25e15,
 			// NVIDIA DGX/HGX B200 spec: 64 TB/s HBM3e for 8 GPUs → 8 TB/s per GPU.
 			HBMBytesPerSec: 8e12,
 			// NVIDIA DGX/HGX B200 spec: 1,440 GB for 8 GPUs → 180 GB per GPU (the stacks hold
@@ -188,6 +215,7 @@ func profiles() []Profile {
 			NVLS:        true,
 			LaunchEager: launchEager,
 			LaunchGraph: launchGraph,
+			KernelFixed: kernelFixed,
 		},
 		{
 			Name: "l40s-pcie",
@@ -195,6 +223,8 @@ func profiles() []Profile {
 			// NVIDIA L40S datasheet: 18,176 CUDA cores; Ada has 128 per SM (NVIDIA Ada GPU
 			// Architecture whitepaper) → 142 SMs.
 			SMs: 142,
+			// NVIDIA L40S datasheet: BF16 Tensor Core 362.05 TFLOPS (733 with sparsity).
+			DenseBF16FLOPS: 362.05e12,
 			// NVIDIA L40S datasheet: 864 GB/s GDDR6.
 			HBMBytesPerSec: 864e9,
 			// NVIDIA L40S datasheet: 48 GB GDDR6 with ECC.
@@ -207,6 +237,7 @@ func profiles() []Profile {
 			NVLS:        false,
 			LaunchEager: launchEager,
 			LaunchGraph: launchGraph,
+			KernelFixed: kernelFixed,
 		},
 		{
 			Name: "pcie",
@@ -215,6 +246,8 @@ func profiles() []Profile {
 			GPU: "generic PCIe Gen4 GPU (A100 80GB PCIe figures)",
 			// NVIDIA A100 Tensor Core GPU Architecture whitepaper: 108 SMs.
 			SMs: 108,
+			// NVIDIA A100 datasheet (PCIe): BF16 Tensor Core 312 TFLOPS (624 with sparsity).
+			DenseBF16FLOPS: 312e12,
 			// NVIDIA A100 Tensor Core GPU datasheet (80GB PCIe): 1,935 GB/s HBM2e.
 			HBMBytesPerSec: 1.935e12,
 			// NVIDIA A100 datasheet (80GB PCIe): 80 GB.
@@ -227,6 +260,7 @@ func profiles() []Profile {
 			NVLS:        false,
 			LaunchEager: launchEager,
 			LaunchGraph: launchGraph,
+			KernelFixed: kernelFixed,
 		},
 	}
 }

@@ -1,0 +1,139 @@
+package perf
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/hw"
+)
+
+// The roofline's stated efficiencies. Both are estimates, not measurements of a GPU here.
+const (
+	// MemoryEfficiency is the fraction of peak device-memory bandwidth a streaming kernel
+	// sustains. STREAM-style copies reach 85–90% of peak on A100 and H100; decode GEMVs,
+	// with short rows and one pass, reach less, so 80%.
+	MemoryEfficiency = 0.80
+	// ComputeEfficiency is the fraction of dense BF16 tensor-core peak a GEMM sustains.
+	// cuBLAS reaches 70–80% on large GEMMs; decode batches are far from large, so 60%.
+	ComputeEfficiency = 0.60
+)
+
+// Collectives names whose all-reduce implementation a prediction prices.
+type Collectives uint8
+
+const (
+	// TPSlice prices tpslice's own collectives (one-shot, two-shot, NVLS, ring over
+	// registered peer buffers, as vLLM's and TensorRT-LLM's custom all-reduce) with the
+	// profile's α-β model.
+	TPSlice Collectives = iota
+	// NCCL prices NCCL's ring with its low-latency (LL) protocol, as NCCL's own tuner does:
+	// what engines that call torch.distributed (gpt-fast, for one) run for decode-sized
+	// messages. The algorithm the graph records is then always ring.
+	NCCL
+)
+
+func (c Collectives) String() string {
+	if c == NCCL {
+		return "nccl"
+	}
+	return "tpslice"
+}
+
+// ParseCollectives reads "tpslice" or "nccl".
+func ParseCollectives(s string) (Collectives, error) {
+	switch s {
+	case "tpslice", "":
+		return TPSlice, nil
+	case "nccl":
+		return NCCL, nil
+	}
+	return 0, fmt.Errorf("perf: unknown collectives %q (want tpslice or nccl)", s)
+}
+
+// NCCL's latency model for the ring with the LL protocol (NVIDIA/nccl src/graph/tuning.cc,
+// baseLat and hwLat): a base latency per call plus one hop per ring step; its bus
+// bandwidth is a quarter of the link's.
+const (
+	ncclRingLLBase      = 6600 * time.Nanosecond
+	ncclRingLLHopNVLink = 600 * time.Nanosecond
+	ncclRingLLHopPCIe   = 1000 * time.Nanosecond
+	ncclLLBusBWFraction = 0.25
+)
+
+// pricer prices kernels on one profile for one world size.
+type pricer struct {
+	p           hw.Profile
+	world       int
+	context     int64
+	eager       bool
+	collectives Collectives
+}
+
+// kernel is what one kernel costs on the GPU, launch included: with graphs a replayed
+// node adds LaunchGraph to its run; launched eagerly, the host issues ahead of the GPU,
+// so a kernel costs its run or its launch, whichever is longer.
+func (pr pricer) kernel(w device.Work) (run, total time.Duration, err error) {
+	if w.Class == device.ClassCollective {
+		run, err = pr.collective(w)
+	} else {
+		run = pr.roofline(w) + pr.p.KernelFixed
+	}
+	if pr.eager {
+		return run, max(run, pr.p.LaunchEager), err
+	}
+	return run, run + pr.p.LaunchGraph, err
+}
+
+// roofline is a compute kernel's run: its bytes at the sustained memory bandwidth or its
+// FLOPs at the sustained tensor rate, whichever takes longer; attention adds its work per
+// cached position.
+func (pr pricer) roofline(w device.Work) time.Duration {
+	bytes := float64(w.Bytes + pr.context*w.ContextBytes)
+	flops := float64(w.FLOPs + pr.context*w.ContextFLOPs)
+	mem := bytes / (pr.p.HBMBytesPerSec * MemoryEfficiency)
+	compute := flops / (pr.p.DenseBF16FLOPS * ComputeEfficiency)
+	return seconds(max(mem, compute))
+}
+
+// collective is a collective kernel's run: the exchange as the chosen implementation
+// prices it, plus the kernel's own memory traffic (a fused norm's residual and output).
+func (pr pricer) collective(w device.Work) (time.Duration, error) {
+	local := seconds(float64(w.Bytes) / (pr.p.HBMBytesPerSec * MemoryEfficiency))
+	if pr.world == 1 {
+		return local, nil // nothing to exchange
+	}
+	if pr.collectives == NCCL {
+		return pr.ncclRingLL(w) + local, nil
+	}
+	algo, err := comm.ParseAlgo(w.Algo)
+	if err != nil {
+		return 0, fmt.Errorf("perf: collective %s: %w", w.Op, err)
+	}
+	// An all-gather moves what a one-shot all-reduce moves (every rank reads n-1 peers'
+	// messages) without the sum, so the model prices it as one.
+	if w.Op == "allgather" {
+		algo = comm.OneShot
+	}
+	t, err := comm.ModelTime(algo, pr.world, w.Message, pr.p.Alpha, pr.p.LinkBytesPerSec)
+	return t + local, err
+}
+
+// ncclRingLL is NCCL's tuner's time for one ring/LL call: an all-reduce takes 2(n-1)
+// steps, an all-gather n-1.
+func (pr pricer) ncclRingLL(w device.Work) time.Duration {
+	n := float64(pr.world)
+	steps := 2 * (n - 1)
+	if w.Op == "allgather" {
+		steps = n - 1
+	}
+	hop := ncclRingLLHopNVLink
+	if pr.p.Fabric == device.PCIe {
+		hop = ncclRingLLHopPCIe
+	}
+	algBW := pr.p.LinkBytesPerSec * ncclLLBusBWFraction * n / steps
+	return ncclRingLLBase + time.Duration(steps)*hop + seconds(float64(w.Message)/algBW)
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * 1e9) }
