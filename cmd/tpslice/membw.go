@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sync"
-	"time"
 
 	"github.com/tpslice/tpslice/vec"
 )
@@ -38,25 +36,7 @@ func membw(args []string, stdout, stderr io.Writer) error {
 	if threads < 1 || mib < 1 || rounds < 1 || fs.NArg() > 0 {
 		return fmt.Errorf("membw: --threads, --mib and --rounds must be at least 1 (and no arguments)")
 	}
-	buf := make([]float32, mib<<20/4)
-	for i := range buf {
-		buf[i] = float32(i & 1023)
-	}
-	var best time.Duration
-	sink := make([]float32, threads) // the sums land in memory, so no read is optimized away
-	for r := range rounds {
-		start := time.Now()
-		var wg sync.WaitGroup
-		for t := range threads {
-			part := buf[len(buf)*t/threads : len(buf)*(t+1)/threads]
-			wg.Go(func() { sink[t] = vec.ReadSum(part) })
-		}
-		wg.Wait()
-		if d := time.Since(start); r == 0 || d < best {
-			best = d
-		}
-	}
-	rep := membwReport{ReadGBps: float64(len(buf)*4) / best.Seconds() / 1e9, Threads: threads, BufferMiB: mib, Rounds: rounds, AVX2: vec.Accelerated()}
+	rep := membwReport{ReadGBps: vec.ReadBandwidth(threads, mib<<20, rounds) / 1e9, Threads: threads, BufferMiB: mib, Rounds: rounds, AVX2: vec.Accelerated()}
 	if asJSON {
 		return json.NewEncoder(stdout).Encode(rep)
 	}
