@@ -1,5 +1,7 @@
 GO ?= go
 export GOFLAGS ?= -mod=readonly
+# go-nvml's header marks calls deprecated that topo avoids or checks; keep cgo builds quiet.
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 # Packages whose code shares flags, barriers or buffers across goroutines: always under -race.
 RACE_PKGS = ./device/... ./comm/... ./vec/... ./fused/... ./cudagraph/... ./engine/... ./trace/... ./server/...

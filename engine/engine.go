@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/models"
@@ -33,6 +34,9 @@ type Config struct {
 	Algo comm.Algo
 	// SMs per device (0: GOMAXPROCS).
 	SMs int
+	// Fabric is the interconnect the simulated node has, which decides the all-reduce
+	// algorithms on offer (0: NVSwitch); the command line resolves it with topo.Detect.
+	Fabric device.Fabric
 	// Eager turns decode graphs off: every step launches its kernels from the host.
 	Eager bool
 	// Overlap splits steps of two or more tokens into two micro-batches whose all-reduces
@@ -103,7 +107,7 @@ func New(cfg Config) (*Engine, error) {
 	if tok.VocabSize() > mcfg.Vocab {
 		return nil, fmt.Errorf("engine: %s: the tokenizer has %d tokens, the model only %d", cfg.Model, tok.VocabSize(), mcfg.Vocab)
 	}
-	gc := tp.GroupConfig{World: cfg.TP, SMs: cfg.SMs, Comm: comm.Config{Algo: cfg.Algo}}
+	gc := tp.GroupConfig{World: cfg.TP, SMs: cfg.SMs, Fabric: cfg.Fabric, Comm: comm.Config{Algo: cfg.Algo}}
 	if cfg.Overlap {
 		gc.CommSMs = max(cfg.CommSMs, 1)
 	}

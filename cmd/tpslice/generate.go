@@ -16,6 +16,7 @@ import (
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/fused"
+	"github.com/tpslice/tpslice/topo"
 	"github.com/tpslice/tpslice/trace"
 )
 
@@ -53,6 +54,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 		cfg                  engine.Config
 		req                  engine.Request
 		prompt, dt, fv, algo string
+		topology             string
 		traceFile            string
 		asJSON               bool
 		stops                stringList
@@ -74,6 +76,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
 	fs.IntVar(&cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
+	fs.StringVar(&topology, "topology", topo.Auto, topologyUsage())
 	fs.BoolVar(&cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
 	fs.StringVar(&traceFile, "trace", "", "write the kernels every stream ran during generation to `FILE` (Chrome/Perfetto JSON: ui.perfetto.dev, chrome://tracing)")
 	fs.BoolVar(&cfg.Overlap, "overlap", false, "run steps of 2+ tokens as two micro-batches, all-reduces on a comm stream overlapping compute")
@@ -104,6 +107,9 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	}
 	if req.MaxTokens < 1 {
 		return fmt.Errorf("generate: --max-tokens must be at least 1, got %d", req.MaxTokens)
+	}
+	if cfg.Fabric, err = resolveFabric(topology, cfg.TP, stderr); err != nil {
+		return fmt.Errorf("generate: %w", err)
 	}
 
 	var traceOut *os.File

@@ -20,6 +20,7 @@ import (
 	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/server"
+	"github.com/tpslice/tpslice/topo"
 )
 
 // apiKeyEnv is the environment variable the API key may come from instead of --api-key;
@@ -104,6 +105,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 		cfg          engine.Config
 		opt          = serveOptions{bodyLimit: server.DefaultMaxBodyBytes}
 		dt, fv, algo string
+		topology     string
 	)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -125,6 +127,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
 	fs.IntVar(&cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
+	fs.StringVar(&topology, "topology", topo.Auto, topologyUsage())
 	fs.BoolVar(&cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
 	fs.BoolVar(&cfg.Overlap, "overlap", false, "run steps of 2+ tokens as two micro-batches, all-reduces on a comm stream overlapping compute")
 	fs.IntVar(&cfg.CommSMs, "comm-sms", 1, "SMs of the comm stream with --overlap (the compute stream gets the rest)")
@@ -162,6 +165,9 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	}
 	if cfg.Algo, err = comm.ParseAlgo(algo); err != nil {
 		return fail("--algo: %w", err)
+	}
+	if cfg.Fabric, err = resolveFabric(topology, cfg.TP, stderr); err != nil {
+		return fail("%w", err)
 	}
 	if opt.srv.APIKey == "" {
 		opt.srv.APIKey = os.Getenv(apiKeyEnv)

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/hw"
+	"github.com/tpslice/tpslice/topo"
+)
+
+// topoReport is topo's --json output: the topology and what it means for tpslice.
+type topoReport struct {
+	topo.Topology
+	Fabric  string `json:"fabric"`
+	Profile string `json:"profile,omitempty"` // absent when no hw profile describes the GPUs
+	Note    string `json:"note,omitempty"`    // why the topology is simulated
+}
+
+// topologyUsage documents --topology for every command that takes it.
+func topologyUsage() string {
+	return fmt.Sprintf("the node's GPU topology: %s (NVML, else a simulated nvswitch node), a fabric (%s) or a hw profile (%s)",
+		topo.Auto, strings.Join(topo.Fabrics(), ", "), strings.Join(hw.Names(), ", "))
+}
+
+// topoCmd prints the node's GPUs and how they connect, as nvidia-smi topo -m does, with
+// the fabric and hw profile tpslice derives from them.
+func topoCmd(args []string, stdout, stderr io.Writer) error {
+	var (
+		spec   string
+		gpus   int
+		asJSON bool
+	)
+	fs := flag.NewFlagSet("topo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&spec, "topology", topo.Auto, topologyUsage())
+	fs.IntVar(&gpus, "gpus", device.MaxDevices, "GPUs of a simulated topology")
+	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of the matrix")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("topo: unexpected argument %q", fs.Arg(0))
+	}
+	t, err := topo.Detect(spec, gpus)
+	if err != nil {
+		return err // already "topo: …", naming the bad spec or GPU count
+	}
+	if note := t.Note(); note != "" {
+		fmt.Fprintln(stderr, "tpslice:", note)
+	}
+	if !asJSON {
+		return t.Render(stdout)
+	}
+	rep := topoReport{Topology: t, Fabric: t.Fabric().String(), Note: t.Note()}
+	if p, ok := t.Profile(); ok {
+		rep.Profile = p.Name
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// resolveFabric is the interconnect generate and serve simulate for tp ranks: the node's
+// own where NVML reads it, else the simulated one spec names; the reason a topology is
+// simulated goes to stderr in one line.
+func resolveFabric(spec string, tp int, stderr io.Writer) (device.Fabric, error) {
+	// The engine reports a bad --tp itself; the topology needs only a count it can build.
+	t, err := topo.Detect(spec, min(max(tp, 1), device.MaxDevices))
+	if err != nil {
+		return 0, fmt.Errorf("--topology: %w", err)
+	}
+	if note := t.Note(); note != "" {
+		fmt.Fprintln(stderr, "tpslice:", note)
+	}
+	return t.Fabric(), nil
+}

@@ -1,0 +1,14 @@
+// Package topo owns the GPU topology of the node tpslice runs on: which GPUs there are, how
+// each pair is connected (bonded NVLinks, P2P status, the PCIe path between them), whether
+// an NVSwitch fabric offers multicast (NVLS), and what that means for the rest of tpslice —
+// the device.Fabric the all-reduce selector works with and the hw.Profile the performance
+// model uses.
+//
+// A Topology comes from NVML (FromNVML, only in cgo builds: go-nvml needs it) or from a
+// name (Simulated). Detect tries NVML and falls back to a simulated topology, saying why in
+// the Topology's Source; on a machine without an NVIDIA driver NVML's Init fails and no
+// other NVML call is made, because go-nvml would call through an unloaded library.
+//
+// It imports device and hw (and go-nvml); the command line and the engine import it, never
+// the reverse.
+package topo
