@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestBenchJSON runs the benchmark on tiny at TP 1 and 2 and checks the report's shape, that
+// the breakdown has every class and no negative time, that TP 1 communicates nothing and TP
+// 2 does, and that the plots are PNGs.
+func TestBenchJSON(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "plots") // bench makes it
+	out, errOut, err := runCLI(t, "bench", "--model", "tiny", "--tp", "1,2", "--batch", "1,4",
+		"--prompt-len", "4", "--gen-len", "12", "--json", "--plot", dir)
+	require.NoError(t, err)
+	require.Contains(t, errOut, "# bench: 4/4 tp=2 batch=4", "a line per cell where stderr is no terminal")
+
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &raw))
+	require.ElementsMatch(t, []string{"model", "weight_bytes", "read_gbps", "rows"}, slices.Collect(maps.Keys(raw)))
+	for _, r := range raw["rows"].([]any) {
+		require.ElementsMatch(t, []string{"tp", "batch", "ttft_ms", "token_latency_ms_p50", "token_latency_ms_p99",
+			"tokens_per_s", "comm_share", "breakdown_ms"}, slices.Collect(maps.Keys(r.(map[string]any))))
+	}
+
+	var rep decodeBenchReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, "tiny", rep.Model)
+	require.Positive(t, rep.WeightBytes)
+	require.Positive(t, rep.ReadGBps)
+	require.Len(t, rep.Rows, 4)
+	for i, r := range rep.Rows {
+		require.Equal(t, []int{1, 1, 2, 2}[i], r.TP)
+		require.Equal(t, []int{1, 4, 1, 4}[i], r.Batch)
+		require.Positive(t, r.TTFTMs)
+		require.Positive(t, r.P50Ms)
+		require.GreaterOrEqual(t, r.P99Ms, r.P50Ms)
+		require.Positive(t, r.TokensPerS)
+		for _, k := range append(benchClasses(), hostOverhead) {
+			require.Contains(t, r.Breakdown, k, "tp %d batch %d", r.TP, r.Batch)
+		}
+		var collectives []string
+		for k, v := range r.Breakdown {
+			require.GreaterOrEqual(t, v, 0.0, "%s at tp %d batch %d", k, r.TP, r.Batch)
+			if strings.HasPrefix(k, "allreduce") {
+				collectives = append(collectives, k)
+			}
+		}
+		if r.TP == 1 {
+			require.Zero(t, r.CommShare)
+			require.Empty(t, collectives)
+		} else {
+			require.Positive(t, r.CommShare)
+			require.Less(t, r.CommShare, 1.0)
+			require.NotEmpty(t, collectives, "the all-reduce of each call site, by algorithm")
+		}
+	}
+	for _, name := range []string{"latency_vs_tp.png", "breakdown.png"} {
+		f, err := os.Open(filepath.Join(dir, name))
+		require.NoError(t, err)
+		_, err = png.Decode(f)
+		f.Close()
+		require.NoError(t, err, name)
+	}
+}
+
+func TestBenchTable(t *testing.T) {
+	out, _, err := runCLI(t, "bench", "--model", "tiny", "--tp", "2", "--batch", "2", "--prompt-len", "3", "--gen-len", "8", "--eager")
+	require.NoError(t, err)
+	require.Contains(t, out, "# tpslice bench: tiny")
+	require.Contains(t, out, "; eager")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	head, row := strings.Fields(lines[len(lines)-2]), strings.Fields(lines[len(lines)-1])
+	require.Equal(t, []string{"tp", "batch", "TTFT"}, head[:3])
+	require.Contains(t, strings.Join(head, " "), "host overhead")
+	require.Equal(t, []string{"2", "2"}, row[:2])
+}
+
+func TestBenchBadFlags(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tp", "0"}, `--tp "0": "0" is not an integer from 1 to 8`},
+		{[]string{"--tp", "1,9"}, `--tp "1,9": "9"`},
+		{[]string{"--tp", "1,x"}, `--tp "1,x": "x"`},
+		{[]string{"--tp", ""}, `--tp "": ""`},
+		{[]string{"--tp", "2,2"}, `--tp "2,2": 2 is listed twice`},
+		{[]string{"--tp", "3"}, "--tp 3 does not fit tiny: tp: cannot shard over 3 ranks"},
+		{[]string{"--batch", "0"}, `--batch "0": "0" is not an integer from 1 to 256`},
+		{[]string{"--batch", "1,,2"}, `--batch "1,,2": ""`},
+		{[]string{"--batch", "1000"}, `--batch "1000"`},
+		{[]string{"--gen-len", "2"}, "--gen-len must be at least 8"},
+		{[]string{"--prompt-len", "0"}, "--prompt-len must be at least 1, got 0"},
+		{[]string{"--prompt-len", "250", "--gen-len", "10"}, "--prompt-len 250 + --gen-len 10 exceed tiny's context of 256 tokens"},
+		{[]string{"--model", "gpt-9"}, "--model gpt-9"},
+		{[]string{"--plot", filepath.Join(file, "sub")}, "--plot " + filepath.Join(file, "sub")},
+		{[]string{"--dtype", "f8"}, "--dtype"},
+		{[]string{"--fused", "maybe"}, "--fused"},
+		{[]string{"--algo", "telepathy"}, "--algo"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			args := append([]string{"bench", "--model", "tiny", "--gen-len", "8"}, tc.args...)
+			_, _, err := runCLI(t, args...)
+			require.ErrorContains(t, err, tc.want)
+			require.True(t, strings.HasPrefix(err.Error(), "bench: "), err.Error())
+		})
+	}
+}
+
+// TestBenchRow checks the breakdown's arithmetic on made-up kernels: two whole steps of 1 ms
+// after the dropped first one, each with 0.5 ms of GEMM and 0.25 ms of all-reduce.
+func TestBenchRow(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(us int) time.Time { return t0.Add(time.Duration(us) * time.Microsecond) }
+	c := &collector{world: 2}
+	for step := range 4 { // steps start at 0, 1, 2 and 3 ms; the window's end is the start of the last
+		s := step * 1000
+		c.spans = append(c.spans,
+			kspan{key: "embedding", step: true, start: at(s), end: at(s)},
+			kspan{key: "gemm", start: at(s + 100), end: at(s + 600)},
+			kspan{key: "allreduce+rmsnorm.twoshot", collective: true, start: at(s + 600), end: at(s + 850)},
+		)
+	}
+	row, ok := c.row(4, batchRun{ttftMs: 2, from: at(0), to: at(3000)})
+	require.True(t, ok)
+	require.InDelta(t, 1.0, row.P50Ms, 1e-9)
+	require.InDelta(t, 1.0, row.P99Ms, 1e-9)
+	require.InDelta(t, 4000.0, row.TokensPerS, 1e-6, "4 tokens a step of 1 ms")
+	require.InDelta(t, 0.25, row.CommShare, 1e-9)
+	require.InDelta(t, 0.5, row.Breakdown["gemm"], 1e-9)
+	require.InDelta(t, 0.25, row.Breakdown["allreduce+rmsnorm.twoshot"], 1e-9)
+	require.InDelta(t, 0.25, row.Breakdown[hostOverhead], 1e-9)
+	require.Zero(t, row.Breakdown["attention"])
+
+	_, ok = c.row(4, batchRun{from: at(1500), to: at(3000)}) // two step starts: no whole step left
+	require.False(t, ok)
+}
+
+func TestBenchProgressBar(t *testing.T) {
+	var buf bytes.Buffer
+	p := &benchProgress{w: &buf, tty: true, cells: 4}
+	p.start(2, 8, "measuring")
+	p.finish(decodeBenchRow{TP: 2, Batch: 8})
+	p.done()
+	require.Contains(t, buf.String(), "\r\033[K["+strings.Repeat(".", 24)+"] 0/4 tp=2 batch=8 measuring")
+	require.Contains(t, buf.String(), "["+strings.Repeat("#", 6)+strings.Repeat(".", 18)+"] 1/4")
+	require.NotContains(t, buf.String(), "\n", "a terminal gets one line, redrawn")
+}

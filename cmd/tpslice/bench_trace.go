@@ -1,0 +1,101 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tpslice/tpslice/device"
+)
+
+// collector is a device.Tracer that keeps rank 0's kernels: what one rank spends a step on.
+type collector struct {
+	dev   *device.Device
+	world int
+	mu    sync.Mutex
+	spans []kspan
+}
+
+type kspan struct {
+	key        string
+	step       bool // an embedding kernel: the first kernel of every forward step
+	collective bool
+	start, end time.Time
+}
+
+// KernelDone keeps rank 0's kernels (device.Tracer).
+func (c *collector) KernelDone(s device.KernelSpan) {
+	if s.Stream.Device() != c.dev || s.Skipped {
+		return
+	}
+	w := s.Kernel.Work
+	ks := kspan{key: string(w.Class), step: w.Class == device.ClassEmbedding, start: s.Start, end: s.End}
+	switch {
+	case w.Class == device.ClassCollective && c.world == 1:
+		// A one-rank collective talks to no peer: it is the residual + norm it fuses, or a
+		// copy, so TP 1 has no communication.
+		ks.key = string(device.ClassElementwise)
+		if strings.Contains(w.Op, "norm") {
+			ks.key = string(device.ClassNorm)
+		}
+	case w.Class == device.ClassCollective:
+		ks.key, ks.collective = w.Op+"."+w.Algo, true
+	case w.Class == "":
+		ks.key = "other"
+	}
+	c.mu.Lock()
+	c.spans = append(c.spans, ks)
+	c.mu.Unlock()
+}
+
+// row turns the kernels traced while batch b ran into its row (all but TP), or reports that
+// fewer than two whole steps of the full batch ran. A step runs from one embedding kernel
+// (the first kernel of every forward step) to the next; it counts the steps that start
+// between run.from and run.to but the first, since the step right after the last prefill may
+// still run without the newcomers.
+func (c *collector) row(b int, run batchRun) (decodeBenchRow, bool) {
+	c.mu.Lock()
+	spans := slices.Clone(c.spans)
+	c.mu.Unlock()
+	slices.SortFunc(spans, func(a, b kspan) int { return a.start.Compare(b.start) })
+	var steps []time.Time
+	for _, s := range spans {
+		if s.step && !s.start.Before(run.from) && !s.start.After(run.to) {
+			steps = append(steps, s.start)
+		}
+	}
+	if len(steps) < 3 {
+		return decodeBenchRow{}, false
+	}
+	steps = steps[1:]
+	from, to, n := steps[0], steps[len(steps)-1], float64(len(steps)-1)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	var gaps []float64
+	for k := 1; k < len(steps); k++ {
+		gaps = append(gaps, ms(steps[k].Sub(steps[k-1])))
+	}
+	bd := map[string]float64{}
+	for _, k := range benchClasses() {
+		bd[k] = 0
+	}
+	var kernels, collective float64
+	for _, s := range spans {
+		if s.start.Before(from) || !s.start.Before(to) {
+			continue
+		}
+		d := ms(s.end.Sub(s.start)) / n
+		bd[s.key] += d
+		kernels += d
+		if s.collective {
+			collective += d
+		}
+	}
+	step := ms(to.Sub(from)) / n
+	// Rank 0's kernels run one after another on its compute stream, so they fit in the step;
+	// the clamp only matters if a comm stream overlapped them.
+	bd[hostOverhead] = max(0, step-kernels)
+	lat := stats(gaps)
+	return decodeBenchRow{Batch: b, TTFTMs: run.ttftMs, P50Ms: lat.P50, P99Ms: lat.P99,
+		TokensPerS: float64(b) / step * 1e3, CommShare: collective / step, Breakdown: bd}, true
+}
