@@ -1,0 +1,265 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tpslice/tpslice/chart"
+	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/fused"
+	"github.com/tpslice/tpslice/hw"
+	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/perf"
+)
+
+// planReport is plan's --json output.
+type planReport struct {
+	HW          string    `json:"hw"`
+	Model       string    `json:"model"`
+	Context     int       `json:"context"`
+	WeightDType string    `json:"weight_dtype"`
+	Collectives string    `json:"collectives"`
+	Graphs      bool      `json:"graphs"`
+	Rows        []planRow `json:"rows"`
+}
+
+type planRow struct {
+	TP             int     `json:"tp"`
+	Batch          int     `json:"batch"`
+	TokenLatencyMS float64 `json:"token_latency_ms"`
+	TokensPerSec   float64 `json:"tokens_per_s"`
+	Fits           bool    `json:"fits"`
+	WeightGB       float64 `json:"weight_gb_per_gpu"`
+	KVGB           float64 `json:"kv_gb_per_gpu"`
+	CommShare      float64 `json:"comm_share"`
+	// AllReduce maps each collective call site ("after o_proj") to what it runs.
+	AllReduce   map[string]planSite `json:"allreduce"`
+	BreakdownMS map[string]float64  `json:"breakdown_ms"`
+}
+
+type planSite struct {
+	perf.Site
+	MS    float64 `json:"ms"`
+	Share float64 `json:"share"`
+}
+
+// plan predicts per-token decode latency on a GPU node from the decode graph the engine
+// would capture (perf): per TP degree and batch, with the algorithm at each call site,
+// memory fit and the fastest TP degree.
+func plan(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	hwName := fs.String("hw", "h100-sxm", "hardware profile: "+strings.Join(hw.Names(), ", "))
+	model := fs.String("model", "llama-3-70b", "a preset ("+strings.Join(models.Presets(), ", ")+") or a GGUF file / Hugging Face directory (its config)")
+	tps := fs.String("tp", "1,2,4,8", "TP degrees, comma-separated")
+	batches := fs.String("batch", "1,8,32", "decode batch sizes, comma-separated")
+	context := fs.Int("context", 0, "positions each sequence attends to (0: 512, or the model's context if shorter)")
+	dt := fs.String("dtype", "bf16", "weight dtype: f32, bf16 or f16")
+	coll := fs.String("collectives", "tpslice", "whose all-reduce to price: tpslice (custom one-shot/two-shot/NVLS) or nccl (ring, LL)")
+	algo := fs.String("algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
+	fusedFlag := fs.String("fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
+	eager := fs.Bool("eager", false, "price eager launches instead of graph replays")
+	overlap := fs.Bool("overlap", false, "two micro-batches, collectives on a comm stream (batches of 2 or more)")
+	asJSON := fs.Bool("json", false, "print JSON instead of the table")
+	plotDir := fs.String("plot", "", "write latency_vs_tp.png and breakdown.png to this directory")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("plan: unexpected argument %q", fs.Arg(0))
+	}
+	base, err := planConfig(*hwName, *model, *dt, *coll, *algo, *fusedFlag)
+	if err != nil {
+		return err
+	}
+	base.Context, base.Eager, base.Overlap = *context, *eager, *overlap
+	tpList, err := parseIntList("tp", *tps, 1, 8)
+	if err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	batchList, err := parseIntList("batch", *batches, 1, perf.MaxBatch)
+	if err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	var preds []perf.Prediction
+	for _, n := range tpList {
+		for _, b := range batchList {
+			c := base
+			c.TP, c.Batch = n, b
+			p, err := perf.Predict(c)
+			if err != nil {
+				return fmt.Errorf("plan: TP %d batch %d: %w", n, b, err)
+			}
+			preds = append(preds, p)
+		}
+	}
+	rep := planReportOf(base, preds)
+	if *plotDir != "" {
+		if err := plotPlan(*plotDir, rep); err != nil {
+			return fmt.Errorf("plan: --plot %s: %w", *plotDir, err)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return printPlan(stdout, base, rep, preds)
+}
+
+func planConfig(hwName, model, dt, coll, algo, fusedFlag string) (perf.Config, error) {
+	var c perf.Config
+	var err error
+	if c.Profile, err = hw.Lookup(hwName); err != nil {
+		return c, fmt.Errorf("plan: --hw: %w", err)
+	}
+	if c.Model, err = models.Preset(model); err != nil {
+		src, cfg, openErr := models.Open(model)
+		if openErr != nil {
+			return c, fmt.Errorf("plan: --model %q is neither a preset nor a model file: %w", model, errors.Join(err, openErr))
+		}
+		_ = src.Close()
+		c.Model = cfg
+	}
+	if c.WeightDType, err = dtype.Parse(dt); err != nil {
+		return c, fmt.Errorf("plan: --dtype: %w", err)
+	}
+	if c.Collectives, err = perf.ParseCollectives(coll); err != nil {
+		return c, fmt.Errorf("plan: --collectives: %w", err)
+	}
+	if c.Algo, err = comm.ParseAlgo(algo); err != nil {
+		return c, fmt.Errorf("plan: --algo: %w", err)
+	}
+	if c.Fused, err = fused.ParseVariant(fusedFlag); err != nil {
+		return c, fmt.Errorf("plan: --fused: %w", err)
+	}
+	return c, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func planReportOf(base perf.Config, preds []perf.Prediction) planReport {
+	rep := planReport{HW: base.Profile.Name, Model: base.Model.Name, Collectives: base.Collectives.String(), Graphs: !base.Eager}
+	for _, p := range preds {
+		rep.Context, rep.WeightDType = p.Config.Context, p.Config.WeightDType.String()
+		row := planRow{TP: p.Config.TP, Batch: p.Config.Batch, TokenLatencyMS: ms(p.Step), TokensPerSec: p.TokensPerSec,
+			Fits: p.Fits, WeightGB: float64(p.WeightBytes) / 1e9, KVGB: float64(p.KVBytes) / 1e9, CommShare: p.CommShare,
+			AllReduce: map[string]planSite{}, BreakdownMS: map[string]float64{}}
+		for _, s := range p.Sites {
+			row.AllReduce["after "+s.After] = planSite{Site: s, MS: ms(s.Time), Share: float64(s.Time) / float64(p.Step)}
+		}
+		for class, d := range p.ByClass {
+			row.BreakdownMS[string(class)] = ms(d)
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	return rep
+}
+
+func printPlan(w io.Writer, base perf.Config, rep planReport, preds []perf.Prediction) error {
+	p := base.Profile
+	launch := "graph replays"
+	if base.Eager {
+		launch = "eager launches"
+	}
+	fmt.Fprintf(w, "# %s on %s (%s, %s fabric, NVLS %v): predicted decode step, %s weights, context %d, %s, %s collectives\n",
+		rep.Model, p.Name, p.GPU, p.Fabric, p.NVLS, rep.WeightDType, rep.Context, launch, rep.Collectives)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "TP\tbatch\ttoken ms\ttokens/s\tfits\tweights GB/GPU\tKV GB/GPU\tcomm share\tall-reduce per call site\t")
+	for i, r := range rep.Rows {
+		fits := "yes"
+		if !r.Fits {
+			fits = "NO"
+		}
+		var sites []string
+		for _, s := range preds[i].Sites {
+			sites = append(sites, fmt.Sprintf("%s:%s %.0f%%", s.After, s.Algo, 100*float64(s.Time)/float64(preds[i].Step)))
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.1f\t%s\t%.2f\t%.2f\t%.2f\t%s\t\n", r.TP, r.Batch, r.TokenLatencyMS, r.TokensPerSec,
+			fits, r.WeightGB, r.KVGB, r.CommShare, strings.Join(sites, ", "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, b := range batchesOf(rep) {
+		best := -1
+		for i, r := range rep.Rows {
+			if r.Batch == b && r.Fits && (best < 0 || r.TokenLatencyMS < rep.Rows[best].TokenLatencyMS) {
+				best = i
+			}
+		}
+		if best < 0 {
+			fmt.Fprintf(w, "batch %d: no TP degree fits %s's memory\n", b, p.GPU)
+			continue
+		}
+		fmt.Fprintf(w, "batch %d: lowest latency at TP %d (%.3f ms per token)\n", b, rep.Rows[best].TP, rep.Rows[best].TokenLatencyMS)
+	}
+	_, err := fmt.Fprintf(w, "roofline: %.0f%% of HBM bandwidth, %.0f%% of dense BF16 peak; kernel fixed %v, graph node %v, eager launch %v (perf, hw)\n",
+		100*perf.MemoryEfficiency, 100*perf.ComputeEfficiency, p.KernelFixed, p.LaunchGraph, p.LaunchEager)
+	return err
+}
+
+func batchesOf(rep planReport) []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, r := range rep.Rows {
+		if !seen[r.Batch] {
+			seen[r.Batch] = true
+			out = append(out, r.Batch)
+		}
+	}
+	return out
+}
+
+// plotPlan writes latency against TP degree per batch size, and the stacked breakdown of
+// each row's kernel time by class.
+func plotPlan(dir string, rep planReport) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var lines []chart.Series
+	for _, b := range batchesOf(rep) {
+		s := chart.Series{Name: fmt.Sprintf("batch %d", b)}
+		for _, r := range rep.Rows {
+			if r.Batch == b {
+				s.X, s.Y = append(s.X, float64(r.TP)), append(s.Y, r.TokenLatencyMS)
+			}
+		}
+		lines = append(lines, s)
+	}
+	title := fmt.Sprintf("%s on %s (predicted)", rep.Model, rep.HW)
+	if err := chart.Lines(filepath.Join(dir, "latency_vs_tp.png"), title, "TP degree", "ms per decode step", lines); err != nil {
+		return err
+	}
+	var bars []string
+	stacks := map[string]*chart.Stack{}
+	var order []string
+	for i, r := range rep.Rows {
+		bars = append(bars, fmt.Sprintf("TP%d b%d", r.TP, r.Batch))
+		for class := range r.BreakdownMS {
+			if stacks[class] == nil {
+				stacks[class] = &chart.Stack{Name: class, Values: make([]float64, len(rep.Rows))}
+				order = append(order, class)
+			}
+		}
+		for class, v := range r.BreakdownMS {
+			stacks[class].Values[i] = v
+		}
+	}
+	slices.Sort(order)
+	var layers []chart.Stack
+	for _, c := range order {
+		layers = append(layers, *stacks[c])
+	}
+	return chart.StackedBars(filepath.Join(dir, "breakdown.png"), title+": kernel time by class", "ms per decode step", bars, layers)
+}

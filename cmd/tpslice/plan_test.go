@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/hw"
+	"github.com/tpslice/tpslice/models"
+)
+
+// TestPlanEveryProfileAndPreset: plan prints a table for every profile and preset, naming
+// the fastest TP degree that fits.
+func TestPlanEveryProfileAndPreset(t *testing.T) {
+	for _, p := range hw.Names() {
+		for _, m := range models.Presets() {
+			out, _, err := runCLI(t, "plan", "--hw", p, "--model", m, "--tp", "1,2,8", "--batch", "1,32")
+			require.NoError(t, err, "%s %s", p, m)
+			require.Contains(t, out, "# "+m+" on "+p)
+			require.Contains(t, out, "batch 32: ")
+		}
+	}
+}
+
+func TestPlanJSONAndPlots(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "plots")
+	out, _, err := runCLI(t, "plan", "--hw", "h100-sxm", "--model", "llama-3-70b", "--tp", "1,2,4,8", "--batch", "1,8,32",
+		"--json", "--plot", dir)
+	require.NoError(t, err)
+	var rep planReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, "h100-sxm", rep.HW)
+	require.Equal(t, "llama-3-70b", rep.Model)
+	require.Len(t, rep.Rows, 12)
+	for _, r := range rep.Rows {
+		require.Positive(t, r.TokenLatencyMS)
+		require.InDelta(t, float64(r.Batch)*1000/r.TokenLatencyMS, r.TokensPerSec, 1e-6*r.TokensPerSec)
+		require.Equal(t, r.WeightGB+r.KVGB <= 72, r.Fits, "TP %d batch %d: 90%% of 80 GB", r.TP, r.Batch)
+		if r.TP == 1 || r.TP == 8 {
+			require.Equal(t, r.TP == 8, r.Fits, "70B bf16 needs more than one 80 GB GPU: TP %d batch %d", r.TP, r.Batch)
+		}
+		require.Contains(t, r.AllReduce, "after o_proj")
+		require.Contains(t, r.BreakdownMS, "gemm")
+	}
+	for _, name := range []string{"latency_vs_tp.png", "breakdown.png"} {
+		f, err := os.Open(filepath.Join(dir, name))
+		require.NoError(t, err)
+		_, err = png.Decode(f)
+		require.NoError(t, f.Close())
+		require.NoError(t, err, name)
+	}
+}
+
+func TestPlanRefusesBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--hw", "tpu"}, `unknown hardware profile "tpu"`},
+		{[]string{"--model", "gpt-9"}, `--model "gpt-9"`},
+		{[]string{"--tp", "1,x"}, `--tp "1,x"`},
+		{[]string{"--tp", "16"}, `--tp "16"`},
+		{[]string{"--batch", "0"}, `--batch "0"`},
+		{[]string{"--dtype", "int3"}, "--dtype"},
+		{[]string{"--collectives", "mpi"}, "--collectives"},
+		{[]string{"--context", "100000"}, "context of 100000"},
+		{[]string{"stray"}, `unexpected argument "stray"`},
+	} {
+		_, _, err := runCLI(t, append([]string{"plan"}, c.args...)...)
+		require.ErrorContains(t, err, c.want, "%v", c.args)
+	}
+}
