@@ -33,7 +33,7 @@ type Step struct {
 type activations struct {
 	x, residual, h, q, k, v, attn, gate, up, hs, logits *device.Buffer
 	packed, full, cands, gathered                       *device.Buffer
-	scratch                                             [][]float32 // attention, one per block
+	scratch                                             [][]float32 // attention, one per block of a grid
 	top                                                 []layers.Candidate
 }
 
@@ -66,7 +66,7 @@ func (rk *llamaRank) allocState() error {
 		*e.b = b
 	}
 	per := layers.AttentionScratchLen(nq, nkv, cfg.ContextLength)
-	for range rk.dev.NumSMs() {
+	for range blocksPerSM * rk.dev.NumSMs() { // the most blocks a kernel of grid runs
 		a.scratch = append(a.scratch, make([]float32, per))
 	}
 	a.top = make([]layers.Candidate, MaxCandidates)
@@ -397,11 +397,16 @@ func (rk *llamaRank) single(s *device.Stream, name string, w device.Work, fn fun
 // SM costs more than the work it takes over.
 const minBlockWork = 1 << 15
 
+// blocksPerSM splits big kernels finer than one block per SM: SMs take blocks as they
+// come, so one that starts late (a worker woken after the others) takes fewer instead of
+// holding the whole kernel back. Results do not depend on the split.
+const blocksPerSM = 4
+
 // grid returns an op that launches fn over units [0, units) split among the SMs, at most
 // one block per minBlockWork of work (work is the multiply-adds of all units); w is what
 // the kernel costs.
 func (rk *llamaRank) grid(s *device.Stream, name string, units, work int, w device.Work, fn func(b device.Block, u0, u1 int) error) func() error {
-	blocks := max(1, min(rk.dev.NumSMs(), units, work/minBlockWork))
+	blocks := max(1, min(blocksPerSM*rk.dev.NumSMs(), units, work/minBlockWork))
 	return func() error {
 		return s.Launch(device.Kernel{Name: name, Grid: blocks, Work: w, Block: func(b device.Block) error {
 			return fn(b, units*b.Index/b.Grid, units*(b.Index+1)/b.Grid)
