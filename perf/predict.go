@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tpslice/tpslice/comm"
@@ -75,7 +76,8 @@ type Prediction struct {
 	ByClass map[device.WorkClass]time.Duration
 	// Launch is the part of the kernels' times that is launch cost.
 	Launch time.Duration
-	// Sites lists the collective call sites in the order the step reaches them.
+	// Sites lists the collective call sites in the order the step reaches them (none at
+	// TP 1, where collectives exchange nothing).
 	Sites []Site
 	// CommShare is the collectives' share of the kernels' time.
 	CommShare float64
@@ -199,10 +201,18 @@ func price(pr pricer, g *device.Graph) (Prediction, error) {
 		finish[i] = start + total
 		streamDone[n.Stream] = finish[i]
 		p.Step = max(p.Step, finish[i])
-		p.ByClass[w.Class] += total
+		class := w.Class
+		if class == device.ClassCollective && pr.world == 1 {
+			// One rank talks to no peer: what is left is the fused norm, or a copy.
+			class = device.ClassElementwise
+			if strings.Contains(w.Op, "rmsnorm") {
+				class = device.ClassNorm
+			}
+		}
+		p.ByClass[class] += total
 		p.Launch += total - run
 		all += total
-		if w.Class != device.ClassCollective {
+		if class != device.ClassCollective {
 			producer[i] = n.Kernel.Name
 			continue
 		}
@@ -210,12 +220,16 @@ func price(pr pricer, g *device.Graph) (Prediction, error) {
 			producer[i] = producer[slices.Max(n.Deps)]
 		}
 		commTime += total
-		key := producer[i] + "|" + w.Op + "|" + w.Algo
+		algo := w.Algo
+		if pr.collectives == NCCL {
+			algo = "nccl-ring"
+		}
+		key := producer[i] + "|" + w.Op + "|" + algo
 		at, ok := sites[key]
 		if !ok {
 			at = len(p.Sites)
 			sites[key] = at
-			p.Sites = append(p.Sites, Site{After: producer[i], Op: w.Op, Algo: w.Algo, Message: w.Message})
+			p.Sites = append(p.Sites, Site{After: producer[i], Op: w.Op, Algo: algo, Message: w.Message})
 		}
 		p.Sites[at].Calls++
 		p.Sites[at].Time += total

@@ -185,6 +185,9 @@ func printPlan(w io.Writer, base perf.Config, rep planReport, preds []perf.Predi
 		for _, s := range preds[i].Sites {
 			sites = append(sites, fmt.Sprintf("%s:%s %.0f%%", s.After, s.Algo, 100*float64(s.Time)/float64(preds[i].Step)))
 		}
+		if len(sites) == 0 {
+			sites = []string{"-"}
+		}
 		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.1f\t%s\t%.2f\t%.2f\t%.2f\t%s\t\n", r.TP, r.Batch, r.TokenLatencyMS, r.TokensPerSec,
 			fits, r.WeightGB, r.KVGB, r.CommShare, strings.Join(sites, ", "))
 	}
