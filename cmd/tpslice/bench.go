@@ -45,6 +45,9 @@ type decodeBenchRow struct {
 	TokensPerS float64            `json:"tokens_per_s"`
 	CommShare  float64            `json:"comm_share"`
 	Breakdown  map[string]float64 `json:"breakdown_ms"`
+	// AllReduce names the collective each call site ran, keyed by the kernel whose output
+	// it reduces ("after o_proj"), as plan's rows do; empty at TP 1.
+	AllReduce map[string]string `json:"allreduce"`
 }
 
 // benchClasses are the breakdown's op classes, in the order the table and the chart show

@@ -30,7 +30,7 @@ func TestBenchJSON(t *testing.T) {
 	require.ElementsMatch(t, []string{"model", "weight_bytes", "read_gbps", "rows"}, slices.Collect(maps.Keys(raw)))
 	for _, r := range raw["rows"].([]any) {
 		require.ElementsMatch(t, []string{"tp", "batch", "ttft_ms", "token_latency_ms_p50", "token_latency_ms_p99",
-			"tokens_per_s", "comm_share", "breakdown_ms"}, slices.Collect(maps.Keys(r.(map[string]any))))
+			"tokens_per_s", "comm_share", "breakdown_ms", "allreduce"}, slices.Collect(maps.Keys(r.(map[string]any))))
 	}
 
 	var rep decodeBenchReport
@@ -59,10 +59,14 @@ func TestBenchJSON(t *testing.T) {
 		if r.TP == 1 {
 			require.Zero(t, r.CommShare)
 			require.Empty(t, collectives)
+			require.Empty(t, r.AllReduce)
 		} else {
 			require.Positive(t, r.CommShare)
 			require.Less(t, r.CommShare, 1.0)
 			require.NotEmpty(t, collectives, "the all-reduce of each call site, by algorithm")
+			for _, site := range []string{"after embedding", "after o_proj", "after down_proj"} {
+				require.Contains(t, r.AllReduce[site], "allreduce", "tp %d batch %d: %v", r.TP, r.Batch, r.AllReduce)
+			}
 		}
 	}
 	for _, name := range []string{"latency_vs_tp.png", "breakdown.png"} {
@@ -131,7 +135,7 @@ func TestBenchRow(t *testing.T) {
 		s := step * 1000
 		c.spans = append(c.spans,
 			kspan{key: "embedding", step: true, start: at(s), end: at(s)},
-			kspan{key: "gemm", start: at(s + 100), end: at(s + 600)},
+			kspan{key: "gemm", name: "o_proj", start: at(s + 100), end: at(s + 600)},
 			kspan{key: "allreduce+rmsnorm.twoshot", collective: true, start: at(s + 600), end: at(s + 850)},
 		)
 	}
@@ -145,6 +149,7 @@ func TestBenchRow(t *testing.T) {
 	require.InDelta(t, 0.25, row.Breakdown["allreduce+rmsnorm.twoshot"], 1e-9)
 	require.InDelta(t, 0.25, row.Breakdown[hostOverhead], 1e-9)
 	require.Zero(t, row.Breakdown["attention"])
+	require.Equal(t, map[string]string{"after o_proj": "allreduce+rmsnorm.twoshot"}, row.AllReduce)
 
 	_, ok = c.row(4, batchRun{from: at(1500), to: at(3000)}) // two step starts: no whole step left
 	require.False(t, ok)

@@ -18,7 +18,7 @@ type collector struct {
 }
 
 type kspan struct {
-	key        string
+	key, name  string
 	step       bool // an embedding kernel: the first kernel of every forward step
 	collective bool
 	start, end time.Time
@@ -30,7 +30,7 @@ func (c *collector) KernelDone(s device.KernelSpan) {
 		return
 	}
 	w := s.Kernel.Work
-	ks := kspan{key: string(w.Class), step: w.Class == device.ClassEmbedding, start: s.Start, end: s.End}
+	ks := kspan{key: string(w.Class), name: s.Kernel.Name, step: w.Class == device.ClassEmbedding, start: s.Start, end: s.End}
 	switch {
 	case w.Class == device.ClassCollective && c.world == 1:
 		// A one-rank collective talks to no peer: it is the residual + norm it fuses, or a
@@ -80,9 +80,16 @@ func (c *collector) row(b int, run batchRun) (decodeBenchRow, bool) {
 		bd[k] = 0
 	}
 	var kernels, collective float64
+	sites := map[string]string{}
+	after := ""
 	for _, s := range spans {
 		if s.start.Before(from) || !s.start.Before(to) {
 			continue
+		}
+		if s.collective {
+			sites["after "+after] = s.key
+		} else {
+			after = s.name
 		}
 		d := ms(s.end.Sub(s.start)) / n
 		bd[s.key] += d
@@ -97,5 +104,5 @@ func (c *collector) row(b int, run batchRun) (decodeBenchRow, bool) {
 	bd[hostOverhead] = max(0, step-kernels)
 	lat := stats(gaps)
 	return decodeBenchRow{Batch: b, TTFTMs: run.ttftMs, P50Ms: lat.P50, P99Ms: lat.P99,
-		TokensPerS: float64(b) / step * 1e3, CommShare: collective / step, Breakdown: bd}, true
+		TokensPerS: float64(b) / step * 1e3, CommShare: collective / step, Breakdown: bd, AllReduce: sites}, true
 }
