@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tpslice/tpslice/comm"
@@ -70,6 +71,51 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 	if err := e.submit(seq); err != nil {
 		return Result{}, err
 	}
+	return e.collect(seq, emit)
+}
+
+// GenerateBatch runs requests that arrive together, as vLLM's LLM.generate takes a list:
+// they enter the queue at once, so the scheduler admits them at the same step boundary
+// (as many as slots and KV blocks allow) and, once prefilled, they decode as one batch.
+// emit gets request i's tokens on a goroutine of request i's own (calls for different
+// requests run concurrently); its error stops that request. Results are in request order;
+// the error joins every request's, each naming its index. A request that fails validation
+// stops the whole batch before any runs. A nil emit drops the tokens.
+func (e *Engine) GenerateBatch(ctx context.Context, reqs []Request, emit func(i int, tok Token) error) ([]Result, error) {
+	if emit == nil {
+		emit = func(int, Token) error { return nil }
+	}
+	start := time.Now()
+	seqs := make([]*sequence, len(reqs))
+	for i, req := range reqs {
+		s, err := e.newSequence(ctx, req, start)
+		if err != nil {
+			for _, prev := range seqs[:i] {
+				prev.cancel()
+			}
+			return nil, fmt.Errorf("request %d: %w", i, err)
+		}
+		seqs[i] = s
+	}
+	if err := e.submit(seqs...); err != nil {
+		return nil, err
+	}
+	results, errs := make([]Result, len(reqs)), make([]error, len(reqs))
+	var wg sync.WaitGroup
+	for i, s := range seqs {
+		wg.Go(func() {
+			results[i], errs[i] = e.collect(s, func(t Token) error { return emit(i, t) })
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("request %d: %w", i, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return results, errors.Join(errs...)
+}
+
+// collect passes a submitted sequence's tokens to emit until the scheduler retires it.
+func (e *Engine) collect(seq *sequence, emit func(Token) error) (Result, error) {
 	var emitErr error
 	for tok := range seq.tokens { // closed by the scheduler when the sequence retires
 		if emitErr == nil {

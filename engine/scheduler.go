@@ -18,20 +18,26 @@ type scheduler struct {
 	stopped chan struct{}
 }
 
-// submit queues a sequence, or refuses it when the queue is full or the engine closed.
-func (e *Engine) submit(s *sequence) error {
+// submit queues sequences together, so the scheduler sees all of them at its next step
+// boundary, or refuses them all when the queue has no room or the engine closed.
+func (e *Engine) submit(seqs ...*sequence) error {
 	q := &e.sched
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	var err error
 	switch {
 	case q.closed:
-		s.cancel()
-		return ErrClosed
-	case len(q.waiting) >= e.cfg.MaxWaiting:
-		s.cancel()
-		return fmt.Errorf("%w: %d of %d", ErrQueueFull, len(q.waiting), e.cfg.MaxWaiting)
+		err = ErrClosed
+	case len(q.waiting)+len(seqs) > e.cfg.MaxWaiting:
+		err = fmt.Errorf("%w: %d waiting and %d more, of %d", ErrQueueFull, len(q.waiting), len(seqs), e.cfg.MaxWaiting)
 	}
-	q.waiting = append(q.waiting, s)
+	if err != nil {
+		for _, s := range seqs {
+			s.cancel()
+		}
+		return err
+	}
+	q.waiting = append(q.waiting, seqs...)
 	q.cond.Signal()
 	return nil
 }

@@ -248,7 +248,7 @@ func benchTP(ctx context.Context, o decodeBenchOptions, n int, prompts *promptPo
 	for _, b := range e.Model().WeightBytes() {
 		wb += b
 	}
-	prompts.setModel(e, cfg.MaxBatchTokens)
+	prompts.setModel(e)
 	var rows []decodeBenchRow
 	for _, b := range o.batches {
 		row, err := benchCell(ctx, e, o.genLen, b, prompts, p)
@@ -269,7 +269,7 @@ func benchCell(ctx context.Context, e *engine.Engine, genLen, b int, prompts *pr
 	n := g.World()
 	p.start(n, b, "warm-up")
 	for attempt := 0; ; attempt++ {
-		run, err := runBatch(ctx, e, prompts.get(b), genLen, prompts.primer, p)
+		run, err := runBatch(ctx, e, prompts.get(b), genLen, p)
 		if err != nil {
 			return decodeBenchRow{}, err
 		}
@@ -281,12 +281,12 @@ func benchCell(ctx context.Context, e *engine.Engine, genLen, b int, prompts *pr
 		}
 	}
 	p.start(n, b, "measuring")
-	// A batch admitted at two step boundaries (the primer finished before every request
-	// queued) decodes together for fewer steps; with too few to time, run it again.
+	// A batch whose KV blocks or slots did not all fit at once is admitted at two step
+	// boundaries and decodes together for fewer steps; with too few to time, run it again.
 	for attempt := 0; ; attempt++ {
 		col := &collector{dev: g.Device(0), world: n}
 		g.Node().SetTracer(col)
-		run, err := runBatch(ctx, e, prompts.get(b), genLen, prompts.primer, p)
+		run, err := runBatch(ctx, e, prompts.get(b), genLen, p)
 		g.Node().SetTracer(nil)
 		if err != nil {
 			return decodeBenchRow{}, err
@@ -296,7 +296,7 @@ func benchCell(ctx context.Context, e *engine.Engine, genLen, b int, prompts *pr
 			continue
 		}
 		if !ok {
-			return decodeBenchRow{}, errors.New("in 4 runs the batch never decoded together for 2 whole steps (its requests were admitted too far apart: an overloaded machine?)")
+			return decodeBenchRow{}, errors.New("in 4 runs the batch never decoded together for 2 whole steps (its requests were admitted too far apart)")
 		}
 		if len(run.short) > 0 {
 			p.note(fmt.Sprintf("tp=%d batch=%d: %d requests stopped at EOS before %d tokens even with redrawn prompts", n, b, len(run.short), genLen))
@@ -338,7 +338,7 @@ func printBench(w io.Writer, o decodeBenchOptions, rep decodeBenchReport) error 
 		fmt.Fprintf(w, "# read bandwidth %.1f GB/s (membw): reading the weights once takes %.2f ms, the floor of a decode step\n",
 			rep.ReadGBps, float64(rep.WeightBytes)/rep.ReadGBps/1e6)
 	}
-	fmt.Fprintln(w, "# TTFT: mean over the batch, from when the engine was free; p50/p99: gaps between a request's successive tokens while")
+	fmt.Fprintln(w, "# TTFT: mean over the batch, from its submission; p50/p99: gaps between a request's successive tokens while")
 	fmt.Fprintln(w, "# the whole batch decodes, and tok/s the batch's tokens over that time; comm: collectives' share of a step;")
 	fmt.Fprintln(w, "# then rank 0's kernel ms per decode step by class (host overhead: the rest of the step)")
 	keys := benchKeys(rep.Rows)

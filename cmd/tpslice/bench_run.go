@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/tpslice/tpslice/engine"
@@ -12,73 +10,46 @@ import (
 
 // batchRun is what one run of a batch measured.
 type batchRun struct {
-	ttftMs float64 // mean over requests, from when the engine was free to start the batch
+	ttftMs float64 // mean over requests, from the batch's submission
 	// The whole batch decodes from `from` (every request has its first token) to `to` (the
 	// first request has its last).
 	from, to time.Time
 	short    []int // requests that stopped before genLen tokens
 }
 
-// runBatch sends b concurrent greedy requests of genLen tokens, queued behind a primer: a
-// one-token request with a long prompt whose prefill holds the scheduler while the batch
-// queues, so that the scheduler admits the whole batch at one step boundary, as if it arrived
-// at once (vLLM's benchmark_latency hands its engine every prompt in one call). Requests
-// started one by one would otherwise trickle in over several steps.
+// runBatch sends b greedy requests of genLen tokens together (engine.GenerateBatch, as
+// vLLM's benchmark_latency hands its engine every prompt in one call), so the scheduler
+// admits them at one step boundary and they decode as one batch.
 //
 // Where each request's tokens fall comes from the engine's own timings — its first token at
-// TTFT after its start, its last at its decode rate after that — not from emit: emit runs on
-// the caller's goroutine, which lags the engine by milliseconds when the ranks keep every
-// core busy.
-func runBatch(ctx context.Context, e *engine.Engine, prompts [][]int32, genLen int, primer []int32, p *benchProgress) (batchRun, error) {
-	var (
-		primerStart time.Time
-		primerRes   engine.Result
-		primerErr   error
-		primerDone  = make(chan struct{})
-	)
-	// The last run's requests returned before the scheduler's step ended; until it has, Load
-	// still counts them as running and would pass for the primer's.
+// TTFT after the batch was submitted, its last at its decode rate after that — not from
+// emit: emit runs on a goroutine per request, which lags the engine by milliseconds when
+// the ranks keep every core busy.
+func runBatch(ctx context.Context, e *engine.Engine, prompts [][]int32, genLen int, p *benchProgress) (batchRun, error) {
+	// The last run's requests returned before the scheduler's step ended; until it has, they
+	// still count as running and the new batch would wait behind them.
 	waitUntil(func() bool { r, w := e.Load(); return r == 0 && w == 0 }, ctx.Done())
-	go func() {
-		defer close(primerDone)
-		primerStart = time.Now()
-		primerRes, primerErr = e.Generate(ctx, engine.Request{PromptIDs: primer, MaxTokens: 1}, func(engine.Token) error { return nil })
-	}()
-	waitUntil(func() bool { r, _ := e.Load(); return r > 0 }, primerDone) // the primer prefills
-
-	var (
-		starts  = make([]time.Time, len(prompts))
-		results = make([]engine.Result, len(prompts))
-		errs    = make([]error, len(prompts))
-		wg      sync.WaitGroup
-	)
-	emit := func(t engine.Token) error {
+	reqs := make([]engine.Request, len(prompts))
+	for i, ids := range prompts {
+		reqs[i] = engine.Request{PromptIDs: ids, MaxTokens: genLen}
+	}
+	start := time.Now()
+	results, err := e.GenerateBatch(ctx, reqs, func(_ int, t engine.Token) error {
 		if t.ID >= 0 { // not the held-back text flushed at the end
 			p.token()
 		}
 		return nil
-	}
-	for i, ids := range prompts {
-		wg.Go(func() {
-			starts[i] = time.Now()
-			results[i], errs[i] = e.Generate(ctx, engine.Request{PromptIDs: ids, MaxTokens: genLen}, emit)
-		})
-	}
-	waitUntil(func() bool { _, w := e.Load(); return w >= len(prompts) }, primerDone)
-	wg.Wait()
-	<-primerDone
-	if err := errors.Join(primerErr, errors.Join(errs...)); err != nil {
+	})
+	if err != nil {
 		return batchRun{}, err
 	}
-	free := primerStart.Add(primerRes.TTFT) // the primer's prefill ended: the engine is free
 	var run batchRun
 	for i, r := range results {
-		ttft := r.TTFT - max(0, free.Sub(starts[i]))
-		run.ttftMs += float64(ttft) / float64(time.Millisecond) / float64(len(prompts))
+		run.ttftMs += float64(r.TTFT) / float64(time.Millisecond) / float64(len(results))
 		if len(r.OutputIDs) < genLen {
 			run.short = append(run.short, i)
 		}
-		first, last := starts[i].Add(r.TTFT), starts[i].Add(r.TTFT)
+		first, last := start.Add(r.TTFT), start.Add(r.TTFT)
 		if k := len(r.OutputIDs); k > 1 && r.DecodeTokensPerSec > 0 {
 			last = first.Add(time.Duration(float64(k-1) / r.DecodeTokensPerSec * float64(time.Second)))
 		}
@@ -105,22 +76,19 @@ func waitUntil(cond func() bool, done <-chan struct{}) {
 }
 
 // promptPool holds the seeded random prompts, request i's at index i, the same for every TP
-// degree unless a redraw replaced it, and the primer's.
+// degree unless a redraw replaced it.
 type promptPool struct {
 	seed            uint64
 	n               int
 	vocab, eos, bos int
 	prompts         [][]int32
 	draws           []uint64 // how often prompt i was drawn
-	primer          []int32
 }
 
-// setModel fixes the vocabulary and the primer once the model is loaded. The primer fills
-// one prefill chunk: the longest single forward step, so the longest hold on the scheduler.
-func (pp *promptPool) setModel(e *engine.Engine, chunk int) {
+// setModel fixes the vocabulary once the model is loaded.
+func (pp *promptPool) setModel(e *engine.Engine) {
 	cfg, tok := e.Model().Config(), e.Tokenizer()
 	pp.vocab, pp.eos, pp.bos = cfg.Vocab, tok.EOS(), tok.BOS()
-	pp.primer = pp.ids(1<<63, min(chunk, cfg.ContextLength-1))
 }
 
 func (pp *promptPool) get(b int) [][]int32 {
