@@ -116,6 +116,8 @@ func TestValidateRejects(t *testing.T) {
 		{"fabric", func(p *Profile) { p.Fabric = 0 }, "Fabric"},
 		{"nvls on pcie", func(p *Profile) { p.Fabric = device.PCIe }, "NVLS"},
 		{"launch", func(p *Profile) { p.LaunchEager = -1 }, "LaunchEager"},
+		{"kernel fixed", func(p *Profile) { p.KernelFixed = -1 }, "KernelFixed"},
+		{"flops", func(p *Profile) { p.DenseBF16FLOPS = 0 }, "DenseBF16FLOPS"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
