@@ -74,8 +74,6 @@ type Prediction struct {
 	// ByClass sums the kernels' times (launches included) by class; with overlap their
 	// sum exceeds Step.
 	ByClass map[device.WorkClass]time.Duration
-	// Launch is the part of the kernels' times that is launch cost.
-	Launch time.Duration
 	// Sites lists the collective call sites in the order the step reaches them (none at
 	// TP 1, where collectives exchange nothing).
 	Sites []Site
@@ -190,7 +188,7 @@ func price(pr pricer, g *device.Graph) (Prediction, error) {
 	var commTime, all time.Duration
 	for i, n := range g.Nodes {
 		w := n.Kernel.Work
-		run, total, err := pr.kernel(w)
+		total, err := pr.kernel(w)
 		if err != nil {
 			return Prediction{}, fmt.Errorf("kernel %d (%s): %w", i, n.Kernel.Name, err)
 		}
@@ -210,7 +208,6 @@ func price(pr pricer, g *device.Graph) (Prediction, error) {
 			}
 		}
 		p.ByClass[class] += total
-		p.Launch += total - run
 		all += total
 		if class != device.ClassCollective {
 			producer[i] = n.Kernel.Name

@@ -74,16 +74,18 @@ type pricer struct {
 // kernel is what one kernel costs on the GPU, launch included: with graphs a replayed
 // node adds LaunchGraph to its run; launched eagerly, the host issues ahead of the GPU,
 // so a kernel costs its run or its launch, whichever is longer.
-func (pr pricer) kernel(w device.Work) (run, total time.Duration, err error) {
+func (pr pricer) kernel(w device.Work) (time.Duration, error) {
+	run := pr.roofline(w) + pr.p.KernelFixed
 	if w.Class == device.ClassCollective {
-		run, err = pr.collective(w)
-	} else {
-		run = pr.roofline(w) + pr.p.KernelFixed
+		var err error
+		if run, err = pr.collective(w); err != nil {
+			return 0, err
+		}
 	}
 	if pr.eager {
-		return run, max(run, pr.p.LaunchEager), err
+		return max(run, pr.p.LaunchEager), nil
 	}
-	return run, run + pr.p.LaunchGraph, err
+	return run + pr.p.LaunchGraph, nil
 }
 
 // roofline is a compute kernel's run: its bytes at the sustained memory bandwidth or its
