@@ -15,11 +15,13 @@ import (
 
 	"github.com/tpslice/tpslice/chart"
 	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/hw"
 	"github.com/tpslice/tpslice/models"
 	"github.com/tpslice/tpslice/perf"
+	"github.com/tpslice/tpslice/topo"
 )
 
 // planReport is plan's --json output.
@@ -59,7 +61,7 @@ type planSite struct {
 func plan(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	hwName := fs.String("hw", "h100-sxm", "hardware profile: "+strings.Join(hw.Names(), ", "))
+	hwName := fs.String("hw", "h100-sxm", "hardware profile: "+strings.Join(hw.Names(), ", ")+", or auto (this node's GPUs, from NVML)")
 	model := fs.String("model", "llama-3-70b", "a preset ("+strings.Join(models.Presets(), ", ")+") or a GGUF file / Hugging Face directory (its config)")
 	tps := fs.String("tp", "1,2,4,8", "TP degrees, comma-separated")
 	batches := fs.String("batch", "1,8,32", "decode batch sizes, comma-separated")
@@ -78,7 +80,7 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("plan: unexpected argument %q", fs.Arg(0))
 	}
-	base, err := planConfig(*hwName, *model, *dt, *coll, *algo, *fusedFlag)
+	base, err := planConfig(*hwName, *model, *dt, *coll, *algo, *fusedFlag, stderr)
 	if err != nil {
 		return err
 	}
@@ -117,10 +119,10 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	return printPlan(stdout, base, rep, preds)
 }
 
-func planConfig(hwName, model, dt, coll, algo, fusedFlag string) (perf.Config, error) {
+func planConfig(hwName, model, dt, coll, algo, fusedFlag string, stderr io.Writer) (perf.Config, error) {
 	var c perf.Config
 	var err error
-	if c.Profile, err = hw.Lookup(hwName); err != nil {
+	if c.Profile, err = planProfile(hwName, stderr); err != nil {
 		return c, fmt.Errorf("plan: --hw: %w", err)
 	}
 	if c.Model, err = models.Preset(model); err != nil {
@@ -144,6 +146,27 @@ func planConfig(hwName, model, dt, coll, algo, fusedFlag string) (perf.Config, e
 		return c, fmt.Errorf("plan: --fused: %w", err)
 	}
 	return c, nil
+}
+
+// planProfile looks a profile up by name, or with "auto" maps this node's GPUs (NVML) to
+// one; without NVML there is no node to describe, and auto says so.
+func planProfile(name string, stderr io.Writer) (hw.Profile, error) {
+	if !strings.EqualFold(strings.TrimSpace(name), topo.Auto) {
+		return hw.Lookup(name)
+	}
+	t, err := topo.Detect(topo.Auto, device.MaxDevices)
+	if err != nil {
+		return hw.Profile{}, err
+	}
+	if note := t.Note(); note != "" {
+		return hw.Profile{}, fmt.Errorf("auto needs this node's GPUs, but %s; name a profile (%s)", strings.SplitN(note, ";", 2)[0], strings.Join(hw.Names(), ", "))
+	}
+	p, ok := t.Profile()
+	if !ok {
+		return hw.Profile{}, fmt.Errorf("auto: no profile describes %s; name the closest (%s)", t.GPUs[0].Name, strings.Join(hw.Names(), ", "))
+	}
+	fmt.Fprintf(stderr, "tpslice: this node's %d × %s map to the %s profile\n", len(t.GPUs), t.GPUs[0].Name, p.Name)
+	return p, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tpslice/tpslice/hw"
 	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/topo"
 )
 
 // TestPlanEveryProfileAndPreset: plan prints a table for every profile and preset, naming
@@ -78,4 +79,14 @@ func TestPlanRefusesBadFlags(t *testing.T) {
 		_, _, err := runCLI(t, append([]string{"plan"}, c.args...)...)
 		require.ErrorContains(t, err, c.want, "%v", c.args)
 	}
+}
+
+// TestPlanAutoWithoutDriver: --hw auto describes this node's GPUs, so without NVML it
+// refuses in one line instead of predicting a simulated node.
+func TestPlanAutoWithoutDriver(t *testing.T) {
+	if tp, _ := topo.Detect(topo.Auto, 8); tp.Note() == "" {
+		t.Skip("NVML answers here: auto maps the real GPUs")
+	}
+	_, _, err := runCLI(t, "plan", "--hw", "auto", "--model", "tiny")
+	require.ErrorContains(t, err, "auto needs this node's GPUs")
 }
