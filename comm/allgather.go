@@ -1,13 +1,17 @@
 package comm
 
 import (
+	"fmt"
+
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 )
 
 // AllGather concatenates every rank's count elements of in, in rank order, into out (which
-// must hold n·count): out[p·count + i] = in_p[i]. It runs one-shot style: every rank stages
-// its input, barrier, every rank copies all n, barrier before reuse.
+// must hold n·count): out[p·count + i] = in_p[i]. It runs one-shot style — every rank
+// stages its input, barrier, every rank copies all n, barrier before reuse — except on a
+// PCIe node of more than two GPUs, where every rank reading every peer would cross the
+// root complex n-1 times at once; there it runs the ring (vLLM's rule, as for all-reduce).
 func (r *Rank) AllGather(s *device.Stream, in, out *device.Buffer, count int) error {
 	if err := r.check("allgather", s, in, out, count, r.c.n*count); err != nil {
 		return err
@@ -15,7 +19,21 @@ func (r *Rank) AllGather(s *device.Stream, in, out *device.Buffer, count int) er
 	if count == 0 {
 		return nil
 	}
-	return r.launch(s, "allgather", OneShot, in, out, count, r.c.cfg.BufferBytes/in.DType().Size(), 0, nil, (*call).allGather)
+	chunk := r.c.cfg.BufferBytes / in.DType().Size()
+	if r.c.AllGatherAlgo() == Ring {
+		// The ring keeps all n slices of a chunk in each rank's registered buffer.
+		return r.launch(s, "allgather", Ring, in, out, count, chunk/r.c.n, 0, nil, (*call).ringAllGather)
+	}
+	return r.launch(s, "allgather", OneShot, in, out, count, chunk, 0, nil, (*call).allGather)
+}
+
+// AllGatherAlgo is the algorithm AllGather runs: the ring on a PCIe node of more than two
+// GPUs, one-shot otherwise.
+func (c *Communicator) AllGatherAlgo() Algo {
+	if c.Fabric() == device.PCIe && c.n > 2 {
+		return Ring
+	}
+	return OneShot
 }
 
 func (cl *call) allGather(b device.Block, off, n int) error {
@@ -33,4 +51,40 @@ func (cl *call) allGather(b device.Block, off, n int) error {
 		}
 	}
 	return cl.barrier(b, "all-gather inputs read")
+}
+
+// ringAllGather passes slices around the ring: every rank's registered buffer holds n slots
+// of the chunk, slot p for rank p's slice. A rank puts its own slice in its slot, then at
+// step s copies slot (rank-s-1) from its left neighbour, which got it the step before;
+// after n-1 steps every buffer holds every slot. Each rank reads one peer per step.
+func (cl *call) ringAllGather(b device.Block, off, n int) error {
+	r := cl.r
+	own, left := &r.peers[r.rank], &r.peers[(r.rank+r.c.n-1)%r.c.n]
+	if cl.desc.t == dtype.F32 {
+		return ringGather(cl, b, own.f32, left.f32, cl.in.Float32s(), cl.outF32, off, n)
+	}
+	return ringGather(cl, b, own.u16, left.u16, cl.in.Uint16s(), cl.outU16, off, n)
+}
+
+func ringGather[T float32 | uint16](cl *call, b device.Block, own, left, in []T, out func(at, n int) []T, off, n int) error {
+	rank, ranks := cl.r.rank, cl.r.c.n
+	lo, hi := blockSpan(n, b)
+	slot := func(buf []T, p int) []T { return buf[p*n+lo : p*n+hi] }
+	copy(slot(own, rank), in[off+lo:off+hi])
+	for s := range ranks {
+		// The barrier before a step publishes the slot the step reads; the last one lets
+		// the left neighbour's reader (this rank) and the right neighbour finish with this
+		// chunk before the next one overwrites the slots.
+		if err := cl.barrier(b, fmt.Sprintf("ring all-gather step %d", s)); err != nil {
+			return err
+		}
+		if s < ranks-1 {
+			p := (rank - s - 1 + ranks) % ranks
+			copy(slot(own, p), slot(left, p))
+		}
+	}
+	for p := range ranks {
+		copy(out(p*cl.desc.count+off+lo, hi-lo), slot(own, p))
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package comm
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -101,29 +102,59 @@ func TestAllReduceBackToBack(t *testing.T) {
 	}
 }
 
+// TestAllGather: every rank gets every rank's input in rank order, for one-shot (switch
+// fabrics, or two GPUs on PCIe) and the ring (PCIe beyond two GPUs), in chunks smaller than
+// the message, f32 and bf16, several calls back to back on the same buffers.
 func TestAllGather(t *testing.T) {
-	for _, n := range []int{1, 3, 8} {
-		for _, count := range []int{1, 9, 5000} {
-			t.Run(fmt.Sprintf("n=%d/count=%d", n, count), func(t *testing.T) {
-				g := newGroup(t, n, device.NVSwitch, Config{BufferBytes: 4096})
-				ins, outs := g.alloc(t, dtype.BF16, count), g.alloc(t, dtype.BF16, n*count)
-				Fill(ins, count, 3)
-				for r := range n {
-					require.NoError(t, g.c.Rank(r).AllGather(g.streams[r], ins[r], outs[r], count))
-				}
-				for _, err := range g.syncAll() {
-					require.NoError(t, err)
-				}
-				for r := range n {
-					for p := range n {
-						for i := range count {
-							require.Equal(t, ins[p].Uint16s()[i], outs[r].Uint16s()[p*count+i], "rank %d, from rank %d, element %d", r, p, i)
+	for _, c := range []struct {
+		fabric device.Fabric
+		n      int
+		algo   Algo
+	}{
+		{device.NVSwitch, 1, OneShot}, {device.NVSwitch, 3, OneShot}, {device.NVSwitch, 8, OneShot},
+		{device.PCIe, 2, OneShot}, {device.PCIe, 3, Ring}, {device.PCIe, 4, Ring}, {device.PCIe, 8, Ring},
+	} {
+		for _, dt := range []dtype.DType{dtype.BF16, dtype.F32} {
+			for _, count := range []int{1, 9, 5000} {
+				t.Run(fmt.Sprintf("%v/n=%d/%v/count=%d", c.fabric, c.n, dt, count), func(t *testing.T) {
+					g := newGroup(t, c.n, c.fabric, Config{BufferBytes: 4096})
+					ins, outs := g.alloc(t, dt, count), g.alloc(t, dt, c.n*count)
+					for call := range 3 {
+						Fill(ins, count, uint64(3+call))
+						for r := range c.n {
+							require.NoError(t, g.c.Rank(r).AllGather(g.streams[r], ins[r], outs[r], count))
+						}
+						for _, err := range g.syncAll() {
+							require.NoError(t, err)
+						}
+						for r := range c.n {
+							for p := range c.n {
+								for i := range count {
+									want, got := element(ins[p], i), element(outs[r], p*count+i)
+									if want != got {
+										require.Failf(t, "all-gather", "call %d: rank %d, from rank %d, element %d: got %v, want %v", call, r, p, i, got, want)
+									}
+								}
+							}
 						}
 					}
-				}
-			})
+					if c.n > 1 {
+						last, ok := g.c.Recorder(0).Last()
+						require.True(t, ok)
+						require.Equal(t, c.algo, last.Algo)
+					}
+				})
+			}
 		}
 	}
+}
+
+// element is element i of a buffer as its raw bits, whatever the dtype.
+func element(b *device.Buffer, i int) uint32 {
+	if b.DType() == dtype.F32 {
+		return math.Float32bits(b.Float32s()[i])
+	}
+	return uint32(b.Uint16s()[i])
 }
 
 // TestSelection: a forced algorithm wins over the environment, the environment over the

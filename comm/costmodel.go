@@ -35,6 +35,25 @@ func ModelTime(a Algo, n int, bytes int64, alpha time.Duration, beta float64) (t
 	return durationOf(secs), nil
 }
 
+// AllGatherTime returns the α-β model's time for an all-gather of bytes per rank over n
+// ranks: one-shot 2α + (n-1)·S/β (stage, barrier, read every peer, barrier), ring
+// (n-1)·(α + S/β) (one slice from the left neighbour per step). Other algorithms fail.
+func AllGatherTime(a Algo, n int, bytes int64, alpha time.Duration, beta float64) (time.Duration, error) {
+	if err := checkModelArgs(n, bytes, alpha, beta); err != nil {
+		return 0, fmt.Errorf("comm: cost model for all-gather %v: %w", a, err)
+	}
+	steps, s := float64(n-1), float64(bytes)
+	switch {
+	case n == 1:
+		return 0, nil
+	case a == OneShot:
+		return durationOf(2*alpha.Seconds() + steps*s/beta), nil
+	case a == Ring:
+		return durationOf(steps * (alpha.Seconds() + s/beta)), nil
+	}
+	return 0, fmt.Errorf("comm: cost model has no all-gather time for algorithm %v (want oneshot or ring)", a)
+}
+
 // TreeTime returns the α-β model's time for a tree all-reduce (reduce up a binary tree,
 // broadcast down): 2·⌈log2 n⌉·α + 2·S/β. The tree is a reference point for reports only;
 // tpslice does not implement it as an algorithm, so it is not an Algo. For a power of two

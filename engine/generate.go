@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/fused"
 )
 
@@ -209,7 +208,7 @@ func (e *Engine) callSites(prefill int) map[string]string {
 		for _, site := range []string{"embedding", "attn.o_proj", "mlp.down_proj"} {
 			sites[phase.name+"/"+site] = name(t)
 		}
-		sites[phase.name+"/sampling"] = comm.OneShot.String() + " all-gather of candidates"
+		sites[phase.name+"/sampling"] = c.AllGatherAlgo().String() + " all-gather of candidates"
 	}
 	return sites
 }

@@ -113,12 +113,11 @@ func (pr pricer) collective(w device.Work) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("perf: collective %s: %w", w.Op, err)
 	}
-	// An all-gather moves what a one-shot all-reduce moves (every rank reads n-1 peers'
-	// messages) without the sum, so the model prices it as one.
+	price := comm.ModelTime
 	if w.Op == "allgather" {
-		algo = comm.OneShot
+		price = comm.AllGatherTime
 	}
-	t, err := comm.ModelTime(algo, pr.world, w.Message, pr.p.Alpha, pr.p.LinkBytesPerSec)
+	t, err := price(algo, pr.world, w.Message, pr.p.Alpha, pr.p.LinkBytesPerSec)
 	return t + local, err
 }
 
