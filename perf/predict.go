@@ -77,7 +77,10 @@ type Prediction struct {
 	// Sites lists the collective call sites in the order the step reaches them (none at
 	// TP 1, where collectives exchange nothing).
 	Sites []Site
-	// CommShare is the collectives' share of the kernels' time.
+	// Busy is the kernels' times summed (launches included): Step when the streams run
+	// one after another, more when they overlap.
+	Busy time.Duration
+	// CommShare is the collectives' share of Busy.
 	CommShare float64
 	// Kernels is the graph's kernel count per rank.
 	Kernels int
@@ -185,7 +188,7 @@ func price(pr pricer, g *device.Graph) (Prediction, error) {
 	producer := make([]string, len(g.Nodes)) // the compute kernel whose output a node carries on
 	streamDone := map[*device.Stream]time.Duration{}
 	sites := map[string]int{}
-	var commTime, all time.Duration
+	var commTime time.Duration
 	for i, n := range g.Nodes {
 		w := n.Kernel.Work
 		total, err := pr.kernel(w)
@@ -208,7 +211,7 @@ func price(pr pricer, g *device.Graph) (Prediction, error) {
 			}
 		}
 		p.ByClass[class] += total
-		all += total
+		p.Busy += total
 		if class != device.ClassCollective {
 			producer[i] = n.Kernel.Name
 			continue
@@ -231,10 +234,10 @@ func price(pr pricer, g *device.Graph) (Prediction, error) {
 		p.Sites[at].Calls++
 		p.Sites[at].Time += total
 	}
-	if all == 0 {
+	if p.Busy == 0 {
 		return Prediction{}, errors.New("the decode graph has no kernels")
 	}
-	p.CommShare = float64(commTime) / float64(all)
+	p.CommShare = float64(commTime) / float64(p.Busy)
 	return p, nil
 }
 
