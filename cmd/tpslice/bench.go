@@ -22,7 +22,6 @@ import (
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/fused"
-	"github.com/tpslice/tpslice/models"
 	"github.com/tpslice/tpslice/tp"
 	"github.com/tpslice/tpslice/vec"
 )
@@ -146,10 +145,10 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	case o.genLen < minGenLen:
 		return o, fail("--gen-len must be at least %d (the breakdown needs whole decode steps of the full batch), got %d", minGenLen, o.genLen)
 	}
-	if o.tps, err = intList("tp", tps, 1, maxBenchTP); err != nil {
+	if o.tps, err = parseIntList("tp", tps, 1, maxBenchTP); err != nil {
 		return o, fail("%w", err)
 	}
-	if o.batches, err = intList("batch", batches, 1, maxBenchBatch); err != nil {
+	if o.batches, err = parseIntList("batch", batches, 1, maxBenchBatch); err != nil {
 		return o, fail("%w", err)
 	}
 	if dt != "" {
@@ -163,7 +162,7 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	if o.cfg.Algo, err = comm.ParseAlgo(algo); err != nil {
 		return o, fail("--algo: %w", err)
 	}
-	mcfg, err := benchModelConfig(o.cfg.Model)
+	mcfg, err := modelConfig(o.cfg.Model)
 	if err != nil {
 		return o, fail("--model %s: %w", o.cfg.Model, err)
 	}
@@ -186,34 +185,6 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	o.cfg.MaxWaiting = max(256, maxBatch)
 	o.cfg.MaxBatchTokens = max(256, maxBatch)
 	return o, nil
-}
-
-// intList parses a list flag with parseIntList and refuses repeats, which would measure a
-// cell twice and draw a line back onto itself.
-func intList(name, s string, lo, hi int) ([]int, error) {
-	out, err := parseIntList(name, s, lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	for i, v := range out {
-		if slices.Contains(out[:i], v) {
-			return nil, fmt.Errorf("--%s %q: %d is listed twice", name, s, v)
-		}
-	}
-	return out, nil
-}
-
-// benchModelConfig reads the model's shape as engine.New will: a file or directory if one
-// exists at the path, else a preset.
-func benchModelConfig(model string) (models.Config, error) {
-	if _, err := os.Stat(model); err != nil {
-		return models.Preset(model)
-	}
-	src, cfg, err := models.Open(model)
-	if err != nil {
-		return models.Config{}, err
-	}
-	return cfg, src.Close()
 }
 
 // writableDir makes dir if needed and proves a file can be created in it.

@@ -2,11 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -108,6 +106,9 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	}
 	rep := planReportOf(base, preds)
 	if *plotDir != "" {
+		if err := writableDir(*plotDir); err != nil {
+			return fmt.Errorf("plan: --plot %s: %w", *plotDir, err)
+		}
 		if err := plotPlan(*plotDir, rep); err != nil {
 			return fmt.Errorf("plan: --plot %s: %w", *plotDir, err)
 		}
@@ -126,13 +127,8 @@ func planConfig(hwName, model, dt, coll, algo, fusedFlag string, stderr io.Write
 	if c.Profile, err = planProfile(hwName, stderr); err != nil {
 		return c, fmt.Errorf("plan: --hw: %w", err)
 	}
-	if c.Model, err = models.Preset(model); err != nil {
-		src, cfg, openErr := models.Open(model)
-		if openErr != nil {
-			return c, fmt.Errorf("plan: --model %q is neither a preset nor a model file: %w", model, errors.Join(err, openErr))
-		}
-		_ = src.Close()
-		c.Model = cfg
+	if c.Model, err = modelConfig(model); err != nil {
+		return c, fmt.Errorf("plan: --model %q: %w", model, err)
 	}
 	if c.WeightDType, err = dtype.Parse(dt); err != nil {
 		return c, fmt.Errorf("plan: --dtype: %w", err)
@@ -251,9 +247,6 @@ func batchesOf(rep planReport) []int {
 // plotPlan writes latency against TP degree per batch size, and the stacked breakdown of
 // each row's kernel time by class.
 func plotPlan(dir string, rep planReport) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	var lines []chart.Series
 	for _, b := range batchesOf(rep) {
 		s := chart.Series{Name: fmt.Sprintf("batch %d", b)}

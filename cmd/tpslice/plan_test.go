@@ -70,6 +70,7 @@ func TestPlanRefusesBadFlags(t *testing.T) {
 		{[]string{"--model", "gpt-9"}, `--model "gpt-9"`},
 		{[]string{"--tp", "1,x"}, `--tp "1,x"`},
 		{[]string{"--tp", "16"}, `--tp "16"`},
+		{[]string{"--tp", "2,2"}, "listed twice"},
 		{[]string{"--batch", "0"}, `--batch "0"`},
 		{[]string{"--dtype", "int3"}, "--dtype"},
 		{[]string{"--collectives", "mpi"}, "--collectives"},

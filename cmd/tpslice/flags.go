@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tpslice/tpslice/models"
+)
+
+// parseIntList reads a comma-separated list of distinct integers in [lo, hi] for flag
+// name, such as --tp 1,2,4,8; the error names the flag and the bad entry. A repeat would
+// measure or price a cell twice and draw a line back onto itself.
+func parseIntList(name, s string, lo, hi int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		v, err := strconv.Atoi(f)
+		switch {
+		case err != nil || v < lo || v > hi:
+			return nil, fmt.Errorf("--%s %q: %q is not an integer from %d to %d", name, s, f, lo, hi)
+		case slices.Contains(out, v):
+			return nil, fmt.Errorf("--%s %q: %d is listed twice", name, s, v)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// modelConfig reads a model's shape as engine.New resolves --model: a file or directory if
+// one exists at the path, else a preset.
+func modelConfig(model string) (models.Config, error) {
+	if _, err := os.Stat(model); err != nil {
+		return models.Preset(model)
+	}
+	src, cfg, err := models.Open(model)
+	if err != nil {
+		return models.Config{}, err
+	}
+	return cfg, src.Close()
+}
