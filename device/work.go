@@ -17,7 +17,7 @@ const (
 
 // Work describes what one kernel does, as a GPU performance model needs it: the bytes it
 // moves through device memory and the floating-point operations it runs. It never changes
-// what runs; a kernel without it (Class "") is priced as a launch only.
+// what runs; a kernel without it (Class "") costs a model only its fixed time and launch.
 type Work struct {
 	Class WorkClass
 	// Bytes is the device-memory traffic (reads plus writes) at the storage dtypes of this
