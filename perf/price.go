@@ -34,6 +34,7 @@ const (
 	NCCL
 )
 
+// String returns "tpslice" or "nccl", the names ParseCollectives reads.
 func (c Collectives) String() string {
 	if c == NCCL {
 		return "nccl"

@@ -55,6 +55,7 @@ func FromNVML(lib nvml.Interface) (Topology, error) {
 // nvml.Return's Error may call nvmlErrorString, and no NVML call may follow a failed Init.
 type initError struct{ ret nvml.Return }
 
+// Error says which Init failure it was, from a local table.
 func (e initError) Error() string {
 	switch e.ret {
 	case nvml.ERROR_LIBRARY_NOT_FOUND:
