@@ -3,16 +3,71 @@ package layers
 import (
 	"fmt"
 	"math"
+
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/vec"
 )
 
 // AttentionScratchLen is the scratch (f32 elements) one worker of Attention or
-// AttentionRange needs for contexts up to maxContext positions: one row of scores per query
-// head of a kv-head group, (heads/kvHeads)·maxContext.
+// AttentionRange needs over an f32 cache for contexts up to maxContext positions: one row
+// of scores per query head of a kv-head group, (heads/kvHeads)·maxContext.
+// PagedKVCache.AttentionScratchLen gives it for any cache.
 func AttentionScratchLen(heads, kvHeads, maxContext int) int {
 	if kvHeads <= 0 {
 		return 0
 	}
 	return heads / kvHeads * maxContext
+}
+
+// AttentionScratchLen is the scratch one worker of attention over this cache needs for
+// contexts up to maxContext positions: the scores, and for a 16-bit cache four rows of
+// HeadDim that K and V rows are widened into.
+func (c *PagedKVCache) AttentionScratchLen(heads, maxContext int) int {
+	n := AttentionScratchLen(heads, c.cfg.KVHeads, maxContext)
+	if c.k16 != nil {
+		n += widenRows * c.cfg.HeadDim
+	}
+	return n
+}
+
+// widenRows is how many K or V rows of a 16-bit cache attention widens at once: the four
+// positions dot4 and axpy4 take.
+const widenRows = 4
+
+// kvRows reads one layer's K or V rows for attention: f32 storage in place, 16-bit storage
+// widened into buf (widenRows rows of headDim), whose row i a caller may hold until it asks
+// for row i again.
+type kvRows struct {
+	f32 []float32
+	u16 []uint16
+	t   dtype.DType
+	buf []float32
+	d   int
+}
+
+func (c *PagedKVCache) rows(k bool, layer int, buf []float32) kvRows {
+	r := kvRows{t: c.cfg.DType, buf: buf, d: c.cfg.HeadDim}
+	switch {
+	case c.k != nil && k:
+		r.f32 = c.k[layer]
+	case c.k != nil:
+		r.f32 = c.v[layer]
+	case k:
+		r.u16 = c.k16[layer]
+	default:
+		r.u16 = c.v16[layer]
+	}
+	return r
+}
+
+// row returns the row at off, as buffer row i when it has to be widened.
+func (r kvRows) row(i, off int) []float32 {
+	if r.f32 != nil {
+		return r.f32[off : off+r.d]
+	}
+	b := r.buf[i*r.d : (i+1)*r.d]
+	vec.Widen(r.t, b, r.u16[off:off+r.d])
+	return b
 }
 
 // Attention is causal grouped-query attention over a paged KV cache for every token of b:
@@ -30,7 +85,7 @@ func Attention(out, q []float32, heads int, kv *PagedKVCache, layer int, b Batch
 // paged K and V, unit u = t·kvHeads + g being token t with the heads/kvHeads query heads
 // h = g·G … g·G+G−1 that share kv head g (G = heads/kvHeads), so that callers can give each
 // SM a range of units; each worker passes its own scratch of at least
-// AttentionScratchLen(heads, kvHeads, max Pos+1) elements. The result of a unit depends
+// kv.AttentionScratchLen(heads, max Pos+1) elements. The result of a unit depends
 // only on its query, its sequence's K and V and its position: not on the batch, the range
 // or the worker. The reference loop, with dot and sum in the package's fixed order (8
 // partial sums over index mod 8, combined in a fixed tree), expf the package's f32 e^x and
@@ -73,12 +128,18 @@ func AttentionRange(out, q []float32, heads int, kv *PagedKVCache, layer int, b 
 		return err
 	}
 	g := heads / c.KVHeads
+	widen := kv.AttentionScratchLen(heads, 0) // the rows 16-bit K and V are widened into
 	for t := t0; t < t1; t++ {
-		if need := g * (int(b.Pos[t]) + 1); len(scratch) < need {
-			return fmt.Errorf("layers: attention: token %d at position %d needs scratch of %d·%d = %d, have %d", t, b.Pos[t], g, b.Pos[t]+1, need, len(scratch))
+		if need := g*(int(b.Pos[t])+1) + widen; len(scratch) < need {
+			rows := ""
+			if widen > 0 {
+				rows = fmt.Sprintf(" + %d for widened rows", widen)
+			}
+			return fmt.Errorf("layers: attention: token %d at position %d needs scratch of %d·%d%s = %d, have %d", t, b.Pos[t], g, b.Pos[t]+1, rows, need, len(scratch))
 		}
 	}
-	k, v := kv.k[layer], kv.v[layer]
+	buf := scratch[len(scratch)-widen:]
+	k, v := kv.rows(true, layer, buf), kv.rows(false, layer, buf)
 	scale := float32(1 / math.Sqrt(float64(d)))
 	for u := u0; u < u1; u++ {
 		t, kh := u/c.KVHeads, u%c.KVHeads
@@ -90,7 +151,7 @@ func AttentionRange(out, q []float32, heads int, kv *PagedKVCache, layer int, b 
 
 // attendGroup is one unit of AttentionRange: the query heads q ([G, headDim]) of one kv-head
 // group attend positions [0, P) of kv head kh through block table tbl; out is [G, headDim].
-func attendGroup(out, q, k, v []float32, tbl []int32, P, kh int, c KVCacheConfig, scale float32, scratch []float32) {
+func attendGroup(out, q []float32, k, v kvRows, tbl []int32, P, kh int, c KVCacheConfig, scale float32, scratch []float32) {
 	d, bs, tl := c.HeadDim, c.BlockSize, c.TokenLen()
 	g := len(q) / d
 	s := scratch[:g*P]
@@ -103,8 +164,7 @@ func attendGroup(out, q, k, v []float32, tbl []int32, P, kh int, c KVCacheConfig
 		j := 0
 		for ; j+4 <= nb; j += 4 {
 			off := (base+j)*tl + kh*d
-			k0, k1 := k[off:off+d], k[off+tl:off+tl+d]
-			k2, k3 := k[off+2*tl:off+2*tl+d], k[off+3*tl:off+3*tl+d]
+			k0, k1, k2, k3 := k.row(0, off), k.row(1, off+tl), k.row(2, off+2*tl), k.row(3, off+3*tl)
 			for h := range g {
 				sc := (*[4]float32)(s[h*P+p0+j:])
 				dot4(sc, q[h*d:(h+1)*d], k0, k1, k2, k3)
@@ -112,8 +172,7 @@ func attendGroup(out, q, k, v []float32, tbl []int32, P, kh int, c KVCacheConfig
 			}
 		}
 		for ; j < nb; j++ {
-			off := (base+j)*tl + kh*d
-			krow := k[off : off+d]
+			krow := k.row(0, (base+j)*tl+kh*d)
 			for h := range g {
 				s[h*P+p0+j] = dot(q[h*d:(h+1)*d], krow) * scale
 			}
@@ -134,16 +193,14 @@ func attendGroup(out, q, k, v []float32, tbl []int32, P, kh int, c KVCacheConfig
 		j := 0
 		for ; j+4 <= nb; j += 4 {
 			off := (base+j)*tl + kh*d
-			v0, v1 := v[off:off+d], v[off+tl:off+tl+d]
-			v2, v3 := v[off+2*tl:off+2*tl+d], v[off+3*tl:off+3*tl+d]
+			v0, v1, v2, v3 := v.row(0, off), v.row(1, off+tl), v.row(2, off+2*tl), v.row(3, off+3*tl)
 			for h := range g {
 				a := (*[4]float32)(s[h*P+p0+j:])
 				axpy4(out[h*d:(h+1)*d], a, v0, v1, v2, v3)
 			}
 		}
 		for ; j < nb; j++ {
-			off := (base+j)*tl + kh*d
-			vrow := v[off : off+d]
+			vrow := v.row(0, (base+j)*tl+kh*d)
 			for h := range g {
 				axpy(out[h*d:(h+1)*d], s[h*P+p0+j], vrow)
 			}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/dtype"
 )
 
 // decodeBatch is one decode token per fixture sequence, at its last written position.
@@ -57,23 +59,26 @@ func TestAttentionMatchesReference(t *testing.T) {
 		{32, 8, 128, 16, []int{300}},     // Llama-3-8B shapes
 		{6, 3, 12, 5, []int{23, 24, 25}}, // odd sizes
 	} {
-		t.Run(fmt.Sprintf("h%d_kv%d_d%d_bs%d", tc.heads, tc.kvHeads, tc.d, tc.bs), func(t *testing.T) {
-			f := newSeqFixture(t, r, tc.kvHeads, tc.d, tc.bs, tc.lens)
-			b := f.decodeBatch()
-			q := randF32(r, b.Tokens()*tc.heads*tc.d, 2)
-			keys, values := f.dense(b)
-			want := make([]float32, len(q))
-			refAttention(want, q, tc.heads, tc.kvHeads, tc.d, b.Pos, keys, values)
-			got := make([]float32, len(q))
-			scratch := make([]float32, AttentionScratchLen(tc.heads, tc.kvHeads, maxPos(b)+1))
-			require.NoError(t, Attention(got, q, tc.heads, f.cache, 1, b, scratch))
-			requireBits(t, want, got)
+		for _, dt := range []dtype.DType{dtype.F32, dtype.BF16, dtype.F16} {
+			// A 16-bit cache gives bitwise the reference over the values it holds.
+			t.Run(fmt.Sprintf("h%d_kv%d_d%d_bs%d/%v", tc.heads, tc.kvHeads, tc.d, tc.bs, dt), func(t *testing.T) {
+				f := newSeqFixtureOf(t, r, dt, tc.kvHeads, tc.d, tc.bs, tc.lens)
+				b := f.decodeBatch()
+				q := randF32(r, b.Tokens()*tc.heads*tc.d, 2)
+				keys, values := f.dense(b)
+				want := make([]float32, len(q))
+				refAttention(want, q, tc.heads, tc.kvHeads, tc.d, b.Pos, keys, values)
+				got := make([]float32, len(q))
+				scratch := make([]float32, f.cache.AttentionScratchLen(tc.heads, maxPos(b)+1))
+				require.NoError(t, Attention(got, q, tc.heads, f.cache, 1, b, scratch))
+				requireBits(t, want, got)
 
-			exact := refAttention64(q, tc.heads, tc.kvHeads, tc.d, b.Pos, keys, values)
-			for i := range exact {
-				require.InDelta(t, exact[i], got[i], 2e-6, "element %d", i)
-			}
-		})
+				exact := refAttention64(q, tc.heads, tc.kvHeads, tc.d, b.Pos, keys, values)
+				for i := range exact {
+					require.InDelta(t, exact[i], got[i], 2e-6, "element %d", i)
+				}
+			})
+		}
 	}
 }
 
@@ -168,16 +173,44 @@ func TestAttentionErrors(t *testing.T) {
 
 func TestAttentionDoesNotAllocate(t *testing.T) {
 	r := rand.New(rand.NewPCG(59, 60))
-	f := newSeqFixture(t, r, 2, 64, 16, []int{100, 30})
-	b := f.decodeBatch()
-	q := randF32(r, 2*8*64, 1)
-	out := make([]float32, len(q))
-	scratch := make([]float32, AttentionScratchLen(8, 2, 100))
-	require.Zero(t, testing.AllocsPerRun(10, func() {
-		if err := Attention(out, q, 8, f.cache, 1, b, scratch); err != nil {
-			panic(err)
+	for _, dt := range []dtype.DType{dtype.F32, dtype.BF16} {
+		f := newSeqFixtureOf(t, r, dt, 2, 64, 16, []int{100, 30})
+		b := f.decodeBatch()
+		q := randF32(r, 2*8*64, 1)
+		out := make([]float32, len(q))
+		scratch := make([]float32, f.cache.AttentionScratchLen(8, 100))
+		require.Zero(t, testing.AllocsPerRun(10, func() {
+			if err := Attention(out, q, 8, f.cache, 1, b, scratch); err != nil {
+				panic(err)
+			}
+		}), "%v cache", dt)
+	}
+}
+
+// TestKVCacheDTypes: a 16-bit cache stores each element rounded once, reads back exactly
+// that, is half the size, refuses f32 storage to wrap, and a bad dtype is refused; its
+// scratch is the f32 one plus the widened rows.
+func TestKVCacheDTypes(t *testing.T) {
+	r := rand.New(rand.NewPCG(63, 64))
+	for _, dt := range []dtype.DType{dtype.BF16, dtype.F16} {
+		f := newSeqFixtureOf(t, r, dt, 2, 8, 4, []int{5, 13})
+		for s, tbl := range f.tables {
+			n := len(f.keys[s]) / 16
+			k, v := make([]float32, n*16), make([]float32, n*16)
+			require.NoError(t, f.cache.Gather(1, tbl, n, k, v))
+			requireBits(t, f.keys[s], k)
+			requireBits(t, f.values[s], v)
 		}
-	}))
+		K, V := f.cache.Layer(1)
+		require.Nil(t, K, "a 16-bit cache has no f32 storage to hand out")
+		require.Nil(t, V)
+		require.Equal(t, AttentionScratchLen(8, 2, 50)+4*8, f.cache.AttentionScratchLen(8, 50))
+		cfg := f.cache.Config()
+		_, err := WrapPagedKVCache(cfg, make([][]float32, cfg.Layers), make([][]float32, cfg.Layers))
+		require.ErrorContains(t, err, "wrapping f32 storage for a "+dt.String()+" cache")
+	}
+	_, err := NewPagedKVCache(KVCacheConfig{Layers: 1, NumBlocks: 1, BlockSize: 2, KVHeads: 1, HeadDim: 2, DType: dtype.DType(99)})
+	require.ErrorContains(t, err, "is not f32, bf16 or f16")
 }
 
 func FuzzAttention(f *testing.F) {
@@ -190,7 +223,8 @@ func FuzzAttention(f *testing.F) {
 		for i := range lens {
 			lens[i] = r.IntN(int(maxLen%200)+1) + 1
 		}
-		fx := newSeqFixture(t, r, KV, D, BS, lens)
+		dt := []dtype.DType{dtype.F32, dtype.BF16, dtype.F16}[seed%3]
+		fx := newSeqFixtureOf(t, r, dt, KV, D, BS, lens)
 		b := fx.decodeBatch()
 		// Also a random earlier position per sequence, as in a prefill chunk.
 		b.Seq = []int32{}
@@ -206,7 +240,7 @@ func FuzzAttention(f *testing.F) {
 		want := make([]float32, len(q))
 		refAttention(want, q, heads, KV, D, b.Pos, keys, values)
 		got := make([]float32, len(q))
-		scratch := make([]float32, AttentionScratchLen(heads, KV, maxPos(b)+1))
+		scratch := make([]float32, fx.cache.AttentionScratchLen(heads, maxPos(b)+1))
 		require.NoError(t, Attention(got, q, heads, fx.cache, 1, b, scratch))
 		requireBits(t, want, got)
 		exact := refAttention64(q, heads, KV, D, b.Pos, keys, values)

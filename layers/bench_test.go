@@ -63,7 +63,8 @@ func benchLinear(b *testing.B, m int, shapes []struct{ out, in int }) {
 
 // BenchmarkAttentionDecode is one decode token at several context lengths (blocks of 16), in
 // the attention shapes of the medium preset (16 query heads, 8 kv heads, head dimension 128)
-// and of Llama-3-8B (32, 8, 128); bytes are the K and V rows read. The assembly against the
+// and of Llama-3-8B (32, 8, 128), over an f32 and a bf16 cache; bytes are the K and V rows
+// read. The assembly against the
 // portable Go is this benchmark with and without -tags noasm, back to back:
 //
 //	go test -run '^$' -bench AttentionDecode -count 3 ./layers/ && go test -tags noasm -run '^$' -bench AttentionDecode -count 3 ./layers/
@@ -79,19 +80,21 @@ func BenchmarkAttentionDecode(b *testing.B) {
 		{"llama-3-8b", 32, []int{128, 1024, 4096}},
 	} {
 		for _, ctx := range shape.ctxs {
-			b.Run(fmt.Sprintf("%s/ctx%d", shape.name, ctx), func(b *testing.B) {
-				f := newSeqFixture(b, r, kvHeads, d, bs, []int{ctx})
-				batch := f.decodeBatch()
-				q := randF32(r, shape.heads*d, 1)
-				out := make([]float32, len(q))
-				scratch := make([]float32, AttentionScratchLen(shape.heads, kvHeads, ctx))
-				b.SetBytes(int64(2 * ctx * kvHeads * d * 4)) // K and V read
-				for b.Loop() {
-					if err := Attention(out, q, shape.heads, f.cache, 1, batch, scratch); err != nil {
-						b.Fatal(err)
+			for _, dt := range []dtype.DType{dtype.F32, dtype.BF16} {
+				b.Run(fmt.Sprintf("%s/ctx%d/kv=%v", shape.name, ctx, dt), func(b *testing.B) {
+					f := newSeqFixtureOf(b, r, dt, kvHeads, d, bs, []int{ctx})
+					batch := f.decodeBatch()
+					q := randF32(r, shape.heads*d, 1)
+					out := make([]float32, len(q))
+					scratch := make([]float32, f.cache.AttentionScratchLen(shape.heads, ctx))
+					b.SetBytes(int64(2 * ctx * kvHeads * d * dt.Size())) // K and V read
+					for b.Loop() {
+						if err := Attention(out, q, shape.heads, f.cache, 1, batch, scratch); err != nil {
+							b.Fatal(err)
+						}
 					}
-				}
-			})
+				})
+			}
 		}
 	}
 }

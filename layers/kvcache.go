@@ -3,19 +3,37 @@ package layers
 import (
 	"fmt"
 	"math"
+
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/vec"
 )
 
 // KVCacheConfig is the shape of a paged KV cache: per layer, K and V are each stored as
-// [NumBlocks, BlockSize, KVHeads, HeadDim] f32, a block holding BlockSize consecutive
-// positions of one sequence.
+// [NumBlocks, BlockSize, KVHeads, HeadDim] elements of DType, a block holding BlockSize
+// consecutive positions of one sequence.
 type KVCacheConfig struct {
 	Layers, NumBlocks, BlockSize, KVHeads, HeadDim int
+	// DType stores K and V: f32 (0 means f32), or bf16 / f16 (vLLM's kv_cache_dtype), which
+	// halve the cache and round every K and V element once, when it is written.
+	DType dtype.DType
 }
 
-// Validate reports whether every size is positive and a layer's storage fits an int.
+// ElemType is the dtype K and V are stored in: DType, or f32 when it is 0.
+func (c KVCacheConfig) ElemType() dtype.DType {
+	if c.DType == 0 {
+		return dtype.F32
+	}
+	return c.DType
+}
+
+// Validate reports whether every size is positive, the dtype is f32, bf16 or f16, and a
+// layer's storage fits an int.
 func (c KVCacheConfig) Validate() error {
 	if c.Layers <= 0 || c.NumBlocks <= 0 || c.BlockSize <= 0 || c.KVHeads <= 0 || c.HeadDim <= 0 {
 		return fmt.Errorf("kv cache %+v: every size must be positive", c)
+	}
+	if !c.ElemType().Valid() {
+		return fmt.Errorf("kv cache %+v: dtype %v is not f32, bf16 or f16", c, c.DType)
 	}
 	n := 1
 	for _, s := range []int{c.NumBlocks, c.BlockSize, c.KVHeads, c.HeadDim} {
@@ -27,11 +45,11 @@ func (c KVCacheConfig) Validate() error {
 	return nil
 }
 
-// TokenLen is the number of f32 one token's K (or V) occupies in one layer:
+// TokenLen is the number of elements one token's K (or V) occupies in one layer:
 // KVHeads·HeadDim.
 func (c KVCacheConfig) TokenLen() int { return c.KVHeads * c.HeadDim }
 
-// LayerLen is the number of f32 of one layer's K (or V) storage:
+// LayerLen is the number of elements of one layer's K (or V) storage:
 // NumBlocks·BlockSize·KVHeads·HeadDim.
 func (c KVCacheConfig) LayerLen() int { return c.NumBlocks * c.BlockSize * c.TokenLen() }
 
@@ -66,8 +84,9 @@ func (b Batch) table(t int) []int32 {
 // (V likewise). Which blocks a sequence owns is the engine's business; the cache only reads
 // and writes where the tables say. Concurrent writers must write different slots.
 type PagedKVCache struct {
-	cfg  KVCacheConfig
-	k, v [][]float32
+	cfg      KVCacheConfig
+	k, v     [][]float32 // f32 storage
+	k16, v16 [][]uint16  // bf16 or f16 storage
 }
 
 // NewPagedKVCache allocates host storage for cfg, zeroed.
@@ -75,19 +94,25 @@ func NewPagedKVCache(cfg KVCacheConfig) (*PagedKVCache, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("layers: %w", err)
 	}
-	k, v := make([][]float32, cfg.Layers), make([][]float32, cfg.Layers)
-	for l := range k {
-		k[l] = make([]float32, cfg.LayerLen())
-		v[l] = make([]float32, cfg.LayerLen())
+	c := &PagedKVCache{cfg: cfg}
+	for range cfg.Layers {
+		if cfg.ElemType() == dtype.F32 {
+			c.k, c.v = append(c.k, make([]float32, cfg.LayerLen())), append(c.v, make([]float32, cfg.LayerLen()))
+		} else {
+			c.k16, c.v16 = append(c.k16, make([]uint16, cfg.LayerLen())), append(c.v16, make([]uint16, cfg.LayerLen()))
+		}
 	}
-	return &PagedKVCache{cfg: cfg, k: k, v: v}, nil
+	return c, nil
 }
 
-// WrapPagedKVCache uses caller storage (device buffer views) for cfg: k[l] and v[l] are
-// layer l's K and V, each at least cfg.LayerLen() long (longer slices are cut).
+// WrapPagedKVCache uses caller storage (device buffer views) for an f32 cfg: k[l] and v[l]
+// are layer l's K and V, each at least cfg.LayerLen() long (longer slices are cut).
 func WrapPagedKVCache(cfg KVCacheConfig, k, v [][]float32) (*PagedKVCache, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("layers: %w", err)
+	}
+	if cfg.ElemType() != dtype.F32 {
+		return nil, fmt.Errorf("layers: kv cache: wrapping f32 storage for a %v cache", cfg.DType)
 	}
 	if len(k) != cfg.Layers || len(v) != cfg.Layers {
 		return nil, fmt.Errorf("layers: kv cache: %d K and %d V layers, want %d", len(k), len(v), cfg.Layers)
@@ -106,10 +131,10 @@ func WrapPagedKVCache(cfg KVCacheConfig, k, v [][]float32) (*PagedKVCache, error
 // Config returns the cache's shape.
 func (c *PagedKVCache) Config() KVCacheConfig { return c.cfg }
 
-// Layer returns layer l's K and V storage ([NumBlocks, BlockSize, KVHeads, HeadDim] each),
-// or nils when l is out of range.
+// Layer returns layer l's K and V storage ([NumBlocks, BlockSize, KVHeads, HeadDim] each)
+// of an f32 cache, or nils when l is out of range or the cache stores 16-bit elements.
 func (c *PagedKVCache) Layer(l int) (k, v []float32) {
-	if l < 0 || l >= c.cfg.Layers {
+	if l < 0 || l >= c.cfg.Layers || c.k == nil {
 		return nil, nil
 	}
 	return c.k[l], c.v[l]
@@ -120,7 +145,7 @@ func (c *PagedKVCache) Layer(l int) (k, v []float32) {
 //
 //	for t := range b.Pos { K[slot(t)] = k[t]; V[slot(t)] = v[t] }
 //
-// It does not allocate.
+// (rounded to the cache's dtype). It does not allocate.
 func (c *PagedKVCache) Write(layer int, b Batch, k, v []float32) error {
 	if err := c.check("kv write", layer, b, 0, b.Tokens(), false); err != nil {
 		return err
@@ -129,13 +154,39 @@ func (c *PagedKVCache) Write(layer int, b Batch, k, v []float32) error {
 	if len(k) != n*tl || len(v) != n*tl {
 		return fmt.Errorf("layers: kv write: len(k)=%d, len(v)=%d, want tokens·kvHeads·headDim = %d·%d = %d", len(k), len(v), n, tl, n*tl)
 	}
-	K, V := c.k[layer], c.v[layer]
 	for t, p := range b.Pos {
 		off := c.offset(b.table(t), int(p))
-		copy(K[off:off+tl], k[t*tl:(t+1)*tl])
-		copy(V[off:off+tl], v[t*tl:(t+1)*tl])
+		c.store(layer, off, k[t*tl:(t+1)*tl], v[t*tl:(t+1)*tl])
 	}
 	return nil
+}
+
+// store writes one token's K and V rows at off of layer's storage, rounding them to a
+// 16-bit dtype.
+func (c *PagedKVCache) store(layer, off int, k, v []float32) {
+	n := len(k)
+	if c.k != nil {
+		copy(c.k[layer][off:off+n], k)
+		copy(c.v[layer][off:off+n], v)
+		return
+	}
+	t := c.cfg.DType
+	vec.Narrow(t, c.k16[layer][off:off+n], k)
+	vec.Narrow(t, c.v16[layer][off:off+n], v)
+}
+
+// load reads len(k) elements of layer's K and V storage at off into k and v, widened to
+// f32.
+func (c *PagedKVCache) load(layer, off int, k, v []float32) {
+	n := len(k)
+	if c.k != nil {
+		copy(k, c.k[layer][off:off+n])
+		copy(v, c.v[layer][off:off+n])
+		return
+	}
+	t := c.cfg.DType
+	vec.Widen(t, k, c.k16[layer][off:off+n])
+	vec.Widen(t, v, c.v16[layer][off:off+n])
 }
 
 // Gather copies positions [0, n) of the sequence with block table tbl out of layer's
@@ -160,11 +211,8 @@ func (c *PagedKVCache) Gather(layer int, tbl []int32, n int, k, v []float32) err
 	if len(k) != n*tl || len(v) != n*tl {
 		return fmt.Errorf("layers: kv gather: len(k)=%d, len(v)=%d, want n·kvHeads·headDim = %d·%d = %d", len(k), len(v), n, tl, n*tl)
 	}
-	K, V := c.k[layer], c.v[layer]
 	for p := range n {
-		off := c.offset(tbl, p)
-		copy(k[p*tl:(p+1)*tl], K[off:off+tl])
-		copy(v[p*tl:(p+1)*tl], V[off:off+tl])
+		c.load(layer, c.offset(tbl, p), k[p*tl:(p+1)*tl], v[p*tl:(p+1)*tl])
 	}
 	return nil
 }

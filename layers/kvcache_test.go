@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/dtype"
 )
 
 // seqFixture is a paged cache holding sequences of given lengths, with their dense K and V
@@ -20,11 +22,18 @@ type seqFixture struct {
 // the given lengths, writing each sequence as one prefill batch.
 func newSeqFixture(t testing.TB, r *rand.Rand, kvHeads, d, bs int, lens []int) *seqFixture {
 	t.Helper()
+	return newSeqFixtureOf(t, r, dtype.F32, kvHeads, d, bs, lens)
+}
+
+// newSeqFixtureOf is newSeqFixture with a cache of dtype dt; keys and values hold what the
+// cache holds, the written values rounded to dt.
+func newSeqFixtureOf(t testing.TB, r *rand.Rand, dt dtype.DType, kvHeads, d, bs int, lens []int) *seqFixture {
+	t.Helper()
 	blocks := 3
 	for _, n := range lens {
 		blocks += (n + bs - 1) / bs
 	}
-	c, err := NewPagedKVCache(KVCacheConfig{Layers: 2, NumBlocks: blocks, BlockSize: bs, KVHeads: kvHeads, HeadDim: d})
+	c, err := NewPagedKVCache(KVCacheConfig{Layers: 2, NumBlocks: blocks, BlockSize: bs, KVHeads: kvHeads, HeadDim: d, DType: dt})
 	require.NoError(t, err)
 	ids := r.Perm(blocks)
 	f := &seqFixture{cache: c}
@@ -41,6 +50,11 @@ func newSeqFixture(t testing.TB, r *rand.Rand, kvHeads, d, bs int, lens []int) *
 			pos[i] = int32(i)
 		}
 		require.NoError(t, c.Write(1, Batch{Pos: pos, Seq: make([]int32, n), Tables: [][]int32{tbl}}, k, v))
+		if dt != dtype.F32 {
+			for i := range k {
+				k[i], v[i] = dtype.ToF32(dt, dtype.FromF32(dt, k[i])), dtype.ToF32(dt, dtype.FromF32(dt, v[i]))
+			}
+		}
 		f.tables = append(f.tables, tbl)
 		f.keys = append(f.keys, k)
 		f.values = append(f.values, v)
