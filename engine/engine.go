@@ -24,6 +24,8 @@ type Config struct {
 	TP int
 	// WeightDType converts every matrix on load (0: as stored; presets default to f32).
 	WeightDType dtype.DType
+	// KVDType stores the KV cache: f32 (0), or bf16 / f16 at half the memory.
+	KVDType dtype.DType
 	// Seed seeds a preset's dummy weights.
 	Seed uint64
 	// MaxBatchTokens bounds one forward pass: prompts are prefilled in chunks of it.
@@ -117,7 +119,8 @@ func New(cfg Config) (*Engine, error) {
 	}
 	perSeq := (mcfg.ContextLength + 15) / 16
 	m, err := models.NewLlama(g, mcfg, src, models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens,
-		MaxSeqs: cfg.MaxRunning, BlockSize: 16, KVBlocks: cfg.MaxRunning*perSeq + 1, Fused: cfg.Fused, Overlap: cfg.Overlap})
+		MaxSeqs: cfg.MaxRunning, BlockSize: 16, KVBlocks: cfg.MaxRunning*perSeq + 1, KVDType: cfg.KVDType,
+		Fused: cfg.Fused, Overlap: cfg.Overlap})
 	if err != nil {
 		_ = g.Close()
 		return nil, fmt.Errorf("engine: %w", err)

@@ -23,6 +23,9 @@ type LlamaOptions struct {
 	// BlockSize is the KV cache block (tokens), KVBlocks the blocks per rank (0: enough
 	// for MaxSeqs sequences of the full context).
 	BlockSize, KVBlocks int
+	// KVDType stores the KV cache: f32 (0), or bf16 / f16, which halve it (vLLM's
+	// kv_cache_dtype) and round every K and V element once.
+	KVDType dtype.DType
 	// Fused picks the all-reduce + residual + RMSNorm variant (Auto: by size).
 	Fused fused.Variant
 	// Overlap runs steps of two or more tokens as two micro-batches whose all-reduces run
@@ -79,6 +82,9 @@ func NewLlama(g *tp.Group, cfg Config, src Source, opt LlamaOptions) (*Llama, er
 	opt = opt.withDefaults(cfg)
 	if opt.WeightDType != 0 && !opt.WeightDType.Valid() {
 		return nil, fmt.Errorf("models: weight dtype %v is not f32, bf16 or f16", opt.WeightDType)
+	}
+	if opt.KVDType != 0 && !opt.KVDType.Valid() {
+		return nil, fmt.Errorf("models: kv cache dtype %v is not f32, bf16 or f16", opt.KVDType)
 	}
 	if opt.Overlap && g.CommStream(0) == nil {
 		return nil, fmt.Errorf("models: overlap needs comm streams: build the group with CommSMs > 0")

@@ -42,7 +42,7 @@ func (rk *llamaRank) allocState() error {
 	T, S, n := m.opt.MaxTokens, m.opt.MaxSeqs, p.World
 	nq, nkv, hd, fr := p.HeadsPerRank, p.KVHeadsPerRank, cfg.HeadDim, p.FFNPerRank
 	kv, err := layers.NewPagedKVCache(layers.KVCacheConfig{Layers: cfg.Layers, NumBlocks: m.opt.KVBlocks,
-		BlockSize: m.opt.BlockSize, KVHeads: nkv, HeadDim: hd})
+		BlockSize: m.opt.BlockSize, KVHeads: nkv, HeadDim: hd, DType: m.opt.KVDType})
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (rk *llamaRank) allocState() error {
 		rk.bufs = append(rk.bufs, b)
 		*e.b = b
 	}
-	per := layers.AttentionScratchLen(nq, nkv, cfg.ContextLength)
+	per := kv.AttentionScratchLen(nq, cfg.ContextLength)
 	for range blocksPerSM * rk.dev.NumSMs() { // the most blocks a kernel of grid runs
 		a.scratch = append(a.scratch, make([]float32, per))
 	}
@@ -255,10 +255,11 @@ func (rk *llamaRank) attention(s *device.Stream, l int, mb microBatch) error {
 	q, att := a.q.Float32s()[t0*nq*hd:t1*nq*hd], a.attn.Float32s()[t0*nq*hd:t1*nq*hd]
 	k, v := a.k.Float32s()[t0*nkv*hd:t1*nkv*hd], a.v.Float32s()[t0*nkv*hd:t1*nkv*hd]
 	// RoPE reads and writes q and k, then k and v go to the cache; attention reads q, writes
-	// out, and per cached position reads one K and one V row per token (f32 cache).
-	ropeWork := device.Work{Class: device.ClassElementwise, Bytes: int64(T * (2*(nq+nkv) + 4*nkv) * hd * 4)}
+	// out, and per cached position reads one K and one V row per token.
+	kvElem := rk.kv.Config().ElemType().Size()
+	ropeWork := device.Work{Class: device.ClassElementwise, Bytes: int64(T * ((2*(nq+nkv)+2*nkv)*4 + 2*nkv*kvElem) * hd)}
 	attnWork := device.Work{Class: device.ClassAttention, Bytes: int64(2 * T * nq * hd * 4),
-		ContextBytes: int64(T * 2 * nkv * hd * 4), ContextFLOPs: int64(T * 4 * nq * hd)}
+		ContextBytes: int64(T * 2 * nkv * hd * kvElem), ContextFLOPs: int64(T * 4 * nq * hd)}
 	ops := []func() error{
 		rk.linear(s, "q_proj", q, h, ly.wq),
 		rk.linear(s, "k_proj", k, h, ly.wk),

@@ -130,6 +130,7 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.plotDir, "plot", "", "write latency_vs_tp.png and breakdown.png into `DIR`")
 	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16 or f16 (default: as the source stores them)")
+	fs.Var(dtypeFlag{&o.cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
 	fs.BoolVar(&o.cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/models"
 )
 
@@ -40,4 +41,23 @@ func modelConfig(model string) (models.Config, error) {
 		return models.Config{}, err
 	}
 	return cfg, src.Close()
+}
+
+// dtypeFlag is a flag naming a dtype (f32, bf16 or f16) into *t; unset leaves it 0, which
+// means the default of whatever reads it.
+type dtypeFlag struct{ t *dtype.DType }
+
+func (f dtypeFlag) String() string {
+	if f.t == nil || *f.t == 0 {
+		return ""
+	}
+	return f.t.String()
+}
+
+func (f dtypeFlag) Set(s string) error {
+	t, err := dtype.Parse(s)
+	if err == nil {
+		*f.t = t
+	}
+	return err
 }

@@ -124,6 +124,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of a preset's dummy weights")
 	fs.IntVar(&cfg.MaxBatchTokens, "max-batch-tokens", 0, "tokens per forward pass at most: prompts prefill in chunks of it (0: the engine's default)")
 	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16 or f16 (default: as the source stores them)")
+	fs.Var(dtypeFlag{&cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
 	fs.IntVar(&cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
