@@ -37,6 +37,8 @@ type Config struct {
 	Context int
 	// WeightDType stores the weights; 0 means bf16.
 	WeightDType dtype.DType
+	// KVDType stores the KV cache; 0 means the weights' dtype (vLLM's kv_cache_dtype auto).
+	KVDType dtype.DType
 	// Fused and Algo are the engine's options (Auto: the selector decides per call site,
 	// with the profile's cost model as its table).
 	Fused fused.Variant
@@ -85,8 +87,7 @@ type Prediction struct {
 	// Kernels is the graph's kernel count per rank.
 	Kernels int
 	// WeightBytes and KVBytes are one GPU's weights and the KV cache of Batch sequences of
-	// Context positions (as tpslice stores it: f32); Fits says whether both fit
-	// MemoryUtilization of the GPU's memory.
+	// Context positions; Fits says whether both fit MemoryUtilization of the GPU's memory.
 	WeightBytes, KVBytes int64
 	Fits                 bool
 }
@@ -97,6 +98,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.WeightDType == 0 {
 		c.WeightDType = dtype.BF16
+	}
+	if c.KVDType == 0 {
+		c.KVDType = c.WeightDType
 	}
 	return c
 }
@@ -139,8 +143,8 @@ func Predict(c Config) (Prediction, error) {
 	pred.Config = c
 	pred.TokensPerSec = float64(c.Batch) / pred.Step.Seconds()
 	pred.WeightBytes = weights
-	// K and V rows of the rank's KV heads per layer and position, in f32.
-	pred.KVBytes = int64(c.Model.Layers) * 2 * int64(plan.KVHeadsPerRank*c.Model.HeadDim) * 4 * int64(c.Batch) * int64(c.Context)
+	// K and V rows of the rank's KV heads per layer and position.
+	pred.KVBytes = int64(c.Model.Layers) * 2 * int64(plan.KVHeadsPerRank*c.Model.HeadDim*c.KVDType.Size()) * int64(c.Batch) * int64(c.Context)
 	pred.Fits = float64(pred.WeightBytes+pred.KVBytes) <= MemoryUtilization*float64(c.Profile.MemoryBytes)
 	return pred, nil
 }
@@ -168,7 +172,7 @@ func capture(c Config) (*device.Graph, int64, tp.Plan, error) {
 		return nil, 0, tp.Plan{}, err
 	}
 	m, err := models.NewLlama(g, c.Model, src, models.LlamaOptions{ShapeOnly: true, WeightDType: c.WeightDType,
-		MaxTokens: c.Batch, MaxSeqs: c.Batch, KVBlocks: 1, Fused: c.Fused, Overlap: c.Overlap})
+		MaxTokens: c.Batch, MaxSeqs: c.Batch, KVBlocks: 1, KVDType: c.KVDType, Fused: c.Fused, Overlap: c.Overlap})
 	if err != nil {
 		return nil, 0, tp.Plan{}, fmt.Errorf("perf: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/hw"
 	"github.com/tpslice/tpslice/models"
 )
@@ -158,4 +159,18 @@ func TestOverlapTradeoff(t *testing.T) {
 		require.Contains(t, after, "down_proj")
 		require.NotContains(t, after, "")
 	}
+}
+
+// TestKVDType: the KV cache defaults to the weights' dtype; f32 doubles its bytes, and
+// attention, which reads it every step, takes longer.
+func TestKVDType(t *testing.T) {
+	p, cfg := lookup(t, "h100-sxm", "llama-3-8b")
+	half, err := Predict(Config{Profile: p, Model: cfg, TP: 2, Batch: 32, Context: 4096})
+	require.NoError(t, err)
+	require.Equal(t, dtype.BF16, half.Config.KVDType)
+	full, err := Predict(Config{Profile: p, Model: cfg, TP: 2, Batch: 32, Context: 4096, KVDType: dtype.F32})
+	require.NoError(t, err)
+	require.Equal(t, 2*half.KVBytes, full.KVBytes)
+	require.Greater(t, full.ByClass[device.ClassAttention], half.ByClass[device.ClassAttention])
+	require.Equal(t, half.ByClass[device.ClassGEMM], full.ByClass[device.ClassGEMM])
 }

@@ -28,6 +28,7 @@ type planReport struct {
 	Model       string    `json:"model"`
 	Context     int       `json:"context"`
 	WeightDType string    `json:"weight_dtype"`
+	KVDType     string    `json:"kv_dtype"`
 	Collectives string    `json:"collectives"`
 	Graphs      bool      `json:"graphs"`
 	Rows        []planRow `json:"rows"`
@@ -66,6 +67,8 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	batches := fs.String("batch", "1,8,32", "decode batch sizes, comma-separated")
 	context := fs.Int("context", 0, "positions each sequence attends to (0: 512, or the model's context if shorter)")
 	dt := fs.String("dtype", "bf16", "weight dtype: f32, bf16 or f16")
+	var kvDType dtype.DType
+	fs.Var(dtypeFlag{&kvDType}, "kv-dtype", "KV cache dtype: f32, bf16 or f16 (default: the weights')")
 	coll := fs.String("collectives", "tpslice", "whose all-reduce to price: tpslice (custom one-shot/two-shot/NVLS) or nccl (ring, LL)")
 	algo := fs.String("algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
 	fusedFlag := fs.String("fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
@@ -83,7 +86,7 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	base.Context, base.Eager, base.Overlap = *context, *eager, *overlap
+	base.Context, base.Eager, base.Overlap, base.KVDType = *context, *eager, *overlap, kvDType
 	tpList, err := parseIntList("tp", *tps, 1, 8)
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
@@ -171,7 +174,7 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 func planReportOf(base perf.Config, preds []perf.Prediction) planReport {
 	rep := planReport{HW: base.Profile.Name, Model: base.Model.Name, Collectives: base.Collectives.String(), Graphs: !base.Eager}
 	for _, p := range preds {
-		rep.Context, rep.WeightDType = p.Config.Context, p.Config.WeightDType.String()
+		rep.Context, rep.WeightDType, rep.KVDType = p.Config.Context, p.Config.WeightDType.String(), p.Config.KVDType.String()
 		row := planRow{TP: p.Config.TP, Batch: p.Config.Batch, TokenLatencyMS: ms(p.Step), TokensPerSec: p.TokensPerSec,
 			Fits: p.Fits, WeightGB: float64(p.WeightBytes) / 1e9, KVGB: float64(p.KVBytes) / 1e9, CommShare: p.CommShare,
 			AllReduce: map[string]planSite{}, BreakdownMS: map[string]float64{}}
@@ -192,8 +195,8 @@ func printPlan(w io.Writer, base perf.Config, rep planReport, preds []perf.Predi
 	if base.Eager {
 		launch = "eager launches"
 	}
-	fmt.Fprintf(w, "# %s on %s (%s, %s fabric, NVLS %v): predicted decode step, %s weights, context %d, %s, %s collectives\n",
-		rep.Model, p.Name, p.GPU, p.Fabric, p.NVLS, rep.WeightDType, rep.Context, launch, rep.Collectives)
+	fmt.Fprintf(w, "# %s on %s (%s, %s fabric, NVLS %v): predicted decode step, %s weights, %s KV cache, context %d, %s, %s collectives\n",
+		rep.Model, p.Name, p.GPU, p.Fabric, p.NVLS, rep.WeightDType, rep.KVDType, rep.Context, launch, rep.Collectives)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TP\tbatch\ttoken ms\ttokens/s\tfits\tweights GB/GPU\tKV GB/GPU\tcomm share\tall-reduce per call site\t")
 	for i, r := range rep.Rows {
