@@ -31,6 +31,16 @@ func TestGenerateJSON(t *testing.T) {
 	require.Contains(t, text, "# tiny at TP=2: prompt")
 }
 
+// TestGenerateKVDType: generate runs with a 16-bit KV cache.
+func TestGenerateKVDType(t *testing.T) {
+	for _, kv := range []string{"bf16", "f16"} {
+		out, _, err := runCLI(t, "generate", "--model", "tiny", "--tp", "2", "--kv-dtype", kv, "--max-tokens", "4",
+			"--temperature", "0", "--json")
+		require.NoError(t, err, kv)
+		require.Contains(t, out, `"output_ids"`, kv)
+	}
+}
+
 func TestGenerateBadFlags(t *testing.T) {
 	cases := []struct {
 		args []string
@@ -42,6 +52,7 @@ func TestGenerateBadFlags(t *testing.T) {
 		{[]string{"--top-p", "1.5"}, "top_p must be in [0, 1], got 1.5"},
 		{[]string{"--max-tokens", "0"}, "--max-tokens must be at least 1"},
 		{[]string{"--dtype", "int4"}, `--dtype: unknown dtype "int4"`},
+		{[]string{"--kv-dtype", "fp8"}, `invalid value "fp8" for flag -kv-dtype: unknown dtype "fp8"`},
 		{[]string{"--fused", "magic"}, `--fused: unknown fused all-reduce variant "magic"`},
 		{[]string{"stray"}, `unexpected argument "stray"`},
 	}
