@@ -58,28 +58,8 @@ func (s *Server) chatCompletions(rc *fasthttp.RequestCtx, l *loaded, arrived tim
 	if err != nil {
 		return badRequest("messages", "tokenizing the rendered conversation: %v", err)
 	}
-	if e := checkContext(len(ids), p, l.contextLen, "messages"); e != nil {
-		return e
-	}
-	j, e := s.admit(l, p.request(ids), arrived)
-	if e != nil {
-		return e
-	}
 	c := chatStream{id: newID("chatcmpl-"), created: time.Now().Unix(), model: l.name, includeUsage: p.includeUsage}
-	if p.stream {
-		s.stream(rc, j, "/v1/chat/completions", c, p.includeUsage)
-		return nil
-	}
-	res, err := j.run(func(engine.Token) error { return nil })
-	if err != nil {
-		return j.failure(err)
-	}
-	writeJSON(rc, chatCompletion{
-		ID: c.id, Object: "chat.completion", Created: c.created, Model: l.name,
-		Choices: []chatChoice{{Message: chatMessage{Role: "assistant", Content: res.Text}, FinishReason: res.FinishReason}},
-		Usage:   newUsage(len(res.PromptIDs), len(res.OutputIDs)),
-	})
-	return nil
+	return s.generate(rc, l, p, ids, "messages", arrived, "/v1/chat/completions", c)
 }
 
 // parseMessages checks messages: a non-empty array of {role, content}, content a string or
@@ -186,3 +166,11 @@ func (c chatStream) finish(reason string) any {
 }
 
 func (c chatStream) usage(u *usage) any { return c.chunk([]chatChunkChoice{}, u) }
+
+func (c chatStream) whole(res engine.Result) any {
+	return chatCompletion{
+		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
+		Choices: []chatChoice{{Message: chatMessage{Role: "assistant", Content: res.Text}, FinishReason: res.FinishReason}},
+		Usage:   newUsage(len(res.PromptIDs), len(res.OutputIDs)),
+	}
+}

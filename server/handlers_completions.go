@@ -40,27 +40,29 @@ func (s *Server) completions(rc *fasthttp.RequestCtx, l *loaded, arrived time.Ti
 	if e != nil {
 		return e
 	}
-	if e := checkContext(len(ids), p, l.contextLen, "prompt"); e != nil {
+	c := completionStream{id: newID("cmpl-"), created: time.Now().Unix(), model: l.name, includeUsage: p.includeUsage}
+	return s.generate(rc, l, p, ids, "prompt", arrived, "/v1/completions", c)
+}
+
+// generate checks the prompt's ids against the context (param names the field that gave
+// them), admits the request and answers it: streamed through enc, or whole once it ends.
+func (s *Server) generate(rc *fasthttp.RequestCtx, l *loaded, p params, ids []int32, param string, arrived time.Time, endpoint string, enc streamer) *apiError {
+	if e := checkContext(len(ids), p, l.contextLen, param); e != nil {
 		return e
 	}
 	j, e := s.admit(l, p.request(ids), arrived)
 	if e != nil {
 		return e
 	}
-	c := completionStream{id: newID("cmpl-"), created: time.Now().Unix(), model: l.name, includeUsage: p.includeUsage}
 	if p.stream {
-		s.stream(rc, j, "/v1/completions", c, p.includeUsage)
+		s.stream(rc, j, endpoint, enc, p.includeUsage)
 		return nil
 	}
 	res, err := j.run(func(engine.Token) error { return nil })
 	if err != nil {
 		return j.failure(err)
 	}
-	writeJSON(rc, completion{
-		ID: c.id, Object: "text_completion", Created: c.created, Model: l.name,
-		Choices: []completionChoice{{Text: res.Text, FinishReason: ptr(res.FinishReason)}},
-		Usage:   usageJSON(newUsage(len(res.PromptIDs), len(res.OutputIDs)), true),
-	})
+	writeJSON(rc, enc.whole(res))
 	return nil
 }
 
@@ -96,3 +98,11 @@ func (c completionStream) finish(reason string) any {
 }
 
 func (c completionStream) usage(u *usage) any { return c.chunk([]completionChoice{}, u) }
+
+func (c completionStream) whole(res engine.Result) any {
+	return completion{
+		ID: c.id, Object: "text_completion", Created: c.created, Model: c.model,
+		Choices: []completionChoice{{Text: res.Text, FinishReason: ptr(res.FinishReason)}},
+		Usage:   usageJSON(newUsage(len(res.PromptIDs), len(res.OutputIDs)), true),
+	}
+}

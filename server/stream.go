@@ -14,7 +14,7 @@ import (
 // 499), in the requests metric only: the client never sees it.
 const statusClientClosed = 499
 
-// streamer makes the events of one endpoint's stream.
+// streamer makes one endpoint's responses: the events of its stream, or the whole answer.
 type streamer interface {
 	// head returns the events sent before the first token (chat's role chunk).
 	head() []any
@@ -24,6 +24,8 @@ type streamer interface {
 	finish(reason string) any
 	// usage returns the event with the usage and no choices.
 	usage(u *usage) any
+	// whole returns the response of a request that did not ask to stream.
+	whole(res engine.Result) any
 }
 
 // stream answers with Server-Sent Events: enc's head, one event per token that completes
