@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode/utf8"
 )
 
 // byteToRune is GPT-2's bytes_to_unicode: the printable bytes ! to ~, ¡ to ¬ and ® to ÿ map
@@ -81,13 +80,6 @@ func (c *bpeCache) put(word string, ids []int) {
 	c.mu.Unlock()
 }
 
-// bpeSymbol is a run of the byte-encoded pre-token, linked to its neighbours; n == 0 once it
-// has been merged into its left neighbour.
-type bpeSymbol struct {
-	start, n   int
-	prev, next int
-}
-
 // bpeBigram is a candidate merge of two adjacent symbols with their lengths when it was made,
 // so a candidate whose symbols have changed since is recognised and skipped.
 type bpeBigram struct {
@@ -145,17 +137,7 @@ func (t *Tokenizer) bpeWord(word string, out []int) ([]int, error) {
 			return append(out, id), nil
 		}
 	}
-	symbols := make([]bpeSymbol, 0, len(word))
-	for off := 0; off < len(w); {
-		_, n := utf8.DecodeRuneInString(w[off:])
-		i := len(symbols)
-		next := i + 1
-		if off+n == len(w) {
-			next = -1
-		}
-		symbols = append(symbols, bpeSymbol{start: off, n: n, prev: i - 1, next: next})
-		off += n
-	}
+	symbols := characters(w)
 	q := make(bpeQueue, 0, len(symbols))
 	tryAdd := func(left, right int) {
 		if left < 0 || right < 0 {

@@ -4,15 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
-
-// spmSymbol is a run of the escaped text, linked to its neighbours; n == 0 once it has been
-// merged into its left neighbour.
-type spmSymbol struct {
-	start, n   int
-	prev, next int
-}
 
 // spmBigram is a candidate merge of two adjacent symbols whose concatenation is a vocab
 // token; size is the concatenation's length when the candidate was made, so a candidate
@@ -58,21 +50,7 @@ func (t *Tokenizer) encodeSPM(fragment string, prefix bool, out []int) ([]int, e
 	if text == "" {
 		return out, nil
 	}
-	symbols := make([]spmSymbol, 0, len(text))
-	for off := 0; off < len(text); {
-		// One character; a byte that is not valid UTF-8 is a symbol of its own. (llama.cpp
-		// takes a length from the first byte without validating, so its symbols swallow the
-		// bytes after an invalid one, and the "▁" among them decodes as raw bytes; for valid
-		// UTF-8 the two agree.)
-		_, n := utf8.DecodeRuneInString(text[off:])
-		i := len(symbols)
-		next := i + 1
-		if off+n == len(text) {
-			next = -1
-		}
-		symbols = append(symbols, spmSymbol{start: off, n: n, prev: i - 1, next: next})
-		off += n
-	}
+	symbols := characters(text)
 	q := make(spmQueue, 0, len(symbols))
 	tryAdd := func(left, right int) {
 		if left < 0 || right < 0 {
