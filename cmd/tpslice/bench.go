@@ -16,7 +16,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tpslice/tpslice/chart"
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
@@ -337,31 +336,11 @@ func printBench(w io.Writer, o decodeBenchOptions, rep decodeBenchReport) error 
 // plotBench writes latency_vs_tp.png (p50 against TP, a line per batch size) and
 // breakdown.png (a stacked bar per TP × batch).
 func plotBench(dir string, rep decodeBenchReport) error {
-	var series []chart.Series
-	var bars []string
+	var points []tpPoint
 	for _, r := range rep.Rows {
-		i := slices.IndexFunc(series, func(s chart.Series) bool { return s.Name == fmt.Sprintf("batch %d", r.Batch) })
-		if i < 0 {
-			i = len(series)
-			series = append(series, chart.Series{Name: fmt.Sprintf("batch %d", r.Batch)})
-		}
-		series[i].X, series[i].Y = append(series[i].X, float64(r.TP)), append(series[i].Y, r.P50Ms)
-		bars = append(bars, fmt.Sprintf("tp%d\nb%d", r.TP, r.Batch)) // two lines: a dozen bars fit
+		points = append(points, tpPoint{TP: r.TP, Batch: r.Batch, Latency: r.P50Ms, Breakdown: r.Breakdown})
 	}
-	title := fmt.Sprintf("%s: p50 decode token latency", rep.Model)
-	if err := chart.Lines(filepath.Join(dir, "latency_vs_tp.png"), title, "TP degree", "ms per token", series); err != nil {
-		return err
-	}
-	var stacks []chart.Stack
-	for _, k := range benchKeys(rep.Rows) {
-		s := chart.Stack{Name: k}
-		for _, r := range rep.Rows {
-			s.Values = append(s.Values, r.Breakdown[k])
-		}
-		stacks = append(stacks, s)
-	}
-	title = fmt.Sprintf("%s: a decode step on rank 0, by op class", rep.Model)
-	return chart.StackedBars(filepath.Join(dir, "breakdown.png"), title, "ms per step", bars, stacks)
+	return plotTP(dir, rep.Model+" (measured)", points, benchKeys(rep.Rows))
 }
 
 // benchProgress reports progress on stderr: a bar redrawn in place on a terminal; elsewhere

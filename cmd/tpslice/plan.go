@@ -5,13 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/tpslice/tpslice/chart"
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
@@ -250,39 +248,16 @@ func batchesOf(rep planReport) []int {
 // plotPlan writes latency against TP degree per batch size, and the stacked breakdown of
 // each row's kernel time by class.
 func plotPlan(dir string, rep planReport) error {
-	var lines []chart.Series
-	for _, b := range batchesOf(rep) {
-		s := chart.Series{Name: fmt.Sprintf("batch %d", b)}
-		for _, r := range rep.Rows {
-			if r.Batch == b {
-				s.X, s.Y = append(s.X, float64(r.TP)), append(s.Y, r.TokenLatencyMS)
-			}
-		}
-		lines = append(lines, s)
-	}
-	title := fmt.Sprintf("%s on %s (predicted)", rep.Model, rep.HW)
-	if err := chart.Lines(filepath.Join(dir, "latency_vs_tp.png"), title, "TP degree", "ms per decode step", lines); err != nil {
-		return err
-	}
-	var bars []string
-	stacks := map[string]*chart.Stack{}
-	var order []string
-	for i, r := range rep.Rows {
-		bars = append(bars, fmt.Sprintf("TP%d b%d", r.TP, r.Batch))
+	var points []tpPoint
+	var keys []string
+	for _, r := range rep.Rows {
+		points = append(points, tpPoint{TP: r.TP, Batch: r.Batch, Latency: r.TokenLatencyMS, Breakdown: r.BreakdownMS})
 		for class := range r.BreakdownMS {
-			if stacks[class] == nil {
-				stacks[class] = &chart.Stack{Name: class, Values: make([]float64, len(rep.Rows))}
-				order = append(order, class)
+			if !slices.Contains(keys, class) {
+				keys = append(keys, class)
 			}
 		}
-		for class, v := range r.BreakdownMS {
-			stacks[class].Values[i] = v
-		}
 	}
-	slices.Sort(order)
-	var layers []chart.Stack
-	for _, c := range order {
-		layers = append(layers, *stacks[c])
-	}
-	return chart.StackedBars(filepath.Join(dir, "breakdown.png"), title+": kernel time by class", "ms per decode step", bars, layers)
+	slices.Sort(keys)
+	return plotTP(dir, fmt.Sprintf("%s on %s (predicted)", rep.Model, rep.HW), points, keys)
 }
