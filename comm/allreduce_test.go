@@ -206,3 +206,30 @@ func TestAutotune(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, fresh)
 }
+
+// TestRecordedWait: a rank that reaches a collective late leaves its peers waiting, and
+// their records say for how long; its own record shows next to no wait. Every algorithm
+// that synchronises (barriers, and the flag-free slots) is timed.
+func TestRecordedWait(t *testing.T) {
+	const late = 30 * time.Millisecond
+	for _, algo := range []Algo{OneShot, TwoShot, Ring, NVLS, Lamport} {
+		t.Run(algo.String(), func(t *testing.T) {
+			g := newGroup(t, 2, device.NVSwitch, Config{Algo: algo})
+			ins, outs := g.alloc(t, dtype.F32, 64), g.alloc(t, dtype.F32, 64)
+			require.NoError(t, g.streams[1].HostFunc(func() { time.Sleep(late) }))
+			for r := range 2 {
+				require.NoError(t, g.c.Rank(r).AllReduce(g.streams[r], ins[r], outs[r], 64))
+			}
+			for _, err := range g.syncAll() {
+				require.NoError(t, err)
+			}
+			early, ok := g.c.Recorder(0).Last()
+			require.True(t, ok)
+			tardy, ok := g.c.Recorder(1).Last()
+			require.True(t, ok)
+			require.GreaterOrEqual(t, early.Wait, late/2, "rank 0 waited for rank 1")
+			require.LessOrEqual(t, early.Wait, early.End.Sub(early.Start))
+			require.Less(t, tardy.Wait, early.Wait, "rank 1 arrived last")
+		})
+	}
+}

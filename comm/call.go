@@ -44,6 +44,8 @@ type call struct {
 
 	lamportPhase int // flag-free phase (0..2) of the chunk that runs now
 	lamportPrev  int // words the chunk before it wrote, which this one clears
+
+	waited time.Duration // block 0's time blocked on peers, this call so far
 }
 
 // begin runs as the prologue of the call's first kernel. The sequence number is taken
@@ -60,7 +62,7 @@ func (cl *call) begin() error {
 	published := cl.desc // a copy: a replay rewrites cl.desc while a peer may still read this one
 	r.c.published[r.rank][cl.desc.seq%publishedDepth].Store(&published)
 	clear(cl.verified[:])
-	cl.start = time.Now()
+	cl.start, cl.waited = time.Now(), 0
 	r.rec.add(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start})
 	r.rec.count(cl.desc.op, cl.desc.algo, int64(cl.desc.count*cl.desc.t.Size()))
 	return nil
@@ -89,7 +91,7 @@ func (cl *call) end(err error) {
 		if rec.State == Failed {
 			return // the first failure stays on record
 		}
-		rec.End, rec.State, rec.Err = now, Done, err
+		rec.End, rec.State, rec.Err, rec.Wait = now, Done, err, cl.waited
 		if err != nil {
 			rec.State = Failed
 		}
@@ -118,7 +120,7 @@ func (cl *call) barrier(b device.Block, what string) error {
 		}
 		return true
 	}
-	err := r.dev.WaitUntil(r.c.cfg.Timeout, func() bool { return cl.aborted(b) }, ready)
+	err := cl.wait(b, ready)
 	if err == nil {
 		return cl.verify(b)
 	}
@@ -129,6 +131,23 @@ func (cl *call) barrier(b device.Block, what string) error {
 		}
 	}
 	return cl.waitError(b, what, missing, err)
+}
+
+// wait blocks block b until ready() holds, with the communicator's deadline, and adds block
+// 0's time blocked to the call's record: how long this rank sat waiting for its peers, the
+// skew between ranks rather than the exchange itself (every block waits alike, so one
+// block's time stands for the kernel's).
+func (cl *call) wait(b device.Block, ready func() bool) error {
+	if b.Index != 0 {
+		return cl.r.dev.WaitUntil(cl.r.c.cfg.Timeout, func() bool { return cl.aborted(b) }, ready)
+	}
+	if ready() {
+		return nil // no clock read when nothing waits
+	}
+	start := time.Now()
+	err := cl.r.dev.WaitUntil(cl.r.c.cfg.Timeout, func() bool { return cl.aborted(b) }, ready)
+	cl.waited += time.Since(start)
+	return err
 }
 
 // ringPeers wakes peers that block waiting for this rank's writes.

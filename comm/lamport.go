@@ -148,8 +148,7 @@ func (cl *call) lamportLoad(b device.Block, dst, src []uint64, p int) error {
 		w := atomic.LoadUint64(&src[j])
 		if !lamportFull(t, w) {
 			word := &src[j]
-			err := cl.r.dev.WaitUntil(cl.r.c.cfg.Timeout, func() bool { return cl.aborted(b) },
-				func() bool { return lamportFull(t, atomic.LoadUint64(word)) })
+			err := cl.wait(b, func() bool { return lamportFull(t, atomic.LoadUint64(word)) })
 			if err != nil {
 				return cl.waitError(b, "flag-free slot", []int{p}, err)
 			}

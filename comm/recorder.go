@@ -36,6 +36,9 @@ type Record struct {
 	State CallState
 	Start time.Time
 	End   time.Time
+	// Wait is how long the call sat blocked on its peers (block 0's waits): on a rank
+	// that arrives first, most of a small call's time.
+	Wait time.Duration
 	// Where is the last wait the call entered (e.g. "block 0 barrier 2").
 	Where string
 	Err   error
