@@ -35,14 +35,17 @@ type decodeBenchReport struct {
 
 // decodeBenchRow is one TP degree × batch size.
 type decodeBenchRow struct {
-	TP         int                `json:"tp"`
-	Batch      int                `json:"batch"`
-	TTFTMs     float64            `json:"ttft_ms"`
-	P50Ms      float64            `json:"token_latency_ms_p50"`
-	P99Ms      float64            `json:"token_latency_ms_p99"`
-	TokensPerS float64            `json:"tokens_per_s"`
-	CommShare  float64            `json:"comm_share"`
-	Breakdown  map[string]float64 `json:"breakdown_ms"`
+	TP         int     `json:"tp"`
+	Batch      int     `json:"batch"`
+	TTFTMs     float64 `json:"ttft_ms"`
+	P50Ms      float64 `json:"token_latency_ms_p50"`
+	P99Ms      float64 `json:"token_latency_ms_p99"`
+	TokensPerS float64 `json:"tokens_per_s"`
+	CommShare  float64 `json:"comm_share"`
+	// CommWaitShare is the part of CommShare rank 0 spent blocked on its peers (comm's
+	// recorded barrier waits): skew between ranks, not data moving.
+	CommWaitShare float64            `json:"comm_wait_share"`
+	Breakdown     map[string]float64 `json:"breakdown_ms"`
 	// AllReduce names the collective each call site ran, keyed by the kernel whose output
 	// it reduces ("after o_proj"), as plan's rows do; empty at TP 1.
 	AllReduce map[string]string `json:"allreduce"`
@@ -262,7 +265,7 @@ func benchCell(ctx context.Context, e *engine.Engine, genLen, b int, prompts *pr
 		if err != nil {
 			return decodeBenchRow{}, err
 		}
-		row, ok := col.row(b, run)
+		row, ok := col.row(b, run, g.Comm().Recorder(0).Records())
 		if !ok && attempt < 3 {
 			continue
 		}
@@ -314,13 +317,13 @@ func printBench(w io.Writer, o decodeBenchOptions, rep decodeBenchReport) error 
 	fmt.Fprintln(w, "# then rank 0's kernel ms per decode step by class (host overhead: the rest of the step)")
 	keys := benchKeys(rep.Rows)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "tp\tbatch\tTTFT ms\tp50 ms\tp99 ms\ttok/s\tcomm\t")
+	fmt.Fprint(tw, "tp\tbatch\tTTFT ms\tp50 ms\tp99 ms\ttok/s\tcomm\t(wait)\t")
 	for _, k := range keys {
 		fmt.Fprintf(tw, "%s\t", k)
 	}
 	fmt.Fprintln(tw)
 	for _, r := range rep.Rows {
-		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.3f\t%.3f\t%.1f\t%.1f%%\t", r.TP, r.Batch, r.TTFTMs, r.P50Ms, r.P99Ms, r.TokensPerS, 100*r.CommShare)
+		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.3f\t%.3f\t%.1f\t%.1f%%\t%.1f%%\t", r.TP, r.Batch, r.TTFTMs, r.P50Ms, r.P99Ms, r.TokensPerS, 100*r.CommShare, 100*r.CommWaitShare)
 		for _, k := range keys {
 			if v, ok := r.Breakdown[k]; ok {
 				fmt.Fprintf(tw, "%.3f\t", v)

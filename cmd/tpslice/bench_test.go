@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tpslice/tpslice/comm"
 )
 
 // TestBenchJSON runs the benchmark on tiny at TP 1 and 2 and checks the report's shape, that
@@ -30,7 +31,7 @@ func TestBenchJSON(t *testing.T) {
 	require.ElementsMatch(t, []string{"model", "weight_bytes", "read_gbps", "rows"}, slices.Collect(maps.Keys(raw)))
 	for _, r := range raw["rows"].([]any) {
 		require.ElementsMatch(t, []string{"tp", "batch", "ttft_ms", "token_latency_ms_p50", "token_latency_ms_p99",
-			"tokens_per_s", "comm_share", "breakdown_ms", "allreduce"}, slices.Collect(maps.Keys(r.(map[string]any))))
+			"tokens_per_s", "comm_share", "comm_wait_share", "breakdown_ms", "allreduce"}, slices.Collect(maps.Keys(r.(map[string]any))))
 	}
 
 	var rep decodeBenchReport
@@ -56,6 +57,8 @@ func TestBenchJSON(t *testing.T) {
 				collectives = append(collectives, k)
 			}
 		}
+		require.GreaterOrEqual(t, r.CommWaitShare, 0.0)
+		require.LessOrEqual(t, r.CommWaitShare, r.CommShare)
 		if r.TP == 1 {
 			require.Zero(t, r.CommShare)
 			require.Empty(t, collectives)
@@ -139,19 +142,28 @@ func TestBenchRow(t *testing.T) {
 			kspan{key: "allreduce+rmsnorm.twoshot", collective: true, start: at(s + 600), end: at(s + 850)},
 		)
 	}
-	row, ok := c.row(4, batchRun{ttftMs: 2, from: at(0), to: at(3000)})
+	// comm's records: in the window, 0.15 of every 0.25 ms all-reduce waited on a peer; the
+	// record before the window does not count.
+	var records []comm.Record
+	for step := range 4 {
+		s := step * 1000
+		records = append(records, comm.Record{State: comm.Done, Start: at(s + 600), End: at(s + 850), Wait: 150 * time.Microsecond})
+	}
+	records[0].Start, records[0].Wait = at(-500), 0
+	row, ok := c.row(4, batchRun{ttftMs: 2, from: at(0), to: at(3000)}, records)
 	require.True(t, ok)
 	require.InDelta(t, 1.0, row.P50Ms, 1e-9)
 	require.InDelta(t, 1.0, row.P99Ms, 1e-9)
 	require.InDelta(t, 4000.0, row.TokensPerS, 1e-6, "4 tokens a step of 1 ms")
 	require.InDelta(t, 0.25, row.CommShare, 1e-9)
+	require.InDelta(t, 0.25*0.6, row.CommWaitShare, 1e-9)
 	require.InDelta(t, 0.5, row.Breakdown["gemm"], 1e-9)
 	require.InDelta(t, 0.25, row.Breakdown["allreduce+rmsnorm.twoshot"], 1e-9)
 	require.InDelta(t, 0.25, row.Breakdown[hostOverhead], 1e-9)
 	require.Zero(t, row.Breakdown["attention"])
 	require.Equal(t, map[string]string{"after o_proj": "allreduce+rmsnorm.twoshot"}, row.AllReduce)
 
-	_, ok = c.row(4, batchRun{from: at(1500), to: at(3000)}) // two step starts: no whole step left
+	_, ok = c.row(4, batchRun{from: at(1500), to: at(3000)}, nil) // two step starts: no whole step left
 	require.False(t, ok)
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
 )
 
@@ -54,7 +55,7 @@ func (c *collector) KernelDone(s device.KernelSpan) {
 // (the first kernel of every forward step) to the next; it counts the steps that start
 // between run.from and run.to but the first, since the step right after the last prefill may
 // still run without the newcomers.
-func (c *collector) row(b int, run batchRun) (decodeBenchRow, bool) {
+func (c *collector) row(b int, run batchRun, records []comm.Record) (decodeBenchRow, bool) {
 	c.mu.Lock()
 	spans := slices.Clone(c.spans)
 	c.mu.Unlock()
@@ -104,5 +105,22 @@ func (c *collector) row(b int, run batchRun) (decodeBenchRow, bool) {
 	bd[hostOverhead] = max(0, step-kernels)
 	lat := stats(gaps)
 	return decodeBenchRow{Batch: b, TTFTMs: run.ttftMs, P50Ms: lat.P50, P99Ms: lat.P99,
-		TokensPerS: float64(b) / step * 1e3, CommShare: collective / step, Breakdown: bd, AllReduce: sites}, true
+		TokensPerS: float64(b) / step * 1e3, CommShare: collective / step, CommWaitShare: collective / step * waitFraction(records, from, to),
+		Breakdown: bd, AllReduce: sites}, true
+}
+
+// waitFraction is the share of rank 0's collective time in [from, to) that it spent blocked
+// on its peers, from comm's flight records (the ring keeps the most recent calls, so it is
+// a ratio over those the window still holds, not a sum).
+func waitFraction(records []comm.Record, from, to time.Time) float64 {
+	var wait, total time.Duration
+	for _, r := range records {
+		if r.State == comm.Done && !r.Start.Before(from) && r.Start.Before(to) {
+			wait, total = wait+r.Wait, total+r.End.Sub(r.Start)
+		}
+	}
+	if total <= 0 {
+		return 0
+	}
+	return min(1, float64(wait)/float64(total))
 }
