@@ -9,5 +9,7 @@
 //
 // Data enters as host writes into buffer views (the memory is host-visible, like unified
 // memory) or kernels launched on streams; it leaves the same way after Stream.Synchronize.
+// Every kernel may declare its Work (class, bytes, FLOPs), which tracers and performance
+// models read as a profiler reads a GPU's kernels.
 // A CUDA backend implements the same concepts; nothing here knows about models or HTTP.
 package device

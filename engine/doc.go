@@ -4,6 +4,7 @@
 // the token limit, stop strings or the context length, and streams detokenized text.
 //
 // Data enters as a Request (prompt text and sampling parameters) and leaves as a stream of
-// Tokens and a Result with timings. Scheduling of many concurrent requests (continuous
-// batching) and decode graphs build on this loop.
+// Tokens and a Result with timings (Generate; GenerateBatch for requests that arrive
+// together). Scheduling of many concurrent requests (continuous batching) and decode
+// graphs build on this loop.
 package engine

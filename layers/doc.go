@@ -31,7 +31,7 @@
 //
 // Exported entry points validate shapes and return errors naming the sizes (never panic on
 // a caller's bad shape), then run unchecked inner loops. The hot paths do not allocate:
-// scratch is passed in (AttentionScratchLen) or lives on the stack. Tests check every
+// scratch is passed in (PagedKVCache.AttentionScratchLen) or lives on the stack. Tests check every
 // kernel bit for bit against a plain reference loop (and fuzz it where shapes vary);
 // benchmarks report GEMV in GB/s of weight bytes.
 package layers

@@ -21,6 +21,10 @@
 // un-permuted at load time: Config.RopeLayout records the layout for the RoPE kernel, and
 // PermuteQKToAdjacent / PermuteQKToHalfSplit convert between them where a tool must.
 //
+// Llama runs the TP decoder on a tp.Group (Forward, CaptureDecode). Built ShapeOnly it holds
+// no weight memory and captures the same decode graph, for performance models of models
+// larger than this machine.
+//
 // WriteGGUF, WriteSafetensors and WriteHFConfig write checkpoints the loaders read back, for
 // tests and tools. The tokenizers live in models/tokenizer.
 package models
