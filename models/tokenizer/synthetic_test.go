@@ -303,23 +303,7 @@ func FuzzSyntheticRoundTrip(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ids, err := tok.Encode(s, false)
-		if err != nil {
-			t.Fatalf("Encode(%q): %v", s, err)
-		}
-		got, err := tok.Decode(ids)
-		if err != nil {
-			t.Fatalf("Decode: %v", err)
-		}
-		want := strings.ReplaceAll(s, "▁", " ")
-		if got != want {
-			t.Fatalf("Decode(Encode(%q)) = %q", s, got)
-		}
-		if utf8.ValidString(s) {
-			if st := streamText(t, tok, ids); st != want {
-				t.Fatalf("stream of %q gives %q", s, st)
-			}
-		}
+		requireRoundTrip(t, tok, s)
 	})
 }
 
