@@ -45,7 +45,7 @@ func runBatch(ctx context.Context, e *engine.Engine, prompts [][]int32, genLen i
 	}
 	var run batchRun
 	for i, r := range results {
-		run.ttftMs += float64(r.TTFT) / float64(time.Millisecond) / float64(len(results))
+		run.ttftMs += ms(r.TTFT) / float64(len(results))
 		if len(r.OutputIDs) < genLen {
 			run.short = append(run.short, i)
 		}

@@ -368,7 +368,6 @@ func summarize(o serveBenchOptions, results []requestResult, duration time.Durat
 		PromptLen: o.promptLen, MaxTokens: o.maxTokens, DurationS: duration.Seconds(),
 	}
 	var ttft, tpot, itl, e2e []float64
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	for _, r := range results {
 		if r.err != nil {
 			if rep.Failed == 0 {

@@ -71,7 +71,6 @@ func (c *collector) row(b int, run batchRun, records []comm.Record) (decodeBench
 	}
 	steps = steps[1:]
 	from, to, n := steps[0], steps[len(steps)-1], float64(len(steps)-1)
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	var gaps []float64
 	for k := 1; k < len(steps); k++ {
 		gaps = append(gaps, ms(steps[k].Sub(steps[k-1])))

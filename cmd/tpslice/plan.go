@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
@@ -166,8 +165,6 @@ func planProfile(name string, stderr io.Writer) (hw.Profile, error) {
 	fmt.Fprintf(stderr, "tpslice: this node's %d × %s map to the %s profile\n", len(t.GPUs), t.GPUs[0].Name, p.Name)
 	return p, nil
 }
-
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func planReportOf(base perf.Config, preds []perf.Prediction) planReport {
 	rep := planReport{HW: base.Profile.Name, Model: base.Model.Name, Collectives: base.Collectives.String(), Graphs: !base.Eager}
