@@ -79,9 +79,6 @@ type Prediction struct {
 	// Sites lists the collective call sites in the order the step reaches them (none at
 	// TP 1, where collectives exchange nothing).
 	Sites []Site
-	// Busy is the kernels' times summed (launches included): Step when the streams run
-	// one after another, more when they overlap.
-	Busy time.Duration
 	// CommShare is the collectives' share of Busy.
 	CommShare float64
 	// Kernels is the graph's kernel count per rank.
@@ -215,7 +212,6 @@ func price(pr pricer, g *device.Graph) (Prediction, error) {
 			}
 		}
 		p.ByClass[class] += total
-		p.Busy += total
 		if class != device.ClassCollective {
 			producer[i] = n.Kernel.Name
 			continue
@@ -238,10 +234,10 @@ func price(pr pricer, g *device.Graph) (Prediction, error) {
 		p.Sites[at].Calls++
 		p.Sites[at].Time += total
 	}
-	if p.Busy == 0 {
+	if p.Busy() == 0 {
 		return Prediction{}, errors.New("the decode graph has no kernels")
 	}
-	p.CommShare = float64(commTime) / float64(p.Busy)
+	p.CommShare = float64(commTime) / float64(p.Busy())
 	return p, nil
 }
 
@@ -251,4 +247,14 @@ func maxOf(xs []int64) int64 {
 		m = max(m, x)
 	}
 	return m
+}
+
+// Busy is the kernels' times summed (launches included): Step when the streams run one
+// after another, more when they overlap.
+func (p Prediction) Busy() time.Duration {
+	var sum time.Duration
+	for _, d := range p.ByClass {
+		sum += d
+	}
+	return sum
 }

@@ -174,7 +174,7 @@ func planReportOf(base perf.Config, preds []perf.Prediction) planReport {
 			Fits: p.Fits, WeightGB: float64(p.WeightBytes) / 1e9, KVGB: float64(p.KVBytes) / 1e9, CommShare: p.CommShare,
 			AllReduce: map[string]planSite{}, BreakdownMS: map[string]float64{}}
 		for _, s := range p.Sites {
-			row.AllReduce["after "+s.After] = planSite{Site: s, MS: ms(s.Time), Share: float64(s.Time) / float64(p.Busy)}
+			row.AllReduce["after "+s.After] = planSite{Site: s, MS: ms(s.Time), Share: float64(s.Time) / float64(p.Busy())}
 		}
 		for class, d := range p.ByClass {
 			row.BreakdownMS[string(class)] = ms(d)
@@ -201,7 +201,7 @@ func printPlan(w io.Writer, base perf.Config, rep planReport, preds []perf.Predi
 		}
 		var sites []string
 		for _, s := range preds[i].Sites {
-			sites = append(sites, fmt.Sprintf("%s:%s %.0f%%", s.After, s.Algo, 100*float64(s.Time)/float64(preds[i].Busy)))
+			sites = append(sites, fmt.Sprintf("%s:%s %.0f%%", s.After, s.Algo, 100*float64(s.Time)/float64(preds[i].Busy())))
 		}
 		if len(sites) == 0 {
 			sites = []string{"-"}
