@@ -22,9 +22,9 @@ func (r *Rank) AllGather(s *device.Stream, in, out *device.Buffer, count int) er
 	chunk := r.c.cfg.BufferBytes / in.DType().Size()
 	if r.c.AllGatherAlgo() == Ring {
 		// The ring keeps all n slices of a chunk in each rank's registered buffer.
-		return r.launch(s, "allgather", Ring, in, out, count, chunk/r.c.n, 0, nil, (*call).ringAllGather)
+		return r.launch(s, "allgather", Ring, in, out, count, chunk/r.c.n, LocalWork{}, nil, (*call).ringAllGather)
 	}
-	return r.launch(s, "allgather", OneShot, in, out, count, chunk, 0, nil, (*call).allGather)
+	return r.launch(s, "allgather", OneShot, in, out, count, chunk, LocalWork{}, nil, (*call).allGather)
 }
 
 // AllGatherAlgo is the algorithm AllGather runs: the ring on a PCIe node of more than two

@@ -51,7 +51,7 @@ func (r *Rank) AllReduceAlgo(s *device.Stream, algo Algo, in, out *device.Buffer
 	default:
 		return fmt.Errorf("comm: rank %d allreduce: unknown algorithm %v", r.rank, algo)
 	}
-	return r.launch(s, "allreduce", algo, in, out, count, chunk, 0, nil, body)
+	return r.launch(s, "allreduce", algo, in, out, count, chunk, LocalWork{}, nil, body)
 }
 
 // check validates a call's arguments on the host, before anything is enqueued.
@@ -86,7 +86,7 @@ func (r *Rank) check(op string, s *device.Stream, in, out *device.Buffer, count,
 // hold, whose blocks each run body over their share of the chunk. A kernel boundary between
 // chunks matters: a rank that reaches a chunk's first barrier has finished every block of
 // the chunk before, so blocks never see another block's share of a buffer change under them.
-func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Buffer, count, chunk, localBytesPerElem int, grid func(n int) int, body func(*call, device.Block, int, int) error) error {
+func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Buffer, count, chunk int, local LocalWork, grid func(n int) int, body func(*call, device.Block, int, int) error) error {
 	if grid == nil {
 		grid = r.defaultGrid
 	}
@@ -100,8 +100,7 @@ func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Bu
 		err := s.Launch(device.Kernel{
 			Name: op + "." + algo.String(),
 			Grid: grid(n),
-			Work: device.Work{Class: device.ClassCollective, Op: op, Algo: algo.String(),
-				Message: int64(n * in.DType().Size()), Bytes: int64(n * localBytesPerElem)},
+			Work: r.work(op, algo, n*in.DType().Size(), n*local.BytesPerElem, local.Class),
 			Prologue: func() error {
 				if first {
 					if err := cl.begin(); err != nil {
@@ -124,6 +123,19 @@ func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Bu
 		}
 	}
 	return nil
+}
+
+// work is what a collective kernel declares: a collective of message bytes with local
+// bytes of its own traffic; on one rank there is no exchange, and the kernel is only its
+// local work, of class local (elementwise, a copy, when empty).
+func (r *Rank) work(op string, algo Algo, message, local int, class device.WorkClass) device.Work {
+	if r.c.n == 1 {
+		if class == "" {
+			class = device.ClassElementwise
+		}
+		return device.Work{Class: class, Bytes: int64(local)}
+	}
+	return device.Work{Class: device.ClassCollective, Op: op, Algo: algo.String(), Message: int64(message), Bytes: int64(local)}
 }
 
 // defaultGrid is the blocks of a chunk of n elements: one per minBlockElems, at most the

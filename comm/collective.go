@@ -22,14 +22,22 @@ type Collective struct {
 	Count, OutCount int
 	// Chunk is the elements each kernel covers, at most ChunkCapacity of the dtype.
 	Chunk int
-	// LocalBytesPerElem is the device-memory traffic per element of the call's own work
-	// besides the exchange (a fused norm's residual and output), for its kernels' Work.
-	LocalBytesPerElem int
+	// Local is the call's own work besides the exchange (a fused norm), for its kernels'
+	// Work.
+	Local LocalWork
 	// Grid gives the blocks of a chunk of n elements; it must depend only on n, so that
 	// every rank launches the same grid. Nil means comm's default.
 	Grid func(n int) int
 	// Block runs block b of the chunk [off, off+n).
 	Block func(k *CallCtx, b device.Block, off, n int) error
+}
+
+// LocalWork is what a collective does on its own rank besides the exchange: its device-memory
+// traffic per element and its class (a fused norm's residual and output: norm). On one
+// rank, where nothing is exchanged, it is all the kernel does.
+type LocalWork struct {
+	BytesPerElem int
+	Class        device.WorkClass
 }
 
 // CallCtx is a running collective call on one rank, as its blocks see it.
@@ -78,7 +86,7 @@ func (r *Rank) LaunchCollective(s *device.Stream, c Collective) error {
 	if c.Count == 0 {
 		return nil
 	}
-	return r.launch(s, c.Op, c.Algo, c.In, c.Out, c.Count, c.Chunk, c.LocalBytesPerElem, c.Grid, func(cl *call, b device.Block, off, n int) error {
+	return r.launch(s, c.Op, c.Algo, c.In, c.Out, c.Count, c.Chunk, c.Local, c.Grid, func(cl *call, b device.Block, off, n int) error {
 		return c.Block((*CallCtx)(cl), b, off, n)
 	})
 }

@@ -59,9 +59,9 @@ func AllReduceAddRMSNorm(r *comm.Rank, s *device.Stream, v Variant, partial, res
 		Op: Op, Algo: v.algo(), In: partial, Out: out, Count: count, OutCount: count,
 		Chunk: rowsPerChunk * sh.Hidden,
 		// the residual is read and written, the normalized row written
-		LocalBytesPerElem: 3 * 4,
-		Grid:              func(n int) int { return max(1, min(c.Blocks(), n/sh.Hidden, (n+blockElems-1)/blockElems)) },
-		Block:             func(k *comm.CallCtx, b device.Block, off, n int) error { return body(f, k, b, off, n) },
+		Local: comm.LocalWork{BytesPerElem: 3 * 4, Class: device.ClassNorm},
+		Grid:  func(n int) int { return max(1, min(c.Blocks(), n/sh.Hidden, (n+blockElems-1)/blockElems)) },
+		Block: func(k *comm.CallCtx, b device.Block, off, n int) error { return body(f, k, b, off, n) },
 	})
 }
 

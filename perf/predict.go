@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tpslice/tpslice/comm"
@@ -203,16 +202,8 @@ func price(pr pricer, g *device.Graph) (Prediction, error) {
 		finish[i] = start + total
 		streamDone[n.Stream] = finish[i]
 		p.Step = max(p.Step, finish[i])
-		class := w.Class
-		if class == device.ClassCollective && pr.world == 1 {
-			// One rank talks to no peer: what is left is the fused norm, or a copy.
-			class = device.ClassElementwise
-			if strings.Contains(w.Op, "rmsnorm") {
-				class = device.ClassNorm
-			}
-		}
-		p.ByClass[class] += total
-		if class != device.ClassCollective {
+		p.ByClass[w.Class] += total
+		if w.Class != device.ClassCollective {
 			producer[i] = n.Kernel.Name
 			continue
 		}

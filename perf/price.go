@@ -104,9 +104,6 @@ func (pr pricer) roofline(w device.Work) time.Duration {
 // prices it, plus the kernel's own memory traffic (a fused norm's residual and output).
 func (pr pricer) collective(w device.Work) (time.Duration, error) {
 	local := seconds(float64(w.Bytes) / (pr.p.HBMBytesPerSec * MemoryEfficiency))
-	if pr.world == 1 {
-		return local, nil // nothing to exchange
-	}
 	if pr.collectives == NCCL {
 		return pr.ncclRingLL(w) + local, nil
 	}

@@ -258,7 +258,7 @@ func benchCell(ctx context.Context, e *engine.Engine, genLen, b int, prompts *pr
 	// A batch whose KV blocks or slots did not all fit at once is admitted at two step
 	// boundaries and decodes together for fewer steps; with too few to time, run it again.
 	for attempt := 0; ; attempt++ {
-		col := &collector{dev: g.Device(0), world: n}
+		col := &collector{dev: g.Device(0)}
 		g.Node().SetTracer(col)
 		run, err := runBatch(ctx, e, prompts.get(b), genLen, p)
 		g.Node().SetTracer(nil)

@@ -133,7 +133,7 @@ func TestBenchBadFlags(t *testing.T) {
 func TestBenchRow(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(us int) time.Time { return t0.Add(time.Duration(us) * time.Microsecond) }
-	c := &collector{world: 2}
+	c := &collector{}
 	for step := range 4 { // steps start at 0, 1, 2 and 3 ms; the window's end is the start of the last
 		s := step * 1000
 		c.spans = append(c.spans,

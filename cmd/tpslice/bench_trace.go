@@ -2,7 +2,6 @@ package main
 
 import (
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 // collector is a device.Tracer that keeps rank 0's kernels: what one rank spends a step on.
 type collector struct {
 	dev   *device.Device
-	world int
 	mu    sync.Mutex
 	spans []kspan
 }
@@ -33,13 +31,6 @@ func (c *collector) KernelDone(s device.KernelSpan) {
 	w := s.Kernel.Work
 	ks := kspan{key: string(w.Class), name: s.Kernel.Name, step: w.Class == device.ClassEmbedding, start: s.Start, end: s.End}
 	switch {
-	case w.Class == device.ClassCollective && c.world == 1:
-		// A one-rank collective talks to no peer: it is the residual + norm it fuses, or a
-		// copy, so TP 1 has no communication.
-		ks.key = string(device.ClassElementwise)
-		if strings.Contains(w.Op, "norm") {
-			ks.key = string(device.ClassNorm)
-		}
 	case w.Class == device.ClassCollective:
 		ks.key, ks.collective = w.Op+"."+w.Algo, true
 	case w.Class == "":
