@@ -72,6 +72,8 @@ func (r *Rank) check(op string, s *device.Stream, in, out *device.Buffer, count,
 		return fail("buffer was freed")
 	case in.DType() != out.DType():
 		return fail("input is %v, output is %v", in.DType(), out.DType())
+	case !in.DType().Scalar():
+		return fail("%v buffers: collectives move f32, bf16 or f16 elements", in.DType())
 	case count < 0:
 		return fail("negative count")
 	case in.Len() < count:

@@ -13,9 +13,10 @@ import (
 // line.
 const bufferAlign = 64
 
-// Buffer is device memory: count elements of one dtype on one device. Its views
-// (Float32s, Uint16s, Uint32s) reinterpret the same bytes, as a kernel would cast a
-// pointer; kernels on any stream and peers that opened the buffer see the same memory.
+// Buffer is device memory: count values of one dtype on one device (for a block type, a
+// whole number of its blocks). Its views (Float32s, Uint16s, Uint32s, Bytes8) reinterpret
+// the same bytes, as a kernel would cast a pointer; kernels on any stream and peers that
+// opened the buffer see the same memory.
 type Buffer struct {
 	dev   *Device // owner
 	dtype dtype.DType
@@ -29,7 +30,7 @@ type Buffer struct {
 }
 
 func newBuffer(d *Device, t dtype.DType, count int) *Buffer {
-	bytes := count * t.Size()
+	bytes := t.Bytes(count)
 	words := make([]uint64, (bytes+bufferAlign)/8+1)
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)
 	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(raw)))) & (bufferAlign - 1)
@@ -42,7 +43,7 @@ func (b *Buffer) Device() *Device { return b.dev }
 // DType returns the element type.
 func (b *Buffer) DType() dtype.DType { return b.dtype }
 
-// Len returns the number of elements.
+// Len returns the number of values (elements, or the values of the blocks of a block type).
 func (b *Buffer) Len() int { return b.count }
 
 // Bytes returns the size in bytes.
@@ -66,6 +67,9 @@ func (b *Buffer) Uint16s() []uint16 {
 	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b.mem))), len(b.mem)/2)
 }
 
+// Bytes8 views the memory as bytes, how blocks of quantized values are stored.
+func (b *Buffer) Bytes8() []byte { return b.mem }
+
 // Uint32s views the memory as 32-bit words (len = Bytes/4), for flags that are accessed
 // with sync/atomic.
 func (b *Buffer) Uint32s() []uint32 {
@@ -78,19 +82,23 @@ func (b *Buffer) Uint64s() []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b.mem))), len(b.mem)/8)
 }
 
-// View returns elements [off, off+count) of b as a buffer of its own that shares b's
+// View returns values [off, off+count) of b as a buffer of its own that shares b's
 // memory, as pointer arithmetic on a device allocation does: kernels and collectives can
-// work on part of a buffer (a micro-batch's rows). A view cannot be freed or exported.
+// work on part of a buffer (a micro-batch's rows). For a block type both must be whole
+// blocks. A view cannot be freed or exported.
 func (b *Buffer) View(off, count int) (*Buffer, error) {
 	if off < 0 || count < 0 || off+count > b.count {
 		return nil, fmt.Errorf("%v: view [%d, %d) out of range", b, off, off+count)
 	}
-	es := b.dtype.Size()
+	if !b.dtype.Whole(off) || !b.dtype.Whole(count) {
+		return nil, fmt.Errorf("%v: view [%d, %d) cuts a %d-value block", b, off, off+count, b.dtype.BlockSize())
+	}
+	lo, hi := b.dtype.Bytes(off), b.dtype.Bytes(off+count)
 	base := b
 	if b.base != nil {
 		base = b.base
 	}
-	return &Buffer{dev: b.dev, dtype: b.dtype, count: count, mem: b.mem[off*es : (off+count)*es : (off+count)*es],
+	return &Buffer{dev: b.dev, dtype: b.dtype, count: count, mem: b.mem[lo:hi:hi],
 		peer: b.peer, base: base, view: true, off: b.off + off}, nil
 }
 

@@ -64,7 +64,8 @@ func TestAllocErrors(t *testing.T) {
 		want  string
 	}{
 		{"invalid dtype", 0, 4, "invalid dtype"},
-		{"dtype 7", 7, 4, "invalid dtype"},
+		{"dtype 99", 99, 4, "invalid dtype"},
+		{"part of a block", dtype.Q4_K, 300, "alloc of 300 q4_k values: not a whole number of 256-value blocks"},
 		{"negative count", dtype.F32, -1, "negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

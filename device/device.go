@@ -49,7 +49,8 @@ func (d *Device) MemoryUsed() int64 { return d.used.Load() }
 // String names the device as errors print it.
 func (d *Device) String() string { return fmt.Sprintf("device %d", d.id) }
 
-// Alloc allocates a zeroed buffer of count elements of dtype t.
+// Alloc allocates a zeroed buffer of count values of dtype t (for a block type, a whole
+// number of its blocks).
 func (d *Device) Alloc(t dtype.DType, count int) (*Buffer, error) {
 	if !t.Valid() {
 		return nil, fmt.Errorf("%v: alloc: invalid dtype %v", d, t)
@@ -57,11 +58,14 @@ func (d *Device) Alloc(t dtype.DType, count int) (*Buffer, error) {
 	if count < 0 {
 		return nil, fmt.Errorf("%v: alloc: negative element count %d", d, count)
 	}
+	if !t.Whole(count) {
+		return nil, fmt.Errorf("%v: alloc of %d %v values: not a whole number of %d-value blocks", d, count, t, t.BlockSize())
+	}
 	if d.capturing.Load() > 0 {
 		// A graph bakes in the buffers it uses; memory must exist before capture begins.
 		return nil, fmt.Errorf("%v: alloc of %d %v: %w: allocate before capturing", d, count, t, ErrCapture)
 	}
-	bytes := int64(count) * int64(t.Size())
+	bytes := int64(t.Bytes(count))
 	if d.capacity > 0 {
 		if used := d.used.Add(bytes); used > d.capacity {
 			d.used.Add(-bytes)

@@ -91,8 +91,8 @@ func (m *Multicast) Store(t dtype.DType, offset int, src []float32) error {
 }
 
 func (m *Multicast) check(op string, t dtype.DType, offset, count int) error {
-	if !t.Valid() {
-		return fmt.Errorf("device: multicast %s: invalid dtype %v", op, t)
+	if !t.Scalar() {
+		return fmt.Errorf("device: multicast %s: dtype %v is not an element type", op, t)
 	}
 	if n := m.bytes / t.Size(); offset < 0 || count < 0 || offset+count > n {
 		return fmt.Errorf("device: multicast %s [%d, %d) out of range: buffers hold %d %v", op, offset, offset+count, n, t)

@@ -41,9 +41,9 @@ func Embedding(out []float32, ids []int32, table Matrix, v0, vocab int) error {
 		case r < 0 || r >= table.Rows:
 			clear(dst)
 		case table.DType == dtype.F32:
-			copy(dst, table.F32[r*h:(r+1)*h])
+			copy(dst, table.F32s()[r*h:(r+1)*h])
 		default:
-			vec.Widen(table.DType, dst, table.Bits[r*h:(r+1)*h])
+			vec.Widen(table.DType, dst, table.Bits()[r*h:(r+1)*h])
 		}
 	}
 	return nil

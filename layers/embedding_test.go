@@ -23,12 +23,8 @@ func TestEmbeddingShardsSumToFull(t *testing.T) {
 				sum := make([]float32, len(ids)*hidden)
 				for s := range shards {
 					v0, v1 := s*vocab/shards, (s+1)*vocab/shards
-					shard := Matrix{DType: dt, Rows: v1 - v0, Cols: hidden}
-					if dt == dtype.F32 {
-						shard.F32 = full.F32[v0*hidden : v1*hidden]
-					} else {
-						shard.Bits = full.Bits[v0*hidden : v1*hidden]
-					}
+					row := full.RowBytes()
+					shard := Matrix{DType: dt, Rows: v1 - v0, Cols: hidden, Data: full.Data[v0*row : v1*row]}
 					out := make([]float32, len(ids)*hidden)
 					for i := range out {
 						out[i] = 99 // must be overwritten, zeros included
@@ -72,7 +68,7 @@ func TestEmbeddingErrors(t *testing.T) {
 		{"shard outside", 4, []int32{0}, shard, 95, 100, "shard rows [95, 105) not within the vocabulary [0, 100)"},
 		{"negative v0", 4, []int32{0}, shard, -1, 100, "shard rows [-1, 9)"},
 		{"out", 5, []int32{0}, shard, 0, 100, "len(out)=5, want tokens·hidden = 1·4 = 4"},
-		{"table", 4, []int32{0}, F32Matrix(10, 4, nil), 0, 100, "f32 matrix [10, 4] needs 40 elements, has 0"},
+		{"table", 4, []int32{0}, F32Matrix(10, 4, nil), 0, 100, "f32 matrix [10, 4] needs 160 bytes, has 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.ErrorContains(t, Embedding(make([]float32, tc.out), tc.ids, tc.table, tc.v0, tc.vocab), tc.want)

@@ -32,7 +32,7 @@ func (c KVCacheConfig) Validate() error {
 	if c.Layers <= 0 || c.NumBlocks <= 0 || c.BlockSize <= 0 || c.KVHeads <= 0 || c.HeadDim <= 0 {
 		return fmt.Errorf("kv cache %+v: every size must be positive", c)
 	}
-	if !c.ElemType().Valid() {
+	if !c.ElemType().Scalar() {
 		return fmt.Errorf("kv cache %+v: dtype %v is not f32, bf16 or f16", c, c.DType)
 	}
 	n := 1

@@ -81,6 +81,7 @@ func LinearRows(y, x []float32, w Matrix, o0, o1 int) error {
 // compare the assembly against.
 func linearRowsGo(y, x []float32, w Matrix, m, o0, o1 int) {
 	in, out := w.Cols, w.Rows
+	wf, wb := w.F32s(), w.Bits()
 	var wt [linearRowBlock][linearTile]float32
 	var acc [linearMChunk][linearRowBlock][Lanes]float32
 	var rows [linearRowBlock][]float32
@@ -94,10 +95,10 @@ func linearRowsGo(y, x []float32, w Matrix, m, o0, o1 int) {
 				for r := range nr {
 					off := (ob+r)*in + k
 					if w.DType == dtype.F32 {
-						rows[r] = w.F32[off : off+kl]
+						rows[r] = wf[off : off+kl]
 					} else {
 						rows[r] = wt[r][:kl]
-						vec.Widen(w.DType, rows[r], w.Bits[off:off+kl])
+						vec.Widen(w.DType, rows[r], wb[off:off+kl])
 					}
 				}
 				for mi := range nm {

@@ -54,12 +54,7 @@ func linearRows(y, x []float32, w Matrix, m, o0, o1 int) {
 func linearRowsAVX2(y, x []float32, w Matrix, m, o0, o1 int) {
 	in, out := w.Cols, w.Rows
 	body := in &^ (Lanes - 1)
-	var base unsafe.Pointer
-	if w.DType == dtype.F32 {
-		base = unsafe.Pointer(unsafe.SliceData(w.F32))
-	} else {
-		base = unsafe.Pointer(unsafe.SliceData(w.Bits))
-	}
+	base := unsafe.Pointer(unsafe.SliceData(w.Data))
 	var acc [linearMChunk][linearRowBlock][Lanes]float32
 	var off [linearRowBlock]int
 	var row [linearRowBlock]int
@@ -110,13 +105,15 @@ func linearRowsAVX2(y, x []float32, w Matrix, m, o0, o1 int) {
 // acc, as dotAcc does; the weights start at element off of w.
 func linearTail(acc *[Lanes]float32, x []float32, w Matrix, off int) {
 	if w.DType == dtype.F32 {
+		wf := w.F32s()
 		for i, xv := range x {
-			acc[i] += float32(xv * w.F32[off+i])
+			acc[i] += float32(xv * wf[off+i])
 		}
 		return
 	}
+	wb := w.Bits()
 	for i, xv := range x {
-		acc[i] += float32(xv * dtype.ToF32(w.DType, w.Bits[off+i]))
+		acc[i] += float32(xv * dtype.ToF32(w.DType, wb[off+i]))
 	}
 }
 

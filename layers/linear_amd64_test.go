@@ -51,11 +51,11 @@ func TestLinearAVX2Kernels(t *testing.T) {
 		wide := make([]float32, rows*cols) // w widened, for dotAcc
 		var base unsafe.Pointer
 		if dt == dtype.F32 {
-			copy(wide, w.F32)
-			base = unsafe.Pointer(&w.F32[0])
+			copy(wide, w.F32s())
+			base = unsafe.Pointer(&w.F32s()[0])
 		} else {
-			vec.Widen(dt, wide, w.Bits)
-			base = unsafe.Pointer(&w.Bits[0])
+			vec.Widen(dt, wide, w.Bits())
+			base = unsafe.Pointer(&w.Bits()[0])
 		}
 		x := randF32(r, maxM*(cols+8), 2)
 		for _, tiles := range [][]int{{8}, {16, 8}, {1000, 16}, {520, 504}, {8, 8, 8, 512}} {

@@ -219,10 +219,10 @@ func TestLinearKernelsSpecials(t *testing.T) {
 			x := linearValues(r, m*in, 2, true)
 			w := randMatrix(r, dt, out, in)
 			if dt == dtype.F32 {
-				copy(w.F32, linearValues(r, out*in, 1, true))
+				copy(w.F32s(), linearValues(r, out*in, 1, true))
 			} else {
 				for i, f := range linearValues(r, out*in, 1, true) {
-					w.Bits[i] = dtype.FromF32(dt, f)
+					w.Bits()[i] = dtype.FromF32(dt, f)
 				}
 			}
 			for _, k := range linearKernels() {

@@ -101,9 +101,9 @@ func TestLinearErrors(t *testing.T) {
 		{"rows outside", 8, 16, good, 2, 5, "output rows [2, 5) not within [0, 4)"},
 		{"rows reversed", 8, 16, good, 3, 2, "output rows [3, 2)"},
 		{"negative row", 8, 16, good, -1, 2, "output rows [-1, 2)"},
-		{"short weights", 8, 16, F32Matrix(4, 8, make([]float32, 31)), 0, 4, "f32 matrix [4, 8] needs 32 elements, has 31"},
-		{"16-bit without bits", 8, 16, Matrix{DType: dtype.BF16, Rows: 4, Cols: 8, F32: make([]float32, 32)}, 0, 4, "bf16 matrix [4, 8] needs 32 elements, has 0"},
-		{"bad dtype", 8, 16, Matrix{Rows: 4, Cols: 8}, 0, 4, "unsupported dtype"},
+		{"short weights", 8, 16, F32Matrix(4, 8, make([]float32, 31)), 0, 4, "f32 matrix [4, 8] needs 128 bytes, has 124"},
+		{"16-bit with f32 bytes", 8, 16, Matrix{DType: dtype.BF16, Rows: 4, Cols: 8, Data: make([]byte, 128)}, 0, 4, "bf16 matrix [4, 8] needs 64 bytes, has 128"},
+		{"bad dtype", 8, 16, Matrix{Rows: 4, Cols: 8}, 0, 4, "invalid dtype"},
 		{"zero in", 0, 0, F32Matrix(4, 0, nil), 0, 4, "matrix [4, 0]: sizes must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

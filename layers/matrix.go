@@ -2,55 +2,72 @@ package layers
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/tpslice/tpslice/dtype"
 )
 
 // Matrix is a row-major [Rows, Cols] matrix of weights on a device: a linear layer's W as
-// [out, in], or an embedding table's rows as [vocab rows, hidden]. Element (r, c) is at
-// index r·Cols + c of F32 (DType F32) or of Bits (DType BF16 or F16, the 16-bit words of
-// the dtype, as device.Buffer.Uint16s views them); the other slice is unused.
+// [out, in], or an embedding table's rows as [vocab rows, hidden]. It is raw row bytes and
+// a type: row r is Data[r·RowBytes() : (r+1)·RowBytes()], Cols values of DType (f32, the
+// 16-bit words of bf16 or f16, or whole blocks of a quantized type in the layout package
+// quant keeps on devices).
 type Matrix struct {
 	DType      dtype.DType
 	Rows, Cols int
-	F32        []float32
-	Bits       []uint16
+	Data       []byte
 }
 
-// F32Matrix wraps row-major f32 data as a [rows, cols] Matrix.
+// F32Matrix wraps row-major f32 data as a [rows, cols] Matrix (no copy).
 func F32Matrix(rows, cols int, data []float32) Matrix {
-	return Matrix{DType: dtype.F32, Rows: rows, Cols: cols, F32: data}
+	return Matrix{DType: dtype.F32, Rows: rows, Cols: cols, Data: bytesOf(data)}
 }
 
-// Matrix16 wraps row-major 16-bit data of dtype t (BF16 or F16) as a [rows, cols] Matrix.
+// Matrix16 wraps row-major 16-bit data of dtype t (BF16 or F16) as a [rows, cols] Matrix
+// (no copy).
 func Matrix16(t dtype.DType, rows, cols int, data []uint16) Matrix {
-	return Matrix{DType: t, Rows: rows, Cols: cols, Bits: data}
+	return Matrix{DType: t, Rows: rows, Cols: cols, Data: bytesOf(data)}
 }
 
-// Validate reports whether the matrix is well formed: a known dtype, positive sizes and a
-// data slice of exactly Rows·Cols elements for its dtype.
+// RowBytes is the size of one row in bytes.
+func (m Matrix) RowBytes() int { return m.DType.Bytes(m.Cols) }
+
+// Bytes is the size of the matrix's data in bytes.
+func (m Matrix) Bytes() int { return m.Rows * m.RowBytes() }
+
+// F32s views the data of an f32 matrix as its elements.
+func (m Matrix) F32s() []float32 { return viewAs[float32](m.Data) }
+
+// Bits views the data of a bf16 or f16 matrix as its 16-bit words.
+func (m Matrix) Bits() []uint16 { return viewAs[uint16](m.Data) }
+
+// Validate reports whether the matrix is well formed: a known dtype, positive sizes, rows
+// of whole blocks and exactly Rows·RowBytes bytes of data.
 func (m Matrix) Validate() error {
 	if m.Rows <= 0 || m.Cols <= 0 {
 		return fmt.Errorf("matrix [%d, %d]: sizes must be positive", m.Rows, m.Cols)
 	}
-	n := m.Rows * m.Cols
-	if n/m.Cols != m.Rows {
-		return fmt.Errorf("matrix [%d, %d]: size overflows", m.Rows, m.Cols)
+	if err := m.DType.CheckRow(m.Cols); err != nil {
+		return fmt.Errorf("matrix [%d, %d]: %w", m.Rows, m.Cols, err)
 	}
-	switch m.DType {
-	case dtype.F32:
-		if len(m.F32) != n {
-			return fmt.Errorf("f32 matrix [%d, %d] needs %d elements, has %d", m.Rows, m.Cols, n, len(m.F32))
-		}
-	case dtype.BF16, dtype.F16:
-		if len(m.Bits) != n {
-			return fmt.Errorf("%v matrix [%d, %d] needs %d elements, has %d", m.DType, m.Rows, m.Cols, n, len(m.Bits))
-		}
-	default:
-		return fmt.Errorf("matrix [%d, %d]: unsupported dtype %v", m.Rows, m.Cols, m.DType)
+	if n := m.RowBytes(); m.Rows > maxBytes/n {
+		return fmt.Errorf("%v matrix [%d, %d]: size overflows", m.DType, m.Rows, m.Cols)
+	}
+	if len(m.Data) != m.Bytes() {
+		return fmt.Errorf("%v matrix [%d, %d] needs %d bytes, has %d", m.DType, m.Rows, m.Cols, m.Bytes(), len(m.Data))
 	}
 	return nil
 }
 
-// Bytes is the size of the matrix's data in bytes.
-func (m Matrix) Bytes() int { return m.Rows * m.Cols * m.DType.Size() }
+// maxBytes bounds a matrix's size so that byte offsets never overflow an int.
+const maxBytes = 1 << 48
+
+func bytesOf[T float32 | uint16](s []T) []byte {
+	var zero T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(zero)))
+}
+
+func viewAs[T float32 | uint16](b []byte) []T {
+	var zero T
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(zero)))
+}

@@ -15,7 +15,11 @@ func TestMatrix(t *testing.T) {
 	h := Matrix16(dtype.F16, 3, 2, make([]uint16, 6))
 	require.NoError(t, h.Validate())
 	require.Equal(t, 12, h.Bytes())
-	require.ErrorContains(t, Matrix16(dtype.BF16, 3, 2, make([]uint16, 5)).Validate(), "bf16 matrix [3, 2] needs 6 elements, has 5")
+	require.ErrorContains(t, Matrix16(dtype.BF16, 3, 2, make([]uint16, 5)).Validate(), "bf16 matrix [3, 2] needs 12 bytes, has 10")
 	require.ErrorContains(t, F32Matrix(-1, 2, nil).Validate(), "matrix [-1, 2]: sizes must be positive")
 	require.ErrorContains(t, F32Matrix(1<<62, 4, nil).Validate(), "size overflows")
+	require.ErrorContains(t, Matrix{DType: dtype.Q4_K, Rows: 2, Cols: 100}.Validate(), "q4_k row of 100 values: not a whole number of 256-value blocks")
+	q := Matrix{DType: dtype.Q4_K, Rows: 2, Cols: 512, Data: make([]byte, 2*2*144)}
+	require.NoError(t, q.Validate())
+	require.Equal(t, 288, q.RowBytes())
 }

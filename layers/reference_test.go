@@ -36,9 +36,9 @@ func refSum(x []float32) float32 {
 // refWeight is element (r, c) of w, widened.
 func refWeight(w Matrix, r, c int) float32 {
 	if w.DType == dtype.F32 {
-		return w.F32[r*w.Cols+c]
+		return w.F32s()[r*w.Cols+c]
 	}
-	return dtype.ToF32(w.DType, w.Bits[r*w.Cols+c])
+	return dtype.ToF32(w.DType, w.Bits()[r*w.Cols+c])
 }
 
 // refLinear is LinearRows' reference loop over rows [o0, o1).

@@ -83,7 +83,7 @@ func NewLlama(g *tp.Group, cfg Config, src Source, opt LlamaOptions) (*Llama, er
 	if opt.WeightDType != 0 && !opt.WeightDType.Valid() {
 		return nil, fmt.Errorf("models: weight dtype %v is not f32, bf16 or f16", opt.WeightDType)
 	}
-	if opt.KVDType != 0 && !opt.KVDType.Valid() {
+	if opt.KVDType != 0 && !opt.KVDType.Scalar() {
 		return nil, fmt.Errorf("models: kv cache dtype %v is not f32, bf16 or f16", opt.KVDType)
 	}
 	if opt.Overlap && g.CommStream(0) == nil {

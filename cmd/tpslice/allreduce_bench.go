@@ -95,7 +95,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("allreduce-bench: unexpected argument %q", fs.Arg(0))
 	}
-	t, err := dtype.Parse(o.dtypeName)
+	t, err := dtype.ParseScalar(o.dtypeName)
 	if err != nil {
 		return fmt.Errorf("allreduce-bench: --dtype: %w", err)
 	}

@@ -43,7 +43,7 @@ func modelConfig(model string) (models.Config, error) {
 	return cfg, src.Close()
 }
 
-// dtypeFlag is a flag naming a dtype (f32, bf16 or f16) into *t; unset leaves it 0, which
+// dtypeFlag is a flag naming an element type (f32, bf16 or f16) into *t; unset leaves it 0, which
 // means the default of whatever reads it.
 type dtypeFlag struct{ t *dtype.DType }
 
@@ -55,7 +55,7 @@ func (f dtypeFlag) String() string {
 }
 
 func (f dtypeFlag) Set(s string) error {
-	t, err := dtype.Parse(s)
+	t, err := dtype.ParseScalar(s)
 	if err == nil {
 		*f.t = t
 	}
