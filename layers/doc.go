@@ -3,11 +3,14 @@
 // a paged KV cache, SwiGLU MLP and RMSNorm.
 //
 // The kernels are plain Go functions over host slices (device buffer views: Float32s for
-// activations, Uint16s for bf16/f16 weights); TP layers launch them on device streams,
-// giving each SM a block of the work:
+// activations; a weight Matrix is its row bytes and its dtype); TP layers launch them on
+// device streams, giving each SM a block of the work:
 //
 //   - Linear / LinearRows: y = x·Wᵀ for an [out, in] Matrix in f32, bf16 or f16, f32
 //     activations and accumulation, M = 1 (GEMV) or small M (GEMM), output rows [o0, o1).
+//   - LinearQuantRows: the same for a Matrix of a GGML block type (Q8_0, Q4_0, Q4_K, Q5_K,
+//     Q6_K), its activations quantized to 16-bit integers by package quant, whose kernels
+//     it runs.
 //   - RMSNorm, RMSNormResidual: row-wise RMSNorm, and the unfused residual add + RMSNorm that
 //     the fused all-reduce replaces.
 //   - RopeTable.Apply: RoPE in place on q and k, adjacent pairs (GGUF) or half split (HF),
@@ -15,7 +18,8 @@
 //   - PagedKVCache (Write, Gather) and Attention / AttentionRange: causal GQA attention for
 //     decode, prefill and mixed batches (Batch: a position and a block table per token).
 //   - SwiGLU, SwiGLUMerged: silu(gate)·up.
-//   - Embedding: the lookup of one vocab shard, zeros for ids other shards own.
+//   - Embedding: the lookup of one vocab shard (quantized rows dequantized), zeros for ids
+//     other shards own.
 //   - Argmax, TopK, MergeTopK: sampling candidates over a logits shard and their merge,
 //     ties to the lowest id.
 //

@@ -59,6 +59,9 @@ func LinearRows(y, x []float32, w Matrix, o0, o1 int) error {
 	if err := w.Validate(); err != nil {
 		return fmt.Errorf("layers: linear: weight %w", err)
 	}
+	if w.DType.Quantized() {
+		return fmt.Errorf("layers: linear: %v weights take quantized activations: use LinearQuantRows", w.DType)
+	}
 	in, out := w.Cols, w.Rows
 	if len(x)%in != 0 {
 		return fmt.Errorf("layers: linear: len(x)=%d is not a multiple of in=%d", len(x), in)

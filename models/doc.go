@@ -8,13 +8,17 @@
 //
 // Weights enter through a Source: a set of tensors under canonical GGUF names
 // (token_embd.weight, blk.N.attn_q.weight, …, output.weight), each with a TensorInfo
-// (shape [rows, cols] = [out, in] for matrices). Source.Read copies a Region, a row range
-// and a column range, of one tensor into a Dest (a []float32, a []uint16 of bf16/f16 bits,
-// or a device.Buffer), converting exactly through package dtype: column-parallel layers
-// read row ranges, row-parallel layers read column ranges. The sources are memory-mapped
-// GGUF files (OpenGGUF), memory-mapped Hugging Face safetensors, single or sharded
-// (OpenSafetensors), and deterministic dummy weights addressable by tensor, row and
-// column block (NewDummy), so a shard read equals the same slice of a full read.
+// (shape [rows, cols] = [out, in] for matrices, and a dtype: f32, bf16, f16 or one of
+// GGML's block types). Source.Read copies a Region, a row range and a column range, of
+// one tensor into a Dest (a []float32, a []uint16 of bf16/f16 bits, GGML blocks, or a
+// device.Buffer), converting through packages dtype and quant: exactly where that is exact
+// (widening, dequantizing, copying whole blocks), quantizing into a block type otherwise.
+// Column-parallel layers read row ranges, row-parallel layers read column ranges (whole
+// blocks of a quantized type: a shard whose columns cut blocks holds the blocks it
+// touches, see Llama.ShardNotes). The sources are memory-mapped GGUF files (OpenGGUF),
+// memory-mapped Hugging Face safetensors, single or sharded (OpenSafetensors), and
+// deterministic dummy weights addressable by tensor, row and column block (NewDummy), so a
+// shard read equals the same slice of a full read.
 //
 // GGUF checkpoints keep llama.cpp's RoPE layout (Q and K rows permuted so that RoPE rotates
 // adjacent pairs); safetensors keep Hugging Face's (rotation of halves). Nothing is
@@ -25,6 +29,6 @@
 // no weight memory and captures the same decode graph, for performance models of models
 // larger than this machine.
 //
-// WriteGGUF, WriteSafetensors and WriteHFConfig write checkpoints the loaders read back, for
-// tests and tools. The tokenizers live in models/tokenizer.
+// WriteGGUF (block types included), WriteSafetensors and WriteHFConfig write checkpoints
+// the loaders read back, for tests and tools. The tokenizers live in models/tokenizer.
 package models

@@ -89,7 +89,7 @@ func (d *DummySource) Read(name string, r Region, dst Dest) error {
 	if err := dst.check(); err != nil {
 		return fail(err)
 	}
-	if err := r.check(t, dst.Len()); err != nil {
+	if err := r.check(t, dst.DType, dst.Len()); err != nil {
 		return fail(err)
 	}
 	w := r.Col1 - r.Col0
@@ -100,7 +100,9 @@ func (d *DummySource) Read(name string, r Region, dst Dest) error {
 	row := make([]float32, w)
 	for i := r.Row0; i < r.Row1; i++ {
 		g.fill(i, r.Col0, row)
-		storeF32(dst, (i-r.Row0)*w, row)
+		if err := storeF32(dst, (i-r.Row0)*w, row); err != nil {
+			return fail(err)
+		}
 	}
 	return nil
 }
@@ -154,16 +156,4 @@ func splitmix64(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
-}
-
-// storeF32 writes v into dst[off:], rounding to dst's dtype.
-func storeF32(dst Dest, off int, v []float32) {
-	if dst.DType == dtype.F32 {
-		copy(dst.F32[off:off+len(v)], v)
-		return
-	}
-	out := dst.U16[off : off+len(v)]
-	for i, x := range v {
-		out[i] = dtype.FromF32(dst.DType, x)
-	}
 }

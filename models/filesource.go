@@ -70,17 +70,21 @@ func (s *FileSource) add(f int, info TensorInfo, stored string, begin, end uint6
 	if len(info.Shape) == 0 || len(info.Shape) > 2 {
 		return where("shape %v: want 1 or 2 dimensions", info.Shape)
 	}
-	size := uint64(info.DType.Size())
 	for _, d := range info.Shape {
 		if d < 0 {
 			return where("negative dimension in shape %v", info.Shape)
 		}
-		hi, lo := bits.Mul64(size, uint64(d))
-		if hi != 0 || lo > 1<<62 {
-			return where("shape %v of %v overflows", info.Shape, info.DType)
-		}
-		size = lo
 	}
+	rows, cols := info.Dims()
+	if !info.DType.Whole(cols) {
+		return where("%v rows of %d values: not a whole number of %d-value blocks", info.DType, cols, info.DType.BlockSize())
+	}
+	size := uint64(info.DType.Bytes(cols))
+	hi, lo := bits.Mul64(size, uint64(rows))
+	if hi != 0 || lo > 1<<62 || size > 1<<62 {
+		return where("shape %v of %v overflows", info.Shape, info.DType)
+	}
+	size = lo
 	fileLen := uint64(len(s.files[f].data))
 	if begin > end {
 		return where("data range [%d, %d) ends before it begins", begin, end)
@@ -148,26 +152,13 @@ func (s *FileSource) Read(name string, r Region, dst Dest) error {
 	if err := dst.check(); err != nil {
 		return fail(err)
 	}
-	if err := r.check(t.info, dst.Len()); err != nil {
+	if err := r.check(t.info, dst.DType, dst.Len()); err != nil {
 		return fail(err)
 	}
-	data := s.files[t.file].data[t.begin:t.end]
-	readRows(data, t.info, r, dst)
+	if err := readRegion(s.files[t.file].data[t.begin:t.end], t.info, r, dst); err != nil {
+		return fail(err)
+	}
 	return nil
-}
-
-// readRows copies region r of a row-major tensor stored in data.
-func readRows(data []byte, info TensorInfo, r Region, dst Dest) {
-	_, cols := info.Dims()
-	es := info.DType.Size()
-	w := r.Col1 - r.Col0
-	if w == 0 {
-		return
-	}
-	for row := r.Row0; row < r.Row1; row++ {
-		start := (row*cols + r.Col0) * es
-		decodeInto(dst, (row-r.Row0)*w, info.DType, data[start:start+w*es])
-	}
 }
 
 // Close unmaps the files; later reads fail. Closing twice is a no-op.

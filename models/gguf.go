@@ -15,8 +15,9 @@ import (
 // OpenGGUF memory-maps a GGUF file (v2 or v3, little-endian, one file) and returns its
 // tensors under their GGUF names, with shapes as [rows, cols] (GGUF lists dimensions
 // innermost first: ne[0] is the number of columns), and the model config from its
-// llama.* metadata (RopeLayout RopeAdjacentPairs). Tensors must be F32, F16 or BF16;
-// any other type is an error naming the tensor and the type.
+// llama.* metadata (RopeLayout RopeAdjacentPairs). Tensors must be F32, F16, BF16 or one
+// of the block types Q8_0, Q4_0, Q4_K, Q5_K, Q6_K (kept as GGML's blocks); any other type
+// is an error naming the tensor and the type.
 func OpenGGUF(path string) (*FileSource, Config, error) {
 	gf, err := parseGGUF(path, false)
 	if err != nil {
@@ -82,17 +83,36 @@ func parseGGUF(path string, skipLarge bool) (gf *gguf.GGUFFile, err error) {
 	return gf, nil
 }
 
-// ggufDType maps the GGML tensor types this package reads to dtypes.
+// ggmlTypes maps the GGML tensor types this package reads to dtypes (ggml.h's numbering);
+// never written.
+var ggmlTypes = map[gguf.GGMLType]dtype.DType{
+	gguf.GGMLTypeF32:  dtype.F32,
+	gguf.GGMLTypeF16:  dtype.F16,
+	gguf.GGMLTypeBF16: dtype.BF16,
+	gguf.GGMLTypeQ8_0: dtype.Q8_0,
+	gguf.GGMLTypeQ4_0: dtype.Q4_0,
+	gguf.GGMLTypeQ4_K: dtype.Q4_K,
+	gguf.GGMLTypeQ5_K: dtype.Q5_K,
+	gguf.GGMLTypeQ6_K: dtype.Q6_K,
+}
+
+// ggufSupported names the GGML types ggmlTypes holds, for errors.
+const ggufSupported = "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K"
+
+// ggufDType maps a GGML tensor type to its dtype.
 func ggufDType(t gguf.GGMLType) (dtype.DType, bool) {
-	switch t {
-	case gguf.GGMLTypeF32:
-		return dtype.F32, true
-	case gguf.GGMLTypeF16:
-		return dtype.F16, true
-	case gguf.GGMLTypeBF16:
-		return dtype.BF16, true
+	d, ok := ggmlTypes[t]
+	return d, ok
+}
+
+// ggmlType is the GGML type number of dtype t, what WriteGGUF stores.
+func ggmlType(t dtype.DType) uint32 {
+	for g, d := range ggmlTypes {
+		if d == t {
+			return uint32(g)
+		}
 	}
-	return 0, false
+	return uint32(gguf.GGMLTypeF32)
 }
 
 func (s *FileSource) addGGUFTensors(f int, gf *gguf.GGUFFile) error {
@@ -104,7 +124,7 @@ func (s *FileSource) addGGUFTensors(f int, gf *gguf.GGUFFile) error {
 	for _, ti := range gf.TensorInfos {
 		t, ok := ggufDType(ti.Type)
 		if !ok {
-			return fmt.Errorf("gguf %s: tensor %s has type %v; only F32, F16 and BF16 are supported", path, ti.Name, ti.Type)
+			return fmt.Errorf("gguf %s: tensor %s has type %v; supported: %s", path, ti.Name, ti.Type, ggufSupported)
 		}
 		shape, err := ggufShape(ti)
 		if err != nil {
@@ -115,7 +135,11 @@ func (s *FileSource) addGGUFTensors(f int, gf *gguf.GGUFFile) error {
 			return fmt.Errorf("gguf %s: tensor %s: offset %d past end of file", path, ti.Name, ti.Offset)
 		}
 		info := TensorInfo{Name: ti.Name, Shape: shape, DType: t}
-		n := uint64(info.Elements()) * uint64(t.Size()) // dims < 2^31 each: no overflow
+		rows, cols := info.Dims()
+		if !t.Whole(cols) {
+			return fmt.Errorf("gguf %s: tensor %s: %v rows of %d values are not a whole number of %d-value blocks", path, ti.Name, t, cols, t.BlockSize())
+		}
+		n := uint64(rows) * uint64(t.Bytes(cols)) // dims < 2^31 each: no overflow
 		end, carry := bits.Add64(begin, n, 0)
 		if carry != 0 {
 			end = math.MaxUint64

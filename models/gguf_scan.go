@@ -26,10 +26,16 @@ func diagnoseGGUF(path string) error {
 	for _, t := range tensors {
 		dt, ok := ggufDType(gguf.GGMLType(t.typ))
 		if !ok {
-			return fmt.Errorf("tensor %s has type %v; only F32, F16 and BF16 are supported", t.name, gguf.GGMLType(t.typ))
+			return fmt.Errorf("tensor %s has type %v; supported: %s", t.name, gguf.GGMLType(t.typ), ggufSupported)
 		}
-		size := uint64(dt.Size())
-		for _, d := range t.dims {
+		if len(t.dims) == 0 || !dt.Whole(int(min(t.dims[0], 1<<31))) {
+			return fmt.Errorf("tensor %s: %v rows of %v values are not a whole number of %d-value blocks", t.name, dt, t.dims, dt.BlockSize())
+		}
+		size := uint64(dt.BlockBytes())
+		for i, d := range t.dims {
+			if i == 0 {
+				d /= uint64(dt.BlockSize())
+			}
 			hi, lo := bits.Mul64(size, d)
 			if hi != 0 {
 				return fmt.Errorf("tensor %s: dimensions %v overflow", t.name, t.dims)

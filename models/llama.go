@@ -3,6 +3,7 @@ package models
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
@@ -14,7 +15,8 @@ import (
 // LlamaOptions sizes a Llama model's runtime state.
 type LlamaOptions struct {
 	// WeightDType stores every matrix in this dtype (f32, bf16 or f16, converted exactly on
-	// load); 0 keeps each tensor's own. Norm weights are always f32.
+	// load, or a block type, quantized on load); 0 keeps each tensor's own. Norm weights are
+	// always f32.
 	WeightDType dtype.DType
 	// MaxTokens bounds the tokens of one forward pass (a prefill chunk or a decode batch).
 	MaxTokens int
@@ -81,7 +83,7 @@ func NewLlama(g *tp.Group, cfg Config, src Source, opt LlamaOptions) (*Llama, er
 	}
 	opt = opt.withDefaults(cfg)
 	if opt.WeightDType != 0 && !opt.WeightDType.Valid() {
-		return nil, fmt.Errorf("models: weight dtype %v is not f32, bf16 or f16", opt.WeightDType)
+		return nil, fmt.Errorf("models: weight dtype %v is not f32, bf16, f16, q8_0, q4_0, q4_k, q5_k or q6_k", opt.WeightDType)
 	}
 	if opt.KVDType != 0 && !opt.KVDType.Scalar() {
 		return nil, fmt.Errorf("models: kv cache dtype %v is not f32, bf16 or f16", opt.KVDType)
@@ -136,6 +138,48 @@ func (m *Llama) WeightBytes() []int64 {
 	return out
 }
 
+// ShardNotes says, once per kind of tensor, where the TP split cut blocks of a quantized
+// type and so each rank holds the whole blocks its columns touch ("blk.*.ffn_down.weight:
+// q4_k shards of 704 columns cut its 256-value blocks; every rank holds the whole blocks
+// (+27% bytes over its shard)"). Empty when every cut falls on a block boundary.
+func (m *Llama) ShardNotes() []string {
+	type kind struct {
+		name        string
+		dtype       dtype.DType
+		block, cols int
+	}
+	var order []kind
+	extra, shard := map[kind]int{}, map[kind]int{}
+	for _, rk := range m.ranks {
+		for _, n := range rk.notes {
+			k := kind{layerPattern(n.tensor), n.dtype, n.block, n.cols}
+			if _, seen := shard[k]; !seen {
+				order = append(order, k)
+			}
+			extra[k] += n.extra
+			shard[k] += n.shard
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		out = append(out, fmt.Sprintf("%s: %v shards of %d columns cut its %d-value blocks; each rank holds the whole blocks its columns touch (+%.0f%% bytes over its shard), its input zero around its columns",
+			k.name, k.dtype, k.cols, k.block, 100*float64(extra[k])/float64(shard[k])))
+	}
+	return out
+}
+
+// layerPattern writes a per-layer tensor name with * for the layer ("blk.*.ffn_down.weight").
+func layerPattern(name string) string {
+	rest, ok := strings.CutPrefix(name, "blk.")
+	if !ok {
+		return name
+	}
+	if _, after, ok := strings.Cut(rest, "."); ok {
+		return "blk.*." + after
+	}
+	return name
+}
+
 // Close frees every rank's device memory.
 func (m *Llama) Close() {
 	for _, rk := range m.ranks {
@@ -162,12 +206,25 @@ type llamaRank struct {
 	overlapEvents overlapEvents
 
 	weightBytes int64
+	notes       []shardNote
+}
+
+// shardNote records a row-parallel shard that holds whole blocks beyond its columns (see
+// loadMatrix): extra of its values lie outside the shard's own.
+type shardNote struct {
+	tensor       string
+	dtype        dtype.DType
+	block, cols  int
+	extra, shard int
 }
 
 type llamaLayer struct {
 	attnNorm, ffnNorm *device.Buffer
 	wq, wk, wv, wo    layers.Matrix
 	wgate, wup, wdown layers.Matrix
+	// woLead, wdownLead: the columns of wo and wdown where the shard's own begin (see
+	// loadMatrix); 0 unless the split cut their blocks.
+	woLead, wdownLead int
 }
 
 func (rk *llamaRank) free() {

@@ -8,6 +8,7 @@ import (
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/layers"
+	"github.com/tpslice/tpslice/quant"
 )
 
 // MaxCandidates bounds the candidates each rank proposes per sampled token; wider top-k
@@ -33,7 +34,8 @@ type Step struct {
 type activations struct {
 	x, residual, h, q, k, v, attn, gate, up, hs, logits *device.Buffer
 	packed, full, cands, gathered                       *device.Buffer
-	scratch                                             [][]float32 // attention, one per block of a grid
+	xq                                                  [quant.Acts16x256 + 1]*device.Buffer // quantized inputs, by format
+	scratch                                             [][]float32                          // attention, one per block of a grid
 	top                                                 []layers.Candidate
 }
 
@@ -64,6 +66,9 @@ func (rk *llamaRank) allocState() error {
 		}
 		rk.bufs = append(rk.bufs, b)
 		*e.b = b
+	}
+	if err := rk.allocQuantInputs(); err != nil {
+		return fmt.Errorf("activations: %w", err)
 	}
 	per := kv.AttentionScratchLen(nq, cfg.ContextLength)
 	for range blocksPerSM * rk.dev.NumSMs() { // the most blocks a kernel of grid runs
@@ -146,7 +151,7 @@ func (rk *llamaRank) enqueue(s *device.Stream, st Step) error {
 		return err
 	}
 	x, res, h := a.x.Float32s()[:T*H], a.residual.Float32s()[:T*H], a.h.Float32s()[:T*H]
-	embedWork := device.Work{Class: device.ClassEmbedding, Bytes: int64(T * H * (rk.embed.DType.Size() + 2*4))}
+	embedWork := device.Work{Class: device.ClassEmbedding, Bytes: int64(T * (rk.embed.RowBytes() + 2*H*4))}
 	err = s.Launch(device.Kernel{Name: "embedding", Grid: 1, Work: embedWork, Block: func(device.Block) error {
 		clear(res)
 		return layers.Embedding(x, st.IDs, rk.embed, rk.v0, cfg.Vocab)
@@ -177,8 +182,12 @@ func (rk *llamaRank) enqueue(s *device.Stream, st Step) error {
 		}
 		return nil
 	}})
+	in, quantize := rk.quantizeInput(s, "quantize_hs", hs, H, 0, 0, rk.head)
 	if err == nil {
-		err = rk.linear(s, "lm_head", logits, hs, rk.head)()
+		err = quantize()
+	}
+	if err == nil {
+		err = rk.linear(s, "lm_head", logits, in, rk.head)()
 	}
 	if err == nil {
 		err = rk.candidates(s, S, st.Candidates)
@@ -260,10 +269,13 @@ func (rk *llamaRank) attention(s *device.Stream, l int, mb microBatch) error {
 	ropeWork := device.Work{Class: device.ClassElementwise, Bytes: int64(T * ((2*(nq+nkv)+2*nkv)*4 + 2*nkv*kvElem) * hd)}
 	attnWork := device.Work{Class: device.ClassAttention, Bytes: int64(2 * T * nq * hd * 4),
 		ContextBytes: int64(T * 2 * nkv * hd * kvElem), ContextFLOPs: int64(T * 4 * nq * hd)}
+	hin, quantizeH := rk.quantizeInput(s, "quantize_h", h, H, 0, t0, ly.wq, ly.wk, ly.wv)
+	ain, quantizeAttn := rk.quantizeInput(s, "quantize_attn", att, nq*hd, ly.woLead, t0, ly.wo)
 	ops := []func() error{
-		rk.linear(s, "q_proj", q, h, ly.wq),
-		rk.linear(s, "k_proj", k, h, ly.wk),
-		rk.linear(s, "v_proj", v, h, ly.wv),
+		quantizeH,
+		rk.linear(s, "q_proj", q, hin, ly.wq),
+		rk.linear(s, "k_proj", k, hin, ly.wk),
+		rk.linear(s, "v_proj", v, hin, ly.wv),
 		rk.single(s, "rope+kv_write", ropeWork, func() error {
 			if err := m.rope.Apply(cfg.RopeLayout, q, nq, k, nkv, mb.batch.Pos); err != nil {
 				return err
@@ -273,7 +285,8 @@ func (rk *llamaRank) attention(s *device.Stream, l int, mb microBatch) error {
 		rk.grid(s, "attention", T*nkv, T*nq*hd*cfg.ContextLength/2, attnWork, func(b device.Block, u0, u1 int) error {
 			return layers.AttentionRange(att, q, nq, rk.kv, l, mb.batch, a.scratch[b.Index], u0, u1)
 		}),
-		rk.linear(s, "o_proj", a.x.Float32s()[t0*H:t1*H], att, ly.wo),
+		quantizeAttn,
+		rk.linear(s, "o_proj", a.x.Float32s()[t0*H:t1*H], ain, ly.wo),
 	}
 	return run(ops)
 }
@@ -285,12 +298,16 @@ func (rk *llamaRank) mlp(s *device.Stream, l int, mb microBatch) error {
 	t0, t1 := mb.t0, mb.t1
 	h := a.h.Float32s()[t0*H : t1*H]
 	gate, up := a.gate.Float32s()[t0*fr:t1*fr], a.up.Float32s()[t0*fr:t1*fr]
+	hin, quantizeH := rk.quantizeInput(s, "quantize_h", h, H, 0, t0, ly.wgate, ly.wup)
+	gin, quantizeGate := rk.quantizeInput(s, "quantize_act", gate, fr, ly.wdownLead, t0, ly.wdown)
 	return run([]func() error{
-		rk.linear(s, "gate_proj", gate, h, ly.wgate),
-		rk.linear(s, "up_proj", up, h, ly.wup),
+		quantizeH,
+		rk.linear(s, "gate_proj", gate, hin, ly.wgate),
+		rk.linear(s, "up_proj", up, hin, ly.wup),
 		rk.single(s, "swiglu", device.Work{Class: device.ClassElementwise, Bytes: int64(3 * len(gate) * 4)},
 			func() error { return layers.SwiGLU(gate, gate, up) }),
-		rk.linear(s, "down_proj", a.x.Float32s()[t0*H:t1*H], gate, ly.wdown),
+		quantizeGate,
+		rk.linear(s, "down_proj", a.x.Float32s()[t0*H:t1*H], gin, ly.wdown),
 	})
 }
 
@@ -415,11 +432,19 @@ func (rk *llamaRank) grid(s *device.Stream, name string, units, work int, w devi
 	}
 }
 
-// linear returns an op that computes y = x·wᵀ with w's output rows split among the SMs.
-func (rk *llamaRank) linear(s *device.Stream, name string, y, x []float32, w layers.Matrix) func() error {
-	T := len(x) / max(w.Cols, 1)
-	gemm := device.Work{Class: device.ClassGEMM, Bytes: int64(w.Bytes() + (len(x)+T*w.Rows)*4), FLOPs: 2 * int64(T) * int64(w.Rows) * int64(w.Cols)}
+// linear returns an op that computes y = x·wᵀ with w's output rows split among the SMs:
+// from the f32 input, or from its quantization for w's type.
+func (rk *llamaRank) linear(s *device.Stream, name string, y []float32, in linearInput, w layers.Matrix) func() error {
+	T := in.rows
+	inBytes := len(in.x) * 4
+	if w.DType.Quantized() {
+		inBytes = layers.QuantizedInputBytes(w, T)
+	}
+	gemm := device.Work{Class: device.ClassGEMM, Bytes: int64(w.Bytes() + inBytes + T*w.Rows*4), FLOPs: 2 * int64(T) * int64(w.Rows) * int64(w.Cols)}
 	return rk.grid(s, name, w.Rows, T*w.Rows*w.Cols, gemm, func(_ device.Block, o0, o1 int) error {
-		return layers.LinearRows(y, x, w, o0, o1)
+		if w.DType.Quantized() {
+			return layers.LinearQuantRows(y, in.q[quant.ActsFor(w.DType)], w, o0, o1)
+		}
+		return layers.LinearRows(y, in.x, w, o0, o1)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/layers"
+	"github.com/tpslice/tpslice/quant"
 )
 
 // newLlamaRank reads rank r's shard of every weight and allocates its cache and activations.
@@ -23,12 +24,13 @@ func newLlamaRank(m *Llama, r int, src Source) (*llamaRank, error) {
 	}
 	rk.v0 = v0
 	var err error
+	var lead int // of the last matrix loaded
 	matrix := func(name string, rows func(TensorInfo) Region) layers.Matrix {
 		if err != nil {
 			return layers.Matrix{}
 		}
 		var mat layers.Matrix
-		mat, err = rk.loadMatrix(src, name, rows)
+		mat, lead, err = rk.loadMatrix(src, name, rows)
 		return mat
 	}
 	rowsOf := func(a, b int) func(TensorInfo) Region {
@@ -38,15 +40,16 @@ func newLlamaRank(m *Llama, r int, src Source) (*llamaRank, error) {
 		return func(t TensorInfo) Region { return t.ColRange(a, b) }
 	}
 	for l := range cfg.Layers {
-		ly := llamaLayer{
-			wq:    matrix(LayerTensorName(l, AttnQ), rowsOf(h0*hd, h1*hd)),
-			wk:    matrix(LayerTensorName(l, AttnK), rowsOf(k0*hd, k1*hd)),
-			wv:    matrix(LayerTensorName(l, AttnV), rowsOf(k0*hd, k1*hd)),
-			wo:    matrix(LayerTensorName(l, AttnOutput), colsOf(h0*hd, h1*hd)),
-			wgate: matrix(LayerTensorName(l, FFNGate), rowsOf(f0, f1)),
-			wup:   matrix(LayerTensorName(l, FFNUp), rowsOf(f0, f1)),
-			wdown: matrix(LayerTensorName(l, FFNDown), colsOf(f0, f1)),
-		}
+		var ly llamaLayer
+		ly.wq = matrix(LayerTensorName(l, AttnQ), rowsOf(h0*hd, h1*hd))
+		ly.wk = matrix(LayerTensorName(l, AttnK), rowsOf(k0*hd, k1*hd))
+		ly.wv = matrix(LayerTensorName(l, AttnV), rowsOf(k0*hd, k1*hd))
+		ly.wo = matrix(LayerTensorName(l, AttnOutput), colsOf(h0*hd, h1*hd))
+		ly.woLead = lead
+		ly.wgate = matrix(LayerTensorName(l, FFNGate), rowsOf(f0, f1))
+		ly.wup = matrix(LayerTensorName(l, FFNUp), rowsOf(f0, f1))
+		ly.wdown = matrix(LayerTensorName(l, FFNDown), colsOf(f0, f1))
+		ly.wdownLead = lead
 		if err == nil {
 			ly.attnNorm, err = rk.loadVector(src, LayerTensorName(l, AttnNorm))
 		}
@@ -75,35 +78,52 @@ func newLlamaRank(m *Llama, r int, src Source) (*llamaRank, error) {
 }
 
 // loadMatrix reads a region of a 2-D tensor into a new device buffer on the rank's device
-// and wraps it as a layers.Matrix, in the configured weight dtype or the stored one.
-func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo) Region) (layers.Matrix, error) {
+// and wraps it as a layers.Matrix, in the configured weight dtype or the stored one, rows
+// of a quantized type repacked into package quant's device layout. A row-parallel shard
+// (columns [c0, c1) of every row) whose ends fall inside blocks of a quantized type is
+// loaded as the whole blocks its columns touch: lead is the column of the matrix where the
+// shard's own columns begin, and its input is quantized into rows of the matrix's width
+// with zeros around it (quant.QuantizeActsAt), which take no part in any sum. Nothing is
+// converted, so every rank holds exactly the weights of the unsharded model.
+func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo) Region) (layers.Matrix, int, error) {
 	info, ok := src.Tensor(name)
 	if !ok {
-		return layers.Matrix{}, fmt.Errorf("%v: no tensor %s", src, name)
+		return layers.Matrix{}, 0, fmt.Errorf("%v: no tensor %s", src, name)
 	}
 	reg := region(info)
 	t := rk.m.opt.WeightDType
 	if t == 0 {
 		t = info.DType
 	}
+	lead := 0
+	if bs := t.BlockSize(); reg.Col0%bs != 0 || reg.Col1%bs != 0 {
+		whole := Region{Row0: reg.Row0, Row1: reg.Row1, Col0: reg.Col0 / bs * bs, Col1: (reg.Col1 + bs - 1) / bs * bs}
+		rk.notes = append(rk.notes, shardNote{tensor: name, dtype: t, block: bs, cols: reg.Col1 - reg.Col0, extra: whole.Len() - reg.Len(), shard: reg.Len()})
+		reg, lead = whole, reg.Col0-whole.Col0
+	}
 	rows, cols := reg.Row1-reg.Row0, reg.Col1-reg.Col0
 	if rk.m.opt.ShapeOnly {
-		rk.weightBytes += int64(reg.Len() * t.Size())
-		return layers.Matrix{DType: t, Rows: rows, Cols: cols}, nil
+		rk.weightBytes += int64(rows * t.Bytes(cols))
+		return layers.Matrix{DType: t, Rows: rows, Cols: cols}, lead, nil
 	}
 	buf, err := rk.dev.Alloc(t, reg.Len())
 	if err != nil {
-		return layers.Matrix{}, fmt.Errorf("%s %v: %w", name, reg, err)
+		return layers.Matrix{}, 0, fmt.Errorf("%s %v: %w", name, reg, err)
 	}
 	rk.bufs = append(rk.bufs, buf)
-	if err := src.Read(name, reg, BufferDest(buf)); err != nil {
-		return layers.Matrix{}, err
-	}
 	rk.weightBytes += int64(buf.Bytes())
-	if t == dtype.F32 {
-		return layers.F32Matrix(rows, cols, buf.Float32s()[:reg.Len()]), nil
+	mat := layers.Matrix{DType: t, Rows: rows, Cols: cols, Data: buf.Bytes8()}
+	if !t.Quantized() {
+		return mat, lead, src.Read(name, reg, BufferDest(buf))
 	}
-	return layers.Matrix16(t, rows, cols, buf.Uint16s()[:reg.Len()]), nil
+	blocks := make([]byte, buf.Bytes())
+	if err := src.Read(name, reg, BlockDest(t, blocks)); err != nil {
+		return layers.Matrix{}, 0, err
+	}
+	if err := quant.Pack(t, buf.Bytes8(), blocks, cols); err != nil {
+		return layers.Matrix{}, 0, fmt.Errorf("%s %v: %w", name, reg, err)
+	}
+	return mat, lead, nil
 }
 
 // loadVector reads a whole norm weight as f32 (every rank holds all of it).

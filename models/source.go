@@ -77,8 +77,9 @@ func (r Region) String() string {
 	return fmt.Sprintf("rows [%d,%d) cols [%d,%d)", r.Row0, r.Row1, r.Col0, r.Col1)
 }
 
-// check reports whether r lies inside t and fits in a destination of n elements.
-func (r Region) check(t TensorInfo, n int) error {
+// check reports whether r lies inside t and fits in a destination of n values of type
+// dt; a block-type destination takes rows of whole blocks.
+func (r Region) check(t TensorInfo, dt dtype.DType, n int) error {
 	rows, cols := t.Dims()
 	if len(t.Shape) == 0 || len(t.Shape) > 2 {
 		return fmt.Errorf("shape %v: only 1-D and 2-D tensors can be read", t.Shape)
@@ -88,6 +89,9 @@ func (r Region) check(t TensorInfo, n int) error {
 	}
 	if r.Len() > n {
 		return fmt.Errorf("region %v of shape %v has %d elements, destination holds %d", r, t.Shape, r.Len(), n)
+	}
+	if w := r.Col1 - r.Col0; dt.Quantized() && !dt.Whole(w) {
+		return fmt.Errorf("region %v of shape %v: rows of %d values do not fill whole %d-value %v blocks", r, t.Shape, w, dt.BlockSize(), dt)
 	}
 	return nil
 }
@@ -99,8 +103,10 @@ type Source interface {
 	Tensors() []TensorInfo
 	// Tensor returns one tensor's description.
 	Tensor(name string) (TensorInfo, bool)
-	// Read copies region r of tensor name into dst, converting each element exactly from
-	// the stored dtype to dst's (widening is exact, narrowing rounds to nearest even).
+	// Read copies region r of tensor name into dst, converting each value from the stored
+	// dtype to dst's: exactly where that is exact (widening, dequantizing, a copy of whole
+	// blocks), rounding to nearest even when narrowing to bf16/f16, quantizing (package
+	// quant) into a block type.
 	Read(name string, r Region, dst Dest) error
 	// Close releases the source (unmaps files); reads after Close fail.
 	Close() error

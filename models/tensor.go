@@ -8,20 +8,31 @@ import (
 )
 
 // Tensor is a whole tensor in memory, what the writers take: its values as float32 and the
-// dtype (Info.DType) to store them as; a narrower dtype rounds to nearest even.
+// dtype (Info.DType) to store them as; a narrower dtype rounds to nearest even, a block
+// type quantizes them unless Blocks holds the blocks to store.
 type Tensor struct {
 	// Info names the tensor and gives its shape and storage dtype.
 	Info TensorInfo
 	// Data holds Info.Elements() values, row-major.
 	Data []float32
+	// Blocks, for a block type, holds the GGML blocks to store as they are (nil:
+	// quantize Data).
+	Blocks []byte
+}
+
+// storedBytes is the size of the tensor's data as stored.
+func (t Tensor) storedBytes() int {
+	rows, cols := t.Info.Dims()
+	return rows * t.Info.DType.Bytes(cols)
 }
 
 // ReadAll reads every tensor of src into memory, for writing it elsewhere. With t = 0 each
-// tensor keeps its dtype; otherwise each is stored as t and its values are rounded to t, so
-// writing and reading back is exact.
+// tensor keeps its dtype (a block type its blocks, and their dequantized values in Data);
+// otherwise each is stored as t and its values are rounded to t, so writing and reading
+// back is exact. t must be an element type.
 func ReadAll(src Source, t dtype.DType) ([]Tensor, error) {
-	if t != 0 && !t.Valid() {
-		return nil, fmt.Errorf("models: read all of %v: invalid dtype %v", src, t)
+	if t != 0 && !t.Scalar() {
+		return nil, fmt.Errorf("models: read all of %v: dtype %v is not f32, bf16 or f16", src, t)
 	}
 	infos := src.Tensors()
 	out := make([]Tensor, 0, len(infos))
@@ -32,6 +43,14 @@ func ReadAll(src Source, t dtype.DType) ([]Tensor, error) {
 		}
 		if t != 0 {
 			info.DType = t
+		}
+		if info.DType.Quantized() {
+			blocks := make([]byte, Tensor{Info: info}.storedBytes())
+			if err := src.Read(info.Name, info.All(), BlockDest(info.DType, blocks)); err != nil {
+				return nil, err
+			}
+			out = append(out, Tensor{Info: info, Data: data, Blocks: blocks})
+			continue
 		}
 		if info.DType != dtype.F32 {
 			for i, x := range data {
@@ -64,6 +83,12 @@ func checkTensors(format, path string, tensors []Tensor) error {
 			return fail("negative dimension in shape %v", t.Info.Shape)
 		case len(t.Data) != t.Info.Elements():
 			return fail("%d values for shape %v (%d elements)", len(t.Data), t.Info.Shape, t.Info.Elements())
+		}
+		if _, cols := t.Info.Dims(); !t.Info.DType.Whole(cols) {
+			return fail("%v rows of %d values: not a whole number of %d-value blocks", t.Info.DType, cols, t.Info.DType.BlockSize())
+		}
+		if t.Blocks != nil && (!t.Info.DType.Quantized() || len(t.Blocks) != t.storedBytes()) {
+			return fail("%d bytes of blocks for a %v tensor of shape %v (%d bytes)", len(t.Blocks), t.Info.DType, t.Info.Shape, t.storedBytes())
 		}
 		seen[t.Info.Name] = true
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-
-	"github.com/tpslice/tpslice/dtype"
 )
 
 // GGUFAlignment is the alignment WriteGGUF gives the tensor data section and each tensor.
@@ -18,17 +16,15 @@ const (
 	ggufTypeUint32  = 4
 	ggufTypeFloat32 = 6
 	ggufTypeString  = 8
-	ggmlTypeF32     = 0
-	ggmlTypeF16     = 1
-	ggmlTypeBF16    = 30
 )
 
 // WriteGGUF writes a GGUF v3 file that OpenGGUF reads back: the header, metadata
 // (general.architecture = "llama", general.name, general.alignment and the llama.* keys of
 // cfg; RopeTheta and RMSEps are stored as float32), the tensor infos (dimensions innermost
 // first), padding to GGUFAlignment, and each tensor's data aligned to GGUFAlignment.
-// Tensors keep their names and order; Q and K rows are written as given, and a GGUF reader
-// takes them to be in the adjacent-pairs RoPE layout.
+// Tensors keep their names, order and dtypes (a block type's Blocks as given, or its Data
+// quantized with package quant); Q and K rows are written as given, and a GGUF reader takes
+// them to be in the adjacent-pairs RoPE layout.
 func WriteGGUF(path string, cfg Config, tensors []Tensor) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("gguf %s: %w", path, err)
@@ -93,7 +89,7 @@ func WriteGGUF(path string, cfg Config, tensors []Tensor) error {
 		e.u32(ggmlType(t.Info.DType))
 		e.u64(off)
 		offsets[i] = off
-		off = alignUp(off+uint64(len(t.Data)*t.Info.DType.Size()), GGUFAlignment)
+		off = alignUp(off+uint64(t.storedBytes()), GGUFAlignment)
 	}
 	for len(e.b)%GGUFAlignment != 0 {
 		e.b = append(e.b, 0)
@@ -114,7 +110,7 @@ func WriteGGUF(path string, cfg Config, tensors []Tensor) error {
 			break
 		}
 		err = writeEncoded(w, t)
-		pos = offsets[i] + uint64(len(t.Data)*t.Info.DType.Size())
+		pos = offsets[i] + uint64(t.storedBytes())
 	}
 	if err == nil {
 		_, err = w.Write(make([]byte, alignUp(pos, GGUFAlignment)-pos))
@@ -129,16 +125,6 @@ func WriteGGUF(path string, cfg Config, tensors []Tensor) error {
 		return fmt.Errorf("gguf %s: %w", path, err)
 	}
 	return nil
-}
-
-func ggmlType(t dtype.DType) uint32 {
-	switch t {
-	case dtype.F16:
-		return ggmlTypeF16
-	case dtype.BF16:
-		return ggmlTypeBF16
-	}
-	return ggmlTypeF32
 }
 
 func alignUp(x, a uint64) uint64 { return (x + a - 1) / a * a }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/tpslice/tpslice/quant"
 )
 
 // WriteSafetensors writes tensors to a safetensors file under their names as given (pass
@@ -33,7 +35,10 @@ func WriteSafetensors(path string, tensors []Tensor) error {
 		if t.Info.Name == "__metadata__" {
 			return fmt.Errorf("safetensors %s: write tensor %q: reserved name", path, t.Info.Name)
 		}
-		n := int64(len(t.Data) * t.Info.DType.Size())
+		if t.Info.DType.Quantized() {
+			return fmt.Errorf("safetensors %s: write tensor %q: safetensors has no %v blocks; write GGUF, or f32/bf16/f16", path, t.Info.Name, t.Info.DType)
+		}
+		n := int64(t.storedBytes())
 		header[t.Info.Name] = entry{
 			DType:       strings.ToUpper(t.Info.DType.String()),
 			Shape:       t.Info.Shape,
@@ -75,8 +80,22 @@ func WriteSafetensors(path string, tensors []Tensor) error {
 	return nil
 }
 
-// writeEncoded writes a tensor's values in its storage dtype, in chunks.
+// writeEncoded writes a tensor's values in its storage dtype, in chunks: a block type's
+// Blocks as given, or its values quantized.
 func writeEncoded(w *bufio.Writer, t Tensor) error {
+	if t.Info.DType.Quantized() {
+		b := t.Blocks
+		if b == nil {
+			b = make([]byte, t.storedBytes())
+			if err := quant.Quantize(t.Info.DType, b, t.Data); err != nil {
+				return fmt.Errorf("tensor %s: %w", t.Info.Name, err)
+			}
+		}
+		if _, err := w.Write(b); err != nil {
+			return fmt.Errorf("tensor %s: %w", t.Info.Name, err)
+		}
+		return nil
+	}
 	const chunk = 1 << 16
 	buf := make([]byte, 0, chunk*4)
 	for lo := 0; lo < len(t.Data); lo += chunk {

@@ -6,3 +6,8 @@ package vec
 // their own (layers) choose between assembly and portable Go on this one condition, so a
 // noasm build or an older CPU switches every kernel at once.
 func Accelerated() bool { return useAVX2 }
+
+// AcceleratedAVX512 reports whether, beyond Accelerated, the CPU runs AVX-512 F, BW, VL and
+// VNNI with the ZMM state enabled by the OS (detected once): packages choose their
+// AVX-512 kernels on it, and keep their AVX2 and portable ones for the CPUs without.
+func AcceleratedAVX512() bool { return useAVX512 }

@@ -7,6 +7,10 @@ package vec
 // again.
 var useAVX2 = detectAVX2()
 
+// useAVX512 reports whether the AVX-512 kernels may run: AVX2 and F16C as for useAVX2,
+// AVX-512 F, BW, VL and VNNI, and the OS saving the opmask and ZMM state. Computed once.
+var useAVX512 = useAVX2 && detectAVX512()
+
 // cpuid executes CPUID with EAX=eaxArg, ECX=ecxArg.
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
@@ -37,4 +41,19 @@ func detectAVX2() bool {
 	}
 	_, ebx7, _, _ := cpuid(7, 0)
 	return ebx7&ebx7AVX2 != 0
+}
+
+// detectAVX512 reports whether the CPU has AVX-512 F, BW, VL and VNNI and the OS has
+// enabled the opmask and ZMM state (XCR0 bits 5 to 7). Call it after detectAVX2 holds.
+func detectAVX512() bool {
+	const (
+		ebx7F, ebx7BW, ebx7VL = 1 << 16, 1 << 30, 1 << 31
+		ecx7VNNI              = 1 << 11
+		xcr0ZMM               = 1<<5 | 1<<6 | 1<<7
+	)
+	if xcr0, _ := xgetbv(); xcr0&xcr0ZMM != xcr0ZMM {
+		return false
+	}
+	_, ebx7, ecx7, _ := cpuid(7, 0)
+	return ebx7&(ebx7F|ebx7BW|ebx7VL) == ebx7F|ebx7BW|ebx7VL && ecx7&ecx7VNNI != 0
 }

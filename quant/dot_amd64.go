@@ -1,0 +1,72 @@
+//go:build amd64 && !noasm
+
+package quant
+
+import (
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/vec"
+)
+
+// The assembly kernels (dot_avx512_amd64.s): y[o] for weight rows o =
+// 0..rows-1 at w + o·wstride against one row of activations at a; n is the row's blocks.
+// See the files for the contract.
+
+//go:noescape
+func dotQ8_0AVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
+
+//go:noescape
+func dotQ4_0AVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
+
+//go:noescape
+func dotQ4_KAVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
+
+//go:noescape
+func dotQ5_KAVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
+
+//go:noescape
+func dotQ6_KAVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
+
+// asmKernel is one type's kernel of one instruction set.
+type asmKernel func(y *float32, w *byte, wstride, rows int, a *byte, n int)
+
+// avx512Kernels are the AVX-512 kernels by type; never written.
+var avx512Kernels = map[dtype.DType]asmKernel{
+	dtype.Q8_0: dotQ8_0AVX512,
+	dtype.Q4_0: dotQ4_0AVX512,
+	dtype.Q4_K: dotQ4_KAVX512,
+	dtype.Q5_K: dotQ5_KAVX512,
+	dtype.Q6_K: dotQ6_KAVX512,
+}
+
+// dotCallBytes bounds the weight bytes one assembly call reads, so that a goroutine in
+// assembly (which the runtime cannot preempt) returns within microseconds.
+const dotCallBytes = 64 << 10
+
+// dotRows is Dot: the assembly where the CPU runs it (AVX-512 with VNNI), else Go.
+func dotRows(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, cols, o0, o1 int) {
+	k := avx512Kernels[t]
+	if k == nil || !vec.AcceleratedAVX512() {
+		dotRowsGo(t, y, ystride, xq, m, w, cols, o0, o1)
+		return
+	}
+	dotRowsAsm(k, t, y, ystride, xq, m, w, cols, o0, o1)
+}
+
+// dotRowsAsm runs kernel k over rows [o0, o1) in runs of rows that a call may cover; each
+// run meets every row of activations while its weights sit in cache.
+func dotRowsAsm(k asmKernel, t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, cols, o0, o1 int) {
+	if o0 >= o1 || m == 0 {
+		return
+	}
+	wrb, arb, n := t.Bytes(cols), ActsFor(t).RowBytes(cols), cols/t.BlockSize()
+	run := max(1, dotCallBytes/wrb)
+	for r0 := o0; r0 < o1; r0 += run {
+		rows := min(run, o1-r0)
+		_ = w[(r0+rows)*wrb-1]
+		for i := range m {
+			_ = y[i*ystride+r0+rows-1]
+			_ = xq[(i+1)*arb-1]
+			k(&y[i*ystride+r0], &w[r0*wrb], wrb, rows, &xq[i*arb], n)
+		}
+	}
+}
