@@ -26,14 +26,23 @@ const (
 	// Acts16x32 quantizes blocks of 32 activations, for Q8_0 and Q4_0 weights: a row of nb
 	// blocks is q[32·nb] int16 in pairLayout's order, then d[nb] f32.
 	Acts16x32 Acts = iota + 1
-	// Acts16x256 quantizes blocks of 256, for the K-quants: a row of ns blocks is
-	// q[256·ns] int16, then d[ns] f32, then g[16·ns] int32, the sums of q over each 16.
+	// Acts16x256 quantizes blocks of 256, for the K-quants, to at most ±32639 so that each
+	// value splits into two signed bytes, q = 256·hi + lo (lo the low byte as int8): the
+	// kernels multiply bytes of weights with bytes of activations (VPMADDUBSW) and apply
+	// the sub-block scales in the same instruction that adds the pairs (VPDPWSSD), as
+	// llama.cpp's 8-bit kernels do, once per byte plane. A row of ns blocks is, per block,
+	// lo[256] then hi[256] (int8), then d[ns] f32, then g[16·ns] int32, the sums of q over
+	// each 16.
 	Acts16x256
 )
 
-// actsLimit is the largest magnitude a quantized activation takes: the block's largest
-// maps to ±32767.
-const actsLimit = 32767
+// actsLimit is the largest magnitude a quantized activation of blocks of 32 takes (the
+// block's largest maps to ±32767); splitLimit is that of blocks of 256, the largest
+// 256·hi + lo with both bytes signed.
+const (
+	actsLimit  = 32767
+	splitLimit = 127*256 + 127
+)
 
 // ActsFor is the activation quantization that weights of type t take.
 func ActsFor(t dtype.DType) Acts {
@@ -75,9 +84,10 @@ func (a Acts) String() string {
 }
 
 // QuantizeActs quantizes the len(x)/cols rows of x (row-major, cols a whole number of the
-// format's blocks) into dst, RowBytes(cols) bytes per row. Per block, with amax = max|x|:
+// format's blocks) into dst, RowBytes(cols) bytes per row. Per block, with amax = max|x|
+// and L the format's limit (32767, or 32639 for Acts16x256):
 //
-//	d = amax/32767, q = round-half-even(x·(32767/amax)) (all zeros when amax is 0)
+//	d = amax/L, q = round-half-even(x·(L/amax)) (all zeros when amax is 0)
 //
 // in f32, and a NaN or infinity anywhere in the block makes d NaN, so that no output reading
 // it is silently finite. Each row's quantization depends on that row alone, so a GEMM's
@@ -104,6 +114,10 @@ func QuantizeActsAt(a Acts, dst []byte, x []float32, cols, lead, width int) erro
 		return fmt.Errorf("quant: quantize %d rows of %d activations as %v: %d bytes needed, have %d", rows, width, a, rows*rb, len(dst))
 	}
 	nb := width / bs
+	limit := float32(actsLimit)
+	if a == Acts16x256 {
+		limit = splitLimit
+	}
 	var block [kBlock]float32
 	for r := range rows {
 		row, out := x[r*cols:(r+1)*cols], dst[r*rb:(r+1)*rb]
@@ -116,32 +130,35 @@ func QuantizeActsAt(a Acts, dst []byte, x []float32, cols, lead, width int) erro
 			if lo < hi {
 				copy(vals[lo-b*bs:], row[lo-lead:hi-lead])
 			}
-			d := quantBlock16(q[:bs], vals)
+			d := quantBlock16(q[:bs], vals, limit)
 			binary.LittleEndian.PutUint32(ds[4*b:], math.Float32bits(d))
-			for i, v := range q[:bs] {
-				pos := bs*b + i
-				if a == Acts16x32 {
-					pos = pairLayout(b, i, nb)
+			if a == Acts16x32 {
+				for i, v := range q[:bs] {
+					binary.LittleEndian.PutUint16(qs[2*pairLayout(b, i, nb):], uint16(v))
 				}
-				binary.LittleEndian.PutUint16(qs[2*pos:], uint16(v))
+				continue
 			}
-		}
-		if a == Acts16x256 {
 			gs := out[2*width+4*nb:]
-			for g := range width / 16 {
+			for i, v := range q[:bs] {
+				lo := int8(v)
+				qs[2*kBlock*b+i] = byte(lo)
+				qs[2*kBlock*b+kBlock+i] = byte(int8((int32(v) - int32(lo)) / 256))
+			}
+			for g := range 16 {
 				var sum int32
-				for i := 16 * g; i < 16*(g+1); i++ {
-					sum += int32(int16(binary.LittleEndian.Uint16(qs[2*i:])))
+				for _, v := range q[16*g : 16*(g+1)] {
+					sum += int32(v)
 				}
-				binary.LittleEndian.PutUint32(gs[4*g:], uint32(sum))
+				binary.LittleEndian.PutUint32(gs[4*(16*b+g):], uint32(sum))
 			}
 		}
 	}
 	return nil
 }
 
-// quantBlock16 quantizes one block of x into q and returns its scale.
-func quantBlock16(q []int16, x []float32) float32 {
+// quantBlock16 quantizes one block of x into q, its largest magnitude to ±limit, and
+// returns its scale.
+func quantBlock16(q []int16, x []float32, limit float32) float32 {
 	var amax float32
 	finite := true
 	for _, v := range x {
@@ -154,10 +171,10 @@ func quantBlock16(q []int16, x []float32) float32 {
 	}
 	var id float32
 	if amax != 0 {
-		id = actsLimit / amax
+		id = limit / amax
 	}
 	for i, v := range x {
 		q[i] = int16(math.RoundToEven(float64(float32(v * id))))
 	}
-	return amax / actsLimit
+	return amax / limit
 }

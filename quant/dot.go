@@ -25,15 +25,21 @@ import (
 //			for l := range 8 { acc[8*(b%2)+l] += float32(scale * float32(quad[l])) }
 //		}
 //		y = combine16(acc) // lanes l and l+8, then ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7))
-//	Q4_K, Q5_K (super-blocks of 256, sub-blocks j of 32 with 6-bit sc_j, m_j):
-//		isum := Σ_j sc_j · Σ_{i∈j} q_i·qa_i;  imin := Σ_j m_j · (g_2j + g_2j+1)   (exact)
-//		y += float32(float32(da*d)*float32(isum)) - float32(float32(da*dmin)*float32(imin))
-//	Q6_K (super-blocks of 256, 16 groups of 16 with int8 sc_g, values q = stored - 32):
-//		isum := Σ_g sc_g · Σ_{i∈g} q_i·qa_i                                       (exact)
-//		y += float32(float32(da*d) * float32(isum))
+//	Q4_K, Q5_K (super-blocks b of 256, sub-blocks j of 32 with 6-bit sc_j, m_j; g_k the
+//	activations' sums over values 16k..16k+15):
+//		var acc [16]float32
+//		for b := range ns {
+//			var lane, mins [16]int32 // lane l: the values i with (i%64)/4 == l
+//			for i := range 256 { lane[(i%64)/4] += sc_{i/32} * q_i * qa_i }
+//			for l := range 16 { mins[l] = m_{l/2} * g_l }
+//			dd, dm := float32(da*d), float32(da*dmin)
+//			for l := range 16 { acc[l] += float32(dd*float32(lane[l])) - float32(dm*float32(mins[l])) }
+//		}
+//		y = combine16(acc)
+//	Q6_K (16 groups k of 16 with int8 sc_k, stored values u = q + 32): as Q4_K with
+//		lane[(i%64)/4] += sc_{i/16}*u_i*qa_i, mins[l] = 32*sc_l*g_l and dm = dd.
 //
-// The super-blocks add in order. It does not check its arguments (layers does) and does not
-// allocate.
+// It does not check its arguments (layers does) and does not allocate.
 func Dot(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, cols, o0, o1 int) {
 	dotRows(t, y, ystride, xq, m, w, cols, o0, o1)
 }
@@ -70,7 +76,14 @@ func viewActs(a []byte, cols, bs int) actsRow {
 	return actsRow{qs: a[:2*cols], ds: a[2*cols : 2*cols+4*nb], gs: a[2*cols+4*nb:]}
 }
 
+// q is value i of a row of Acts16x32 (at its position in pairLayout's order).
 func (r actsRow) q(i int) int32 { return int32(int16(binary.LittleEndian.Uint16(r.qs[2*i:]))) }
+
+// q256 is value i of a row of Acts16x256: 256·hi + lo of its block's byte planes.
+func (r actsRow) q256(i int) int64 {
+	b, j := i/kBlock, i%kBlock
+	return 256*int64(int8(r.qs[2*kBlock*b+kBlock+j])) + int64(int8(r.qs[2*kBlock*b+j]))
+}
 func (r actsRow) d(b int) float32 {
 	return math.Float32frombits(binary.LittleEndian.Uint32(r.ds[4*b:]))
 }
@@ -111,52 +124,56 @@ func dotQxK(w, a []byte, cols int, q5 bool) float32 {
 	if q5 {
 		bb = dtype.Q5_K.BlockBytes()
 	}
-	var y float32
+	var acc [16]float32
 	for b := range ns {
 		blk := w[b*bb : (b+1)*bb]
 		scales, qs := blk[q4KScales:q4KScales+12], blk[q4KQs:]
 		if q5 {
 			qs = blk[q5KQs:]
 		}
-		var isum, imin int64
-		for j := range 8 {
-			sc, m := scaleMinK4(j, scales)
-			c, hi := j/2, j%2 // values 64c+32·hi+l come from byte 32c+l
-			var sub int64
-			for l := range 32 {
-				q := qs[32*c+l] >> (4 * hi) & 0xF
-				if q5 {
-					q |= (blk[q5KQh+l] >> j & 1) << 4
-				}
-				sub += int64(q) * int64(acts.q(kBlock*b+32*j+l))
+		var lane, mins [16]int64
+		for i := range kBlock {
+			j, c, l := i/32, i/64, i%32 // sub-block j; value i comes from byte 32c+l
+			sc, _ := scaleMinK4(j, scales)
+			q := qs[32*c+l] >> (4 * (j % 2)) & 0xF
+			if q5 {
+				q |= (blk[q5KQh+l] >> j & 1) << 4
 			}
-			isum += int64(sc) * sub
-			imin += int64(m) * (acts.g(16*b+2*j) + acts.g(16*b+2*j+1))
+			lane[(i%64)/4] += int64(sc) * int64(q) * acts.q256(kBlock*b+i)
+		}
+		for l := range 16 {
+			_, m := scaleMinK4(l/2, scales)
+			mins[l] = int64(m) * acts.g(16*b+l)
 		}
 		da := acts.d(b)
-		y += float32(float32(da*f16At(blk, q4KD))*float32(isum)) - float32(float32(da*f16At(blk, q4KDmin))*float32(imin))
+		dd, dm := float32(da*f16At(blk, q4KD)), float32(da*f16At(blk, q4KDmin))
+		for l := range 16 {
+			acc[l] += float32(dd*float32(lane[l])) - float32(dm*float32(mins[l]))
+		}
 	}
-	return y
+	return combine16(&acc)
 }
 
 func dotQ6_K(w, a []byte, cols int) float32 {
 	ns := cols / kBlock
 	acts := viewActs(a, cols, kBlock)
 	bb := dtype.Q6_K.BlockBytes()
-	var y float32
+	var acc [16]float32
 	for b := range ns {
 		blk := w[b*bb : (b+1)*bb]
-		var isum int64
-		for g := range 16 {
-			var sub int64
-			for i := 16 * g; i < 16*(g+1); i++ {
-				sub += int64(q6KValue(blk, i)-32) * int64(acts.q(kBlock*b+i))
-			}
-			isum += int64(int8(blk[q6KScales+g])) * sub
+		var lane, corr [16]int64
+		for i := range kBlock {
+			lane[(i%64)/4] += int64(int8(blk[q6KScales+i/16])) * int64(q6KValue(blk, i)) * acts.q256(kBlock*b+i)
 		}
-		y += float32(float32(acts.d(b)*f16At(blk, q6KD)) * float32(isum))
+		for l := range 16 {
+			corr[l] = 32 * int64(int8(blk[q6KScales+l])) * acts.g(16*b+l)
+		}
+		dd := float32(acts.d(b) * f16At(blk, q6KD))
+		for l := range 16 {
+			acc[l] += float32(dd*float32(lane[l])) - float32(dd*float32(corr[l]))
+		}
 	}
-	return y
+	return combine16(&acc)
 }
 
 // combine16 sums 16 partial sums as Dot's reference does: lanes l and l+8 first, then the

@@ -21,8 +21,6 @@ DATA words000f<>+0(SB)/4, $0x000f000f
 GLOBL words000f<>(SB), RODATA|NOPTR, $4
 DATA words0008<>+0(SB)/4, $0x00080008
 GLOBL words0008<>(SB), RODATA|NOPTR, $4
-DATA words0020<>+0(SB)/4, $0x00200020
-GLOBL words0020<>(SB), RODATA|NOPTR, $4
 DATA bytes0f<>+0(SB)/4, $0x0f0f0f0f
 GLOBL bytes0f<>(SB), RODATA|NOPTR, $4
 DATA bytes01<>+0(SB)/4, $0x01010101
@@ -215,33 +213,15 @@ TEXT ·dotQ4_0AVX512(SB), NOSPLIT, $0-48
 	VPBROADCASTD words0008<>(SB), Z27
 	KERNEL32(Q4_0WORDS, Q4_0LONE, 16)
 
-// The K-quants: each super-block's weights are widened to words, multiplied by their
-// sub-block's scale (a word: 6-bit scale × 4- or 5-bit value ≤ 1953, int8 scale × 6-bit
-// value ≤ 4096 in magnitude) and accumulated with the activations in int32 lanes by
-// VPDPWSSD (the lanes of all accumulators together stay below 2^31: 16 products of at most
-// 4096·32767 each). Their
-// exact sum is taken in f64 (below 2^53) and rounded once to f32, as float32(isum) of the
-// reference; the super-block's term is added to the row's sum X28, block after block.
-
-// WORDSHUF(J): VPSHUFB control broadcasting word J of each 128-bit lane over the lane.
-#define WORDSHUF(J) \
-	DATA wordShuf<>+(64*J+0)(SB)/8, $((2*J)*0x0101010101010101+0x0100010001000100); \
-	DATA wordShuf<>+(64*J+8)(SB)/8, $((2*J)*0x0101010101010101+0x0100010001000100); \
-	DATA wordShuf<>+(64*J+16)(SB)/8, $((2*J)*0x0101010101010101+0x0100010001000100); \
-	DATA wordShuf<>+(64*J+24)(SB)/8, $((2*J)*0x0101010101010101+0x0100010001000100); \
-	DATA wordShuf<>+(64*J+32)(SB)/8, $((2*J)*0x0101010101010101+0x0100010001000100); \
-	DATA wordShuf<>+(64*J+40)(SB)/8, $((2*J)*0x0101010101010101+0x0100010001000100); \
-	DATA wordShuf<>+(64*J+48)(SB)/8, $((2*J)*0x0101010101010101+0x0100010001000100); \
-	DATA wordShuf<>+(64*J+56)(SB)/8, $((2*J)*0x0101010101010101+0x0100010001000100)
-WORDSHUF(0)
-WORDSHUF(1)
-WORDSHUF(2)
-WORDSHUF(3)
-WORDSHUF(4)
-WORDSHUF(5)
-WORDSHUF(6)
-WORDSHUF(7)
-GLOBL wordShuf<>(SB), RODATA|NOPTR, $512
+// The K-quants: a super-block's activations are two planes of signed bytes (q = 256·hi +
+// lo, see Acts16x256). Its weights, spread into 64-byte registers in value order (the
+// values of sub-blocks 2c and 2c+1 of Q4_K/Q5_K, or 4 of Q6_K's 16-value groups), meet each
+// plane in VPMADDUBSW (u8 × s8 into 16-bit pairs, at most 2·63·128 in magnitude), and
+// VPDPWSSD multiplies the pairs by their sub-block's scale into int32 lanes: lane l gathers
+// values 4l..4l+3 of every 64, the reference's lane[l], in one accumulator per plane and
+// parity of the register (Z8, Z10: lo; Z9, Z11: hi). The lanes' exact 256·hi + lo, the
+// mins' lanes, their scaling and their f32 sum into Z30 follow the reference, and Z30 is
+// combined at the end of the row as the 32-value types' accumulator is.
 
 // WORDS2(NAME, OFF, A, B) fills 64 bytes at NAME+OFF: 16 words A, then 16 words B.
 #define WORDS2(NAME, OFF, A, B) \
@@ -254,17 +234,40 @@ GLOBL wordShuf<>(SB), RODATA|NOPTR, $512
 	DATA NAME+(OFF+48)(SB)/8, $(B*0x0001000100010001); \
 	DATA NAME+(OFF+56)(SB)/8, $(B*0x0001000100010001)
 
-// groupPairs<>+64k: VPERMW indices putting 16-value groups 2k and 2k+1's scales on words
-// 0-15 and 16-31 (Q6_K, values 32k..32k+31).
-WORDS2(groupPairs<>, 0, 0, 1)
-WORDS2(groupPairs<>, 64, 2, 3)
-WORDS2(groupPairs<>, 128, 4, 5)
-WORDS2(groupPairs<>, 192, 6, 7)
-WORDS2(groupPairs<>, 256, 8, 9)
-WORDS2(groupPairs<>, 320, 10, 11)
-WORDS2(groupPairs<>, 384, 12, 13)
-WORDS2(groupPairs<>, 448, 14, 15)
-GLOBL groupPairs<>(SB), RODATA|NOPTR, $512
+// WORDS4(NAME, OFF, A, B, C, D) fills 64 bytes at NAME+OFF: 8 words each of A, B, C, D.
+#define WORDS4(NAME, OFF, A, B, C, D) \
+	DATA NAME+(OFF+0)(SB)/8, $(A*0x0001000100010001); \
+	DATA NAME+(OFF+8)(SB)/8, $(A*0x0001000100010001); \
+	DATA NAME+(OFF+16)(SB)/8, $(B*0x0001000100010001); \
+	DATA NAME+(OFF+24)(SB)/8, $(B*0x0001000100010001); \
+	DATA NAME+(OFF+32)(SB)/8, $(C*0x0001000100010001); \
+	DATA NAME+(OFF+40)(SB)/8, $(C*0x0001000100010001); \
+	DATA NAME+(OFF+48)(SB)/8, $(D*0x0001000100010001); \
+	DATA NAME+(OFF+56)(SB)/8, $(D*0x0001000100010001)
+
+// subPairs<>+64c: VPERMW indices putting sub-block 2c's scale on the pairs of values
+// 64c..64c+31 and 2c+1's on the next 32 (Q4_K, Q5_K).
+WORDS2(subPairs<>, 0, 0, 1)
+WORDS2(subPairs<>, 64, 2, 3)
+WORDS2(subPairs<>, 128, 4, 5)
+WORDS2(subPairs<>, 192, 6, 7)
+GLOBL subPairs<>(SB), RODATA|NOPTR, $256
+
+// fifthBit<>+64c: word shifts bringing bit 2c (first 32 bytes) and 2c+1 (last 32) of qh
+// to bit 0.
+WORDS2(fifthBit<>, 0, 0, 1)
+WORDS2(fifthBit<>, 64, 2, 3)
+WORDS2(fifthBit<>, 128, 4, 5)
+WORDS2(fifthBit<>, 192, 6, 7)
+GLOBL fifthBit<>(SB), RODATA|NOPTR, $256
+
+// groups16<>+64k: VPERMW indices putting 16-value group 4k+i's scale on the pairs of
+// values 64k+16i.. (Q6_K).
+WORDS4(groups16<>, 0, 0, 1, 2, 3)
+WORDS4(groups16<>, 64, 4, 5, 6, 7)
+WORDS4(groups16<>, 128, 8, 9, 10, 11)
+WORDS4(groups16<>, 192, 12, 13, 14, 15)
+GLOBL groups16<>(SB), RODATA|NOPTR, $256
 
 // q6High<>: word shifts bringing qh's bit pairs 0 and 2 (first 32 bytes, last 32) to bits
 // 0-1; +64: bit pairs 4 and 6.
@@ -272,141 +275,110 @@ WORDS2(q6High<>, 0, 0, 2)
 WORDS2(q6High<>, 64, 4, 6)
 GLOBL q6High<>(SB), RODATA|NOPTR, $128
 
-// dupIdx<>: VPERMD indices 0,0,1,1,…,7,7 (each sub-block's min over its two 16-value sums).
-DATA dupIdx<>+0(SB)/8, $0x0000000000000000
-DATA dupIdx<>+8(SB)/8, $0x0000000100000001
-DATA dupIdx<>+16(SB)/8, $0x0000000200000002
-DATA dupIdx<>+24(SB)/8, $0x0000000300000003
-DATA dupIdx<>+32(SB)/8, $0x0000000400000004
-DATA dupIdx<>+40(SB)/8, $0x0000000500000005
-DATA dupIdx<>+48(SB)/8, $0x0000000600000006
-DATA dupIdx<>+56(SB)/8, $0x0000000700000007
-GLOBL dupIdx<>(SB), RODATA|NOPTR, $64
-
-// HSUM32(Z, Y, X, R) sums the 16 int32 lanes of Z (Y, X its low half and quarter) into the
-// 32-bit register R. Clobbers X1, Y1 and Z.
-#define HSUM32(Z, Y, X, R) \
-	VEXTRACTI64X4 $1, Z, Y1; \
-	VPADDD        Y1, Y, Y; \
-	VEXTRACTI32X4 $1, Y, X1; \
-	VPADDD        X1, X, X; \
-	VPSHUFD       $0x4e, X, X1; \
-	VPADDD        X1, X, X; \
-	VPSHUFD       $0xb1, X, X1; \
-	VPADDD        X1, X, X; \
-	VMOVD         X, R
-
-// ISUMF32 rounds the exact sum of Z20's 16 int32 lanes to f32 in X6: the lanes widened to
-// f64 and added there, exactly. Clobbers Z4, Z5.
-#define ISUMF32 \
-	VCVTDQ2PD     Y20, Z4; \
-	VEXTRACTI64X4 $1, Z20, Y5; \
-	VCVTDQ2PD     Y5, Z5; \
-	VADDPD        Z5, Z4, Z4; \
-	VEXTRACTF64X4 $1, Z4, Y5; \
-	VADDPD        Y5, Y4, Y4; \
-	VEXTRACTF128  $1, Y4, X5; \
-	VADDPD        X5, X4, X4; \
-	VUNPCKHPD     X4, X4, X5; \
-	VADDSD        X5, X4, X4; \
-	VCVTSD2SS     X4, X4, X6
-
-// SCALESK4 decodes the 12 scale bytes at 4(R9) into the 8 sub-block scales (bytes, X2) and
-// mins (bytes, X3) of Q4_K/Q5_K (llama.cpp's get_scale_min_k4, four at a time). Clobbers
-// AX, BX, R10, R15.
+// SCALESK4 decodes the 12 scale bytes at 4(R9) of a Q4_K/Q5_K super-block (llama.cpp's
+// get_scale_min_k4) into Y21 as 16 words: the 8 sub-block scales, then the 8 mins. With
+// a = bytes 0-3, b = 4-7, c = 8-11: scales 0-3 = a&63, mins 0-3 = b&63, scales 4-7 = c&15 |
+// (a>>6)<<4, mins 4-7 = c>>4 | (b>>6)<<4. Clobbers X2-X5.
 #define SCALESK4 \
-	MOVL    12(R9), R10; \
-	MOVL    R10, R15; \
-	SHRL    $4, R15; \
-	ANDL    $0x0f0f0f0f, R15; \
-	ANDL    $0x0f0f0f0f, R10; \
-	MOVL    4(R9), AX; \
-	MOVL    AX, BX; \
-	SHRL    $6, BX; \
-	ANDL    $0x03030303, BX; \
-	SHLL    $4, BX; \
-	ORL     BX, R10; \
-	ANDL    $0x3f3f3f3f, AX; \
-	VMOVD   AX, X2; \
-	VPINSRD $1, R10, X2, X2; \
-	MOVL    8(R9), AX; \
-	MOVL    AX, BX; \
-	SHRL    $6, BX; \
-	ANDL    $0x03030303, BX; \
-	SHLL    $4, BX; \
-	ORL     BX, R15; \
-	ANDL    $0x3f3f3f3f, AX; \
-	VMOVD   AX, X3; \
-	VPINSRD $1, R15, X3, X3
+	VMOVDQU    4(R9), X2; \
+	VPANDD     X27, X2, X3; \
+	VPSRLW     $6, X2, X4; \
+	VPANDD     X24, X4, X4; \
+	VPSLLW     $4, X4, X4; \
+	VPSHUFD    $0xaa, X2, X5; \
+	VPSRLVD    cShift<>(SB), X5, X5; \
+	VPANDD     X29, X5, X5; \
+	VPORD      X4, X5, X5; \
+	VPUNPCKLDQ X5, X3, X3; \
+	VPMOVZXBW  X3, Y21
 
-// K4SUB(J, V, ZV, AOFF, ACC) multiplies the 32 values of sub-block J (bytes in Y V) by its
-// scale (a word of Z21) and accumulates them with the activations at AOFF(R11) into ACC.
-// The super-block's sub-blocks take turns over four accumulators (Z20, Z23, Z30, Z31,
-// summed at the end), so that no chain of dependent VPDPWSSDs sets the pace.
-#define K4SUB(J, V, ZV, AOFF, ACC) \
-	VPMOVZXBW V, ZV; \
-	VPSHUFB   wordShuf<>+(64*(J))(SB), Z21, Z18; \
-	VPMULLW   Z18, ZV, ZV; \
-	VPDPWSSD  AOFF(R11), ZV, ACC
+// cShift<>: the shifts of c for scales 4-7 (0) and mins 4-7 (4).
+DATA cShift<>+0(SB)/8, $0x0000000400000000
+DATA cShift<>+8(SB)/8, $0
+GLOBL cShift<>(SB), RODATA|NOPTR, $16
 
-// ACCZERO zeroes the four accumulators; ACCSUM adds them into Z20.
+// minPairs<>: VPERMW indices 8,8,9,9,…,15,15: lane l's min m_{l/2} (words 8.. of Y21).
+DATA minPairs<>+0(SB)/8, $0x0009000900080008
+DATA minPairs<>+8(SB)/8, $0x000b000b000a000a
+DATA minPairs<>+16(SB)/8, $0x000d000d000c000c
+DATA minPairs<>+24(SB)/8, $0x000f000f000e000e
+GLOBL minPairs<>(SB), RODATA|NOPTR, $32
+
+DATA bytes3f<>+0(SB)/4, $0x3f3f3f3f
+GLOBL bytes3f<>(SB), RODATA|NOPTR, $4
+
+// PLANES(AOFF, V, S, ACCL, ACCH): the 64 values in V (bytes) meet activations AOFF.. of
+// both planes, their pairs scaled by the words of S into ACCL and ACCH.
+#define PLANES(AOFF, V, S, ACCL, ACCH) \
+	VPMADDUBSW AOFF(R11), V, Z17; \
+	VPMADDUBSW (256+AOFF)(R11), V, Z18; \
+	VPDPWSSD   S, Z17, ACCL; \
+	VPDPWSSD   S, Z18, ACCH
+
 #define ACCZERO \
-	VPXORD Z20, Z20, Z20; \
-	VPXORD Z23, Z23, Z23; \
-	VPXORD Z30, Z30, Z30; \
-	VPXORD Z31, Z31, Z31
+	VPXORD Z8, Z8, Z8; \
+	VPXORD Z9, Z9, Z9; \
+	VPXORD Z10, Z10, Z10; \
+	VPXORD Z11, Z11, Z11
 
-#define ACCSUM \
-	VPADDD Z23, Z20, Z20; \
-	VPADDD Z31, Z30, Z30; \
-	VPADDD Z30, Z20, Z20
+// LANES leaves the lanes' exact 256·hi + lo, as f32, in Z8.
+#define LANES \
+	VPADDD    Z10, Z8, Z8; \
+	VPADDD    Z11, Z9, Z9; \
+	VPSLLD    $8, Z9, Z9; \
+	VPADDD    Z9, Z8, Z8; \
+	VCVTDQ2PS Z8, Z8
 
-// K4NIBBLES(OFF) splits the 32 bytes at OFF(R9) into the low nibbles (Y17) and the high
-// ones (Y16) (Y29: 0x0f bytes).
-#define K4NIBBLES(OFF) \
-	VMOVDQU32 OFF(R9), Y16; \
-	VPANDD    Y29, Y16, Y17; \
-	VPSRLW    $4, Y16, Y16; \
-	VPANDD    Y29, Y16, Y16
+// SBTERM(DD, DM, MINS): Z30 += float32(DD·lanes) - float32(DM·mins), MINS int32 lanes
+// (clobbered), DD and DM broadcast scales.
+#define SBTERM(DD, DM, MINS) \
+	LANES; \
+	VMULPS    DD, Z8, Z8; \
+	VCVTDQ2PS MINS, MINS; \
+	VMULPS    DM, MINS, MINS; \
+	VSUBPS    MINS, Z8, Z8; \
+	VADDPS    Z8, Z30, Z30
 
-// K5FIFTH(C) ORs the fifth bits of chunk C (bits 2C and 2C+1 of qh in Y22) into Y17 and
-// Y16 (Y26: 0x01 bytes).
+// K4VALUES(OFF) spreads the 32 bytes at OFF(R9) over Z16 as 64 values in order: the low
+// nibbles, then the high ones (Z29: 0x0f bytes).
+#define K4VALUES(OFF) \
+	VMOVDQU32    OFF(R9), Y16; \
+	VPSRLW       $4, Y16, Y17; \
+	VINSERTI64X4 $1, Y17, Z16, Z16; \
+	VPANDD       Z29, Z16, Z16
+
+// K5FIFTH(C) ORs chunk C's fifth bits (from qh in Z22) into the values in Z16 (Z26: 0x01
+// bytes).
 #define K5FIFTH(C) \
-	VPSRLW $(2*(C)), Y22, Y19; \
-	VPANDD Y26, Y19, Y19; \
-	VPSLLW $4, Y19, Y19; \
-	VPORD  Y19, Y17, Y17; \
-	VPSRLW $(2*(C)+1), Y22, Y19; \
-	VPANDD Y26, Y19, Y19; \
-	VPSLLW $4, Y19, Y19; \
-	VPORD  Y19, Y16, Y16
+	VPSRLVW fifthBit<>+(64*(C))(SB), Z22, Z19; \
+	VPANDD  Z26, Z19, Z19; \
+	VPSLLW  $4, Z19, Z19; \
+	VPORD   Z19, Z16, Z16
 
-// MINSK4 computes Σ_j m_j·(g_2j + g_2j+1) into BX from the mins (bytes, X3) and the
-// activations' 16 sums at (R13). Clobbers Z1, Z3.
-#define MINSK4 \
-	VPMOVZXBD X3, Y3; \
-	VPERMD    Z3, Z25, Z3; \
-	VPMULLD   (R13), Z3, Z3; \
-	HSUM32(Z3, Y3, X3, BX)
+// K4CHUNK(C, ACCL, ACCH) multiplies chunk C's values (Z16) with the activations and adds
+// them, scaled by sub-blocks 2C and 2C+1.
+#define K4CHUNK(C, ACCL, ACCH) \
+	VMOVDQU16 subPairs<>+(64*(C))(SB), Z19; \
+	VPERMW    Z21, Z19, Z19; \
+	PLANES(64*(C), Z16, Z19, ACCL, ACCH)
 
-// TERMK4 adds float32(float32(da·d)·float32(isum)) - float32(float32(da·dmin)·float32(imin))
-// to X28, with float32(isum) in X6, imin in BX, d and dmin the f16 pair at 0(R9), da at
-// (R12).
-#define TERMK4 \
+// K4TERM adds the super-block's lanes to Z30: dd = float32(da·d), dm = float32(da·dmin)
+// (d, dmin the f16 pair at 0(R9), da at (R12)), mins m_{l/2}·g_l (g at (R13)).
+#define K4TERM \
 	VMOVD        0(R9), X4; \
 	VCVTPH2PS    X4, X4; \
-	VBROADCASTSS (R12), X5; \
-	VMULPS       X4, X5, X4; \
-	VCVTSI2SSL   BX, X5, X5; \
-	VINSERTPS    $0x10, X5, X6, X5; \
-	VMULPS       X5, X4, X4; \
-	VMOVSHDUP    X4, X5; \
-	VSUBSS       X5, X4, X4; \
-	VADDSS       X4, X28, X28
+	VMULPS.BCST  (R12), X4, X4; \
+	VBROADCASTSS X4, Z6; \
+	VMOVSHDUP    X4, X7; \
+	VBROADCASTSS X7, Z7; \
+	VPERMW       Y21, Y25, Y3; \
+	VPMOVZXWD    Y3, Z3; \
+	VPMULLD      (R13), Z3, Z3; \
+	SBTERM(Z6, Z7, Z3)
 
 // KARGS loads the arguments and the constants of the K-quant kernels; KROW sets up a row
-// (R11 the activations' values, R12 their scales, R13 their sums, R14 the super-blocks,
-// X28 the sum); KNEXT steps to the next super-block, BB its bytes.
+// (R11 the activations' planes, R12 their scales, R13 their sums, R14 the super-blocks,
+// Z30 the lanes' sums); KNEXT steps to the next super-block of BB bytes.
 #define KARGS \
 	MOVQ         y+0(FP), DI; \
 	MOVQ         w+8(FP), SI; \
@@ -414,8 +386,10 @@ GLOBL dupIdx<>(SB), RODATA|NOPTR, $64
 	MOVQ         a+32(FP), DX; \
 	MOVQ         n+40(FP), R8; \
 	VPBROADCASTD bytes0f<>(SB), Z29; \
+	VPBROADCASTD bytes3f<>(SB), Z27; \
+	VPBROADCASTD bytes03<>(SB), Z24; \
 	VPBROADCASTD bytes01<>(SB), Z26; \
-	VMOVDQU32    dupIdx<>(SB), Z25
+	VMOVDQU16    minPairs<>(SB), Y25
 
 #define KROW \
 	MOVQ   SI, R9; \
@@ -424,7 +398,7 @@ GLOBL dupIdx<>(SB), RODATA|NOPTR, $64
 	SHLQ   $9, R12; \
 	ADDQ   DX, R12; \
 	LEAQ   (R12)(R8*4), R13; \
-	VXORPS X28, X28, X28; \
+	VPXORD Z30, Z30, Z30; \
 	MOVQ   R8, R14
 
 #define KNEXT(BB) \
@@ -435,10 +409,10 @@ GLOBL dupIdx<>(SB), RODATA|NOPTR, $64
 	DECQ R14
 
 #define KROWEND \
-	VMOVSS X28, (DI); \
-	ADDQ   $4, DI; \
-	ADDQ   wstride+16(FP), SI; \
-	DECQ   CX
+	COMBINE16((DI)); \
+	ADDQ $4, DI; \
+	ADDQ wstride+16(FP), SI; \
+	DECQ CX
 
 // func dotQ4_KAVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
 TEXT ·dotQ4_KAVX512(SB), NOSPLIT, $0-48
@@ -448,27 +422,18 @@ q4krow:
 	KROW
 
 q4ksb:
-	PREFETCHT0      1024(R9)
+	PREFETCHT0 1024(R9)
 	SCALESK4
-	VPMOVZXBW       X2, X21
-	VSHUFI32X4      $0, Z21, Z21, Z21
 	ACCZERO
-	K4NIBBLES(16)
-	K4SUB(0, Y17, Z17, 0, Z20)
-	K4SUB(1, Y16, Z16, 64, Z23)
-	K4NIBBLES(48)
-	K4SUB(2, Y17, Z17, 128, Z30)
-	K4SUB(3, Y16, Z16, 192, Z31)
-	K4NIBBLES(80)
-	K4SUB(4, Y17, Z17, 256, Z20)
-	K4SUB(5, Y16, Z16, 320, Z23)
-	K4NIBBLES(112)
-	K4SUB(6, Y17, Z17, 384, Z30)
-	K4SUB(7, Y16, Z16, 448, Z31)
-	ACCSUM
-	ISUMF32
-	MINSK4
-	TERMK4
+	K4VALUES(16)
+	K4CHUNK(0, Z8, Z9)
+	K4VALUES(48)
+	K4CHUNK(1, Z10, Z11)
+	K4VALUES(80)
+	K4CHUNK(2, Z8, Z9)
+	K4VALUES(112)
+	K4CHUNK(3, Z10, Z11)
+	K4TERM
 	KNEXT(144)
 	JNZ q4ksb
 	KROWEND
@@ -486,30 +451,21 @@ q5krow:
 q5ksb:
 	PREFETCHT0      1024(R9)
 	SCALESK4
-	VPMOVZXBW       X2, X21
-	VSHUFI32X4      $0, Z21, Z21, Z21
 	ACCZERO
-	VMOVDQU32       16(R9), Y22
-	K4NIBBLES(48)
+	VBROADCASTI64X4 16(R9), Z22
+	K4VALUES(48)
 	K5FIFTH(0)
-	K4SUB(0, Y17, Z17, 0, Z20)
-	K4SUB(1, Y16, Z16, 64, Z23)
-	K4NIBBLES(80)
+	K4CHUNK(0, Z8, Z9)
+	K4VALUES(80)
 	K5FIFTH(1)
-	K4SUB(2, Y17, Z17, 128, Z30)
-	K4SUB(3, Y16, Z16, 192, Z31)
-	K4NIBBLES(112)
+	K4CHUNK(1, Z10, Z11)
+	K4VALUES(112)
 	K5FIFTH(2)
-	K4SUB(4, Y17, Z17, 256, Z20)
-	K4SUB(5, Y16, Z16, 320, Z23)
-	K4NIBBLES(144)
+	K4CHUNK(2, Z8, Z9)
+	K4VALUES(144)
 	K5FIFTH(3)
-	K4SUB(6, Y17, Z17, 384, Z30)
-	K4SUB(7, Y16, Z16, 448, Z31)
-	ACCSUM
-	ISUMF32
-	MINSK4
-	TERMK4
+	K4CHUNK(3, Z10, Z11)
+	K4TERM
 	KNEXT(176)
 	JNZ q5ksb
 	KROWEND
@@ -517,22 +473,12 @@ q5ksb:
 	VZEROUPPER
 	RET
 
-// Q6_K: the stored values u (0..63) are 32 above the signed ones; each 32 values (groups
-// 2k and 2k+1) are widened, made signed, scaled and accumulated. Z27: 32s as words, Z24:
-// 0x03 bytes.
+// Q6_K: the stored values u (0..63) are 32 above the signed ones; lane l's correction is
+// 32·sc_l·g_l, scaled as the lanes are.
 
-// Q6CHUNK(K, V, ACC) accumulates values 32K..32K+31 (bytes in Y V) with activations 32K..
-// into ACC.
-#define Q6CHUNK(K, V, ACC) \
-	VPMOVZXBW  V, Z3; \
-	VPSUBW     Z27, Z3, Z3; \
-	VMOVDQU16  groupPairs<>+(64*(K))(SB), Z18; \
-	VPERMW     Z21, Z18, Z18; \
-	VPMULLW    Z18, Z3, Z3; \
-	VPDPWSSD   (64*(K))(R11), Z3, ACC
-
-// Q6HALF(H) builds the 128 values of half H from ql at 64H(R9) and qh at 128+32H(R9):
-// values 128H+0..63 in Z19, 128H+64..127 in Z16, and accumulates them.
+// Q6HALF(H) builds the 128 values of half H from ql at 64H(R9) and qh at 128+32H(R9),
+// values 128H+0..63 in Z19 and 128H+64..127 in Z16, and accumulates them (Y21: the 16
+// scales as words).
 #define Q6HALF(H) \
 	VMOVDQU32       (64*(H))(R9), Z16; \
 	VBROADCASTI64X4 (128+32*(H))(R9), Z17; \
@@ -547,36 +493,35 @@ q5ksb:
 	VPSRLW          $4, Z16, Z16; \
 	VPANDD          Z29, Z16, Z16; \
 	VPORD           Z18, Z16, Z16; \
-	Q6CHUNK(4*(H), Y19, Z20); \
-	VEXTRACTI64X4   $1, Z19, Y19; \
-	Q6CHUNK(4*(H)+1, Y19, Z23); \
-	Q6CHUNK(4*(H)+2, Y16, Z30); \
-	VEXTRACTI64X4   $1, Z16, Y16; \
-	Q6CHUNK(4*(H)+3, Y16, Z31)
+	VMOVDQU16       groups16<>+(64*(2*(H)))(SB), Z22; \
+	VPERMW          Z21, Z22, Z22; \
+	PLANES(128*(H), Z19, Z22, Z8, Z9); \
+	VMOVDQU16       groups16<>+(64*(2*(H)+1))(SB), Z22; \
+	VPERMW          Z21, Z22, Z22; \
+	PLANES(128*(H)+64, Z16, Z22, Z10, Z11)
 
 // func dotQ6_KAVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
 TEXT ·dotQ6_KAVX512(SB), NOSPLIT, $0-48
 	KARGS
-	VPBROADCASTD bytes03<>(SB), Z24
-	VPBROADCASTD words0020<>(SB), Z27
 
 q6krow:
 	KROW
 
 q6ksb:
-	PREFETCHT0 1024(R9)
-	PREFETCHT0 1088(R9)
-	VPMOVSXBW  192(R9), Y21
+	PREFETCHT0   1024(R9)
+	PREFETCHT0   1088(R9)
+	VPMOVSXBW    192(R9), Y21
 	ACCZERO
 	Q6HALF(0)
 	Q6HALF(1)
-	ACCSUM
-	ISUMF32
-	VPINSRW    $0, 208(R9), X4, X4
-	VCVTPH2PS  X4, X4
-	VMULSS     (R12), X4, X4
-	VMULSS     X6, X4, X4
-	VADDSS     X4, X28, X28
+	VPINSRW      $0, 208(R9), X4, X4
+	VCVTPH2PS    X4, X4
+	VMULSS       (R12), X4, X4
+	VBROADCASTSS X4, Z6
+	VPMOVSXWD    Y21, Z3
+	VPMULLD      (R13), Z3, Z3
+	VPSLLD       $5, Z3, Z3
+	SBTERM(Z6, Z6, Z3)
 	KNEXT(210)
 	JNZ q6ksb
 	KROWEND

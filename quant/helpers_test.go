@@ -49,12 +49,17 @@ func dequantActs(a Acts, row []byte, cols int) []float64 {
 	for b := range nb {
 		d := math.Float32frombits(binary.LittleEndian.Uint32(row[2*cols+4*b:]))
 		for i := range bs {
-			pos := b*bs + i
-			if a == Acts16x32 {
-				pos = pairLayout(b, i, nb)
-			}
-			out[b*bs+i] = float64(d) * float64(int16(binary.LittleEndian.Uint16(row[2*pos:])))
+			out[b*bs+i] = float64(d) * float64(actsValue(a, row, cols, b*bs+i))
 		}
 	}
 	return out
+}
+
+// actsValue is value i of a quantized row of cols activations.
+func actsValue(a Acts, row []byte, cols, i int) int64 {
+	r := viewActs(row, cols, a.Block())
+	if a == Acts16x256 {
+		return r.q256(i)
+	}
+	return int64(r.q(pairLayout(i/32, i%32, cols/32)))
 }
