@@ -36,7 +36,8 @@ type Config struct {
 	Context int
 	// WeightDType stores the weights; 0 means bf16.
 	WeightDType dtype.DType
-	// KVDType stores the KV cache; 0 means the weights' dtype (vLLM's kv_cache_dtype auto).
+	// KVDType stores the KV cache; 0 means the weights' dtype (vLLM's kv_cache_dtype auto),
+	// bf16 for quantized weights.
 	KVDType dtype.DType
 	// Fused and Algo are the engine's options (Auto: the selector decides per call site,
 	// with the profile's cost model as its table).
@@ -97,6 +98,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.KVDType == 0 {
 		c.KVDType = c.WeightDType
+		if c.WeightDType.Quantized() { // quantized weights keep a 16-bit cache, as vLLM's auto does for AWQ/GPTQ
+			c.KVDType = dtype.BF16
+		}
 	}
 	return c
 }

@@ -113,7 +113,6 @@ func QuantizeActsAt(a Acts, dst []byte, x []float32, cols, lead, width int) erro
 	if len(dst) < rows*rb {
 		return fmt.Errorf("quant: quantize %d rows of %d activations as %v: %d bytes needed, have %d", rows, width, a, rows*rb, len(dst))
 	}
-	nb := width / bs
 	limit := float32(actsLimit)
 	if a == Acts16x256 {
 		limit = splitLimit
@@ -121,39 +120,50 @@ func QuantizeActsAt(a Acts, dst []byte, x []float32, cols, lead, width int) erro
 	var block [kBlock]float32
 	for r := range rows {
 		row, out := x[r*cols:(r+1)*cols], dst[r*rb:(r+1)*rb]
-		qs, ds := out[:2*width], out[2*width:2*width+4*nb]
-		var q [kBlock]int16
-		for b := range nb {
-			vals := block[:bs]
-			clear(vals)
-			lo, hi := max(b*bs, lead), min((b+1)*bs, lead+cols)
-			if lo < hi {
-				copy(vals[lo-b*bs:], row[lo-lead:hi-lead])
-			}
-			d := quantBlock16(q[:bs], vals, limit)
-			binary.LittleEndian.PutUint32(ds[4*b:], math.Float32bits(d))
-			if a == Acts16x32 {
-				for i, v := range q[:bs] {
-					binary.LittleEndian.PutUint16(qs[2*pairLayout(b, i, nb):], uint16(v))
-				}
-				continue
-			}
-			gs := out[2*width+4*nb:]
-			for i, v := range q[:bs] {
-				lo := int8(v)
-				qs[2*kBlock*b+i] = byte(lo)
-				qs[2*kBlock*b+kBlock+i] = byte(int8((int32(v) - int32(lo)) / 256))
-			}
-			for g := range 16 {
-				var sum int32
-				for _, v := range q[16*g : 16*(g+1)] {
-					sum += int32(v)
-				}
-				binary.LittleEndian.PutUint32(gs[4*(16*b+g):], uint32(sum))
-			}
+		if lead == 0 && cols == width && quantRowAsm(a, out, row) {
+			continue
 		}
+		quantRowGo(a, out, row, lead, width, limit, &block)
 	}
 	return nil
+}
+
+// quantRowGo is QuantizeActsAt for one row in portable Go: block after block, the part of
+// the row a block holds copied into block (zeros around it) and quantized.
+func quantRowGo(a Acts, out []byte, row []float32, lead, width int, limit float32, block *[kBlock]float32) {
+	bs, cols := a.Block(), len(row)
+	nb := width / bs
+	qs, ds := out[:2*width], out[2*width:2*width+4*nb]
+	var q [kBlock]int16
+	for b := range nb {
+		vals := block[:bs]
+		clear(vals)
+		lo, hi := max(b*bs, lead), min((b+1)*bs, lead+cols)
+		if lo < hi {
+			copy(vals[lo-b*bs:], row[lo-lead:hi-lead])
+		}
+		d := quantBlock16(q[:bs], vals, limit)
+		binary.LittleEndian.PutUint32(ds[4*b:], math.Float32bits(d))
+		if a == Acts16x32 {
+			for i, v := range q[:bs] {
+				binary.LittleEndian.PutUint16(qs[2*pairLayout(b, i, nb):], uint16(v))
+			}
+			continue
+		}
+		gs := out[2*width+4*nb:]
+		for i, v := range q[:bs] {
+			lo := int8(v)
+			qs[2*kBlock*b+i] = byte(lo)
+			qs[2*kBlock*b+kBlock+i] = byte(int8((int32(v) - int32(lo)) / 256))
+		}
+		for g := range 16 {
+			var sum int32
+			for _, v := range q[16*g : 16*(g+1)] {
+				sum += int32(v)
+			}
+			binary.LittleEndian.PutUint32(gs[4*(16*b+g):], uint32(sum))
+		}
+	}
 }
 
 // quantBlock16 quantizes one block of x into q, its largest magnitude to ±limit, and

@@ -91,3 +91,57 @@ func FuzzAsmKernels(f *testing.F) {
 		}
 	})
 }
+
+// requireActsAsmMatchesGo quantizes one row with the assembly and with the Go loop and
+// requires the same bytes.
+func requireActsAsmMatchesGo(t *testing.T, a Acts, x []float32) {
+	t.Helper()
+	rb := a.RowBytes(len(x))
+	want, got := make([]byte, rb), make([]byte, rb)
+	limit := float32(actsLimit)
+	if a == Acts16x256 {
+		limit = splitLimit
+	}
+	var block [kBlock]float32
+	quantRowGo(a, want, x, 0, len(x), limit, &block)
+	require.True(t, quantRowAsm(a, got, x))
+	require.Equal(t, want, got, "%v row of %d", a, len(x))
+}
+
+// TestQuantActsAsmMatchesGo: the assembly quantizes rows of every length to the Go loop's
+// bytes, zeros, huge and tiny values, NaN and infinities included.
+func TestQuantActsAsmMatchesGo(t *testing.T) {
+	if !vec.AcceleratedAVX512() {
+		t.Skip("this CPU runs no assembly quantizer")
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, a := range []Acts{Acts16x32, Acts16x256} {
+		for nb := 1; nb <= 9; nb++ {
+			x := randValues(r, nb*a.Block(), 1)
+			requireActsAsmMatchesGo(t, a, x)
+			clear(x[:a.Block()])
+			x[len(x)-1] = 3e38
+			x[len(x)-2] = 1e-40
+			requireActsAsmMatchesGo(t, a, x)
+			for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(-1))} {
+				x[a.Block()/2] = bad
+				requireActsAsmMatchesGo(t, a, x)
+			}
+		}
+	}
+}
+
+// FuzzQuantActsAsm compares the assembly quantizer with the Go loop on fuzzed values.
+func FuzzQuantActsAsm(f *testing.F) {
+	f.Add(uint64(1), uint8(2), 1.0)
+	f.Fuzz(func(t *testing.T, seed uint64, blocks uint8, scale float64) {
+		if !vec.AcceleratedAVX512() {
+			t.Skip("this CPU runs no assembly quantizer")
+		}
+		r := rand.New(rand.NewPCG(seed, seed+1))
+		for _, a := range []Acts{Acts16x32, Acts16x256} {
+			x := randValues(r, (1+int(blocks)%8)*a.Block(), math.Abs(scale)+1e-30)
+			requireActsAsmMatchesGo(t, a, x)
+		}
+	})
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/fused"
+	"github.com/tpslice/tpslice/models"
 	"github.com/tpslice/tpslice/tp"
 	"github.com/tpslice/tpslice/vec"
 )
@@ -131,7 +132,7 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	fs.Uint64Var(&o.cfg.Seed, "seed", 0, "seed of the prompts and of a preset's dummy weights")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.plotDir, "plot", "", "write latency_vs_tp.png and breakdown.png into `DIR`")
-	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16 or f16 (default: as the source stores them)")
+	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16, f16, or quantized on load as q8_0, q4_0, q4_k, q5_k or q6_k (default: as the source stores them)")
 	fs.Var(dtypeFlag{&o.cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
@@ -218,6 +219,7 @@ func benchTP(ctx context.Context, o decodeBenchOptions, n int, prompts *promptPo
 		return nil, 0, err
 	}
 	defer e.Close()
+	p.notes(e.Model())
 	var wb int64
 	for _, b := range e.Model().WeightBytes() {
 		wb += b
@@ -361,6 +363,17 @@ type benchProgress struct {
 
 func newBenchProgress(w io.Writer, cells int) *benchProgress {
 	return &benchProgress{w: w, tty: isTerminal(w), cells: cells}
+}
+
+// notes prints the model's shard notes (printShardNotes) above the bar.
+func (p *benchProgress) notes(m *models.Llama) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	printShardNotes(p.w, m)
+	p.draw(true)
 }
 
 func (p *benchProgress) start(tp, batch int, phase string) {

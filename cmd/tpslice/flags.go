@@ -9,6 +9,7 @@ import (
 
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/models"
+	"io"
 )
 
 // parseIntList reads a comma-separated list of distinct integers in [lo, hi] for flag
@@ -60,4 +61,12 @@ func (f dtypeFlag) Set(s string) error {
 		*f.t = t
 	}
 	return err
+}
+
+// printShardNotes says once, on w, where the TP split cut the blocks of a quantized type
+// (models.Llama.ShardNotes).
+func printShardNotes(w io.Writer, m *models.Llama) {
+	for _, n := range m.ShardNotes() {
+		fmt.Fprintf(w, "tpslice: TP=%d: %s\n", m.Plan().World, n)
+	}
 }

@@ -63,9 +63,9 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	tps := fs.String("tp", "1,2,4,8", "TP degrees, comma-separated")
 	batches := fs.String("batch", "1,8,32", "decode batch sizes, comma-separated")
 	context := fs.Int("context", 0, "positions each sequence attends to (0: 512, or the model's context if shorter)")
-	dt := fs.String("dtype", "bf16", "weight dtype: f32, bf16 or f16")
+	dt := fs.String("dtype", "bf16", "weight dtype: f32, bf16, f16, or a GGML block type priced at its bits per weight: q8_0, q4_0, q4_k, q5_k, q6_k")
 	var kvDType dtype.DType
-	fs.Var(dtypeFlag{&kvDType}, "kv-dtype", "KV cache dtype: f32, bf16 or f16 (default: the weights')")
+	fs.Var(dtypeFlag{&kvDType}, "kv-dtype", "KV cache dtype: f32, bf16 or f16 (default: the weights', bf16 for quantized weights)")
 	coll := fs.String("collectives", "tpslice", "whose all-reduce to price: tpslice (custom one-shot/two-shot/NVLS) or nccl (ring, LL)")
 	algo := fs.String("algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
 	fusedFlag := fs.String("fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")

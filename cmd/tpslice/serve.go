@@ -77,6 +77,7 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return errors.Join(fmt.Errorf("serve: %w", err), shutdown())
 	}
 	defer e.Close()
+	printShardNotes(stderr, e.Model())
 	srv.SetEngine(e)
 	name := opt.srv.ModelName
 	base := "http://" + net.JoinHostPort(curlHost(opt.host), strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
@@ -123,7 +124,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.StringVar(&opt.chatTemplate, "chat-template", "", "a Jinja chat template `FILE` (default: the model's own, else a plain one)")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of a preset's dummy weights")
 	fs.IntVar(&cfg.MaxBatchTokens, "max-batch-tokens", 0, "tokens per forward pass at most: prompts prefill in chunks of it (0: the engine's default)")
-	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16 or f16 (default: as the source stores them)")
+	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16, f16, or quantized on load as q8_0, q4_0, q4_k, q5_k or q6_k (default: as the source stores them)")
 	fs.Var(dtypeFlag{&cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
