@@ -85,6 +85,16 @@ func NewLlama(g *tp.Group, cfg Config, src Source, opt LlamaOptions) (*Llama, er
 	if opt.WeightDType != 0 && !opt.WeightDType.Valid() {
 		return nil, fmt.Errorf("models: weight dtype %v is not f32, bf16, f16, q8_0, q4_0, q4_k, q5_k or q6_k", opt.WeightDType)
 	}
+	if t := opt.WeightDType; t.Quantized() {
+		for _, d := range []struct {
+			name string
+			n    int
+		}{{"hidden size", cfg.Hidden}, {"attention width (heads × head dim)", cfg.Heads * cfg.HeadDim}, {"FFN width", cfg.Intermediate}} {
+			if !t.Whole(d.n) {
+				return nil, fmt.Errorf("models: %s: weight dtype %v needs rows of whole %d-value blocks, but the %s is %d; choose q8_0 or q4_0 (blocks of 32), or f16", cfg.Name, t, t.BlockSize(), d.name, d.n)
+			}
+		}
+	}
 	if opt.KVDType != 0 && !opt.KVDType.Scalar() {
 		return nil, fmt.Errorf("models: kv cache dtype %v is not f32, bf16 or f16", opt.KVDType)
 	}

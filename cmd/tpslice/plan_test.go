@@ -61,6 +61,34 @@ func TestPlanJSONAndPlots(t *testing.T) {
 	}
 }
 
+// TestPlanQuantizedWeights: --dtype takes GGML block types, priced at their bits per
+// weight (Q4_K 4.5, Q8_0 8.5: 70B fits one 80 GB GPU at 4.5 bits), with a bf16 KV cache;
+// decode, bound by weight bytes, runs faster than bf16.
+func TestPlanQuantizedWeights(t *testing.T) {
+	plan := func(dt string) planReport {
+		out, _, err := runCLI(t, "plan", "--hw", "h100-sxm", "--model", "llama-3-70b", "--tp", "1,8", "--batch", "1", "--dtype", dt, "--json")
+		require.NoError(t, err)
+		var rep planReport
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		require.Len(t, rep.Rows, 2)
+		return rep
+	}
+	bf16 := plan("bf16")
+	for _, tc := range []struct {
+		dt   string
+		bits float64
+	}{{"q4_k", 4.5}, {"q8_0", 8.5}, {"q6_k", 6.5625}} {
+		rep := plan(tc.dt)
+		require.Equal(t, tc.dt, rep.WeightDType)
+		require.Equal(t, "bf16", rep.KVDType)
+		for i, r := range rep.Rows {
+			require.InDelta(t, bf16.Rows[i].WeightGB*tc.bits/16, r.WeightGB, 0.02*r.WeightGB, "%s TP %d", tc.dt, r.TP)
+			require.Less(t, r.TokenLatencyMS, bf16.Rows[i].TokenLatencyMS, "%s TP %d", tc.dt, r.TP)
+		}
+	}
+	require.True(t, plan("q4_k").Rows[0].Fits, "70B at 4.5 bits per weight fits one 80 GB GPU")
+}
+
 func TestPlanRefusesBadFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
