@@ -12,15 +12,15 @@ import (
 )
 
 // BenchmarkDecodeRoofline measures batch-1 greedy decode on the medium preset (about 411M
-// parameters) at TP 1 and 8 with f32, f16 and bf16 weights, and this machine's read
-// bandwidth next to every run, and reports each case's fraction of that roofline: decode
-// reads every weight once per token, so tokens/s × weight bytes can at best equal the read
-// bandwidth.
+// parameters) at TP 1 and 8 with f32, f16 and bf16 weights and quantized on load to Q8_0,
+// Q4_0 and Q4_K, and this machine's read bandwidth next to every run, and reports each
+// case's fraction of that roofline: decode reads every weight once per token, so tokens/s ×
+// weight bytes can at best equal the read bandwidth.
 //
 //	go test -run '^$' -bench DecodeRoofline -benchtime 5x ./engine/
 func BenchmarkDecodeRoofline(b *testing.B) {
 	const tokens = 33
-	for _, dt := range []dtype.DType{dtype.F32, dtype.F16, dtype.BF16} {
+	for _, dt := range []dtype.DType{dtype.F32, dtype.F16, dtype.BF16, dtype.Q8_0, dtype.Q4_0, dtype.Q4_K} {
 		for _, tp := range []int{1, 8} {
 			b.Run(fmt.Sprintf("medium/%v/tp=%d", dt, tp), func(b *testing.B) {
 				e, err := New(Config{Model: "medium", TP: tp, WeightDType: dt, MaxRunning: 1})
