@@ -13,18 +13,34 @@ func quantActs32AVX512(dst *byte, x *float32, nb int)
 //go:noescape
 func quantActs256AVX512(dst *byte, x *float32, nb int)
 
+//go:noescape
+func quantActs32AVX2(dst *byte, x *float32, nb int)
+
+//go:noescape
+func quantActs256AVX2(dst *byte, x *float32, nb int)
+
 // quantRowAsm quantizes one whole row (no padding) with the assembly where the CPU runs
-// it, and reports whether it did.
+// it (AVX-512, else AVX2), and reports whether it did.
 func quantRowAsm(a Acts, dst []byte, x []float32) bool {
-	if !vec.AcceleratedAVX512() || len(x) == 0 {
+	return quantRowISA(a, dst, x, vec.AcceleratedAVX512())
+}
+
+// quantRowISA is quantRowAsm with the AVX-512 kernels (avx512) or the AVX2 ones.
+func quantRowISA(a Acts, dst []byte, x []float32, avx512 bool) bool {
+	if !vec.Accelerated() || len(x) == 0 {
 		return false
 	}
 	nb := len(x) / a.Block()
 	_ = dst[a.RowBytes(len(x))-1]
-	if a == Acts16x256 {
+	switch {
+	case a == Acts16x256 && avx512:
 		quantActs256AVX512(&dst[0], &x[0], nb)
-	} else {
+	case a == Acts16x256:
+		quantActs256AVX2(&dst[0], &x[0], nb)
+	case avx512:
 		quantActs32AVX512(&dst[0], &x[0], nb)
+	default:
+		quantActs32AVX2(&dst[0], &x[0], nb)
 	}
 	return true
 }

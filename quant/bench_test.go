@@ -7,23 +7,17 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/tpslice/tpslice/vec"
 )
 
 // BenchmarkDot reports GB/s of weight bytes for one row of activations (a decode GEMV)
 // against Llama-3-8B shaped weights (out×in) of every type, on one worker and on two
-// (goroutines splitting the rows, as two SMs do), the kernel Dot runs here ("asm" where
-// the CPU runs the assembly) beside the portable Go one. Pair it with the machine's read
-// bandwidth, measured by the same command:
+// (goroutines splitting the rows, as two SMs do), every assembly kernel this CPU runs
+// (AVX-512, AVX2) beside the portable Go one. Pair it with the machine's read bandwidth,
+// measured by the same command:
 //
 //	go test -run '^$' -bench 'Dot|ReadBandwidth' -benchtime 20x ./quant/ ./vec/
 func BenchmarkDot(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
-	impl := "go"
-	if vec.Accelerated() {
-		impl = "asm"
-	}
 	for _, shape := range []struct{ out, in int }{{4096, 4096}, {14336, 4096}} {
 		for _, typ := range blockTypes {
 			ggml := make([]byte, shape.out*typ.Bytes(shape.in))
@@ -38,17 +32,18 @@ func BenchmarkDot(b *testing.B) {
 			xq := make([]byte, a.RowBytes(shape.in))
 			require.NoError(b, QuantizeActs(a, xq, x, shape.in))
 			y := make([]float32, shape.out)
-			for _, workers := range []int{1, 2} {
-				for _, k := range []struct {
+			kernels := []struct {
+				name string
+				fn   func(o0, o1 int)
+			}{{"go", func(o0, o1 int) { dotRowsGo(typ, y, shape.out, xq, 1, w, shape.in, o0, o1) }}}
+			for _, isa := range asmISAs() {
+				kernels = append(kernels, struct {
 					name string
 					fn   func(o0, o1 int)
-				}{
-					{impl, func(o0, o1 int) { Dot(typ, y, shape.out, xq, 1, w, shape.in, o0, o1) }},
-					{"go", func(o0, o1 int) { dotRowsGo(typ, y, shape.out, xq, 1, w, shape.in, o0, o1) }},
-				} {
-					if k.name == "go" && impl == "go" && workers == 2 {
-						continue
-					}
+				}{isa, func(o0, o1 int) { dotRowsISA(isa, typ, y, shape.out, xq, 1, w, shape.in, o0, o1) }})
+			}
+			for _, workers := range []int{1, 2} {
+				for _, k := range kernels {
 					b.Run(fmt.Sprintf("%dx%d/%v/workers=%d/impl=%s", shape.out, shape.in, typ, workers, k.name), func(b *testing.B) {
 						b.SetBytes(int64(len(w)))
 						for b.Loop() {

@@ -26,6 +26,21 @@ func dotQ5_KAVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
 //go:noescape
 func dotQ6_KAVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
 
+//go:noescape
+func dotQ8_0AVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
+
+//go:noescape
+func dotQ4_0AVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
+
+//go:noescape
+func dotQ4_KAVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
+
+//go:noescape
+func dotQ5_KAVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
+
+//go:noescape
+func dotQ6_KAVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
+
 // asmKernel is one type's kernel of one instruction set.
 type asmKernel func(y *float32, w *byte, wstride, rows int, a *byte, n int)
 
@@ -38,14 +53,30 @@ var avx512Kernels = map[dtype.DType]asmKernel{
 	dtype.Q6_K: dotQ6_KAVX512,
 }
 
+// avx2Kernels are the AVX2 kernels by type, for CPUs without AVX-512; never written.
+var avx2Kernels = map[dtype.DType]asmKernel{
+	dtype.Q8_0: dotQ8_0AVX2,
+	dtype.Q4_0: dotQ4_0AVX2,
+	dtype.Q4_K: dotQ4_KAVX2,
+	dtype.Q5_K: dotQ5_KAVX2,
+	dtype.Q6_K: dotQ6_KAVX2,
+}
+
 // dotCallBytes bounds the weight bytes one assembly call reads, so that a goroutine in
 // assembly (which the runtime cannot preempt) returns within microseconds.
 const dotCallBytes = 64 << 10
 
-// dotRows is Dot: the assembly where the CPU runs it (AVX-512 with VNNI), else Go.
+// dotRows is Dot: the assembly where the CPU runs it (AVX-512 with VNNI, else AVX2), else
+// Go.
 func dotRows(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, cols, o0, o1 int) {
-	k := avx512Kernels[t]
-	if k == nil || !vec.AcceleratedAVX512() {
+	var k asmKernel
+	switch {
+	case vec.AcceleratedAVX512():
+		k = avx512Kernels[t]
+	case vec.Accelerated():
+		k = avx2Kernels[t]
+	}
+	if k == nil {
 		dotRowsGo(t, y, ystride, xq, m, w, cols, o0, o1)
 		return
 	}

@@ -20,6 +20,9 @@ func isaKernels(t *testing.T) map[string]map[dtype.DType]asmKernel {
 	if vec.AcceleratedAVX512() {
 		sets["avx512"] = avx512Kernels
 	}
+	if vec.Accelerated() {
+		sets["avx2"] = avx2Kernels
+	}
 	if len(sets) == 0 {
 		t.Skip("this CPU runs none of the assembly kernels")
 	}
@@ -104,14 +107,20 @@ func requireActsAsmMatchesGo(t *testing.T, a Acts, x []float32) {
 	}
 	var block [kBlock]float32
 	quantRowGo(a, want, x, 0, len(x), limit, &block)
-	require.True(t, quantRowAsm(a, got, x))
-	require.Equal(t, want, got, "%v row of %d", a, len(x))
+	for _, avx512 := range []bool{true, false} {
+		if avx512 && !vec.AcceleratedAVX512() {
+			continue
+		}
+		clear(got)
+		require.True(t, quantRowISA(a, got, x, avx512))
+		require.Equal(t, want, got, "%v row of %d (AVX-512 %v)", a, len(x), avx512)
+	}
 }
 
 // TestQuantActsAsmMatchesGo: the assembly quantizes rows of every length to the Go loop's
 // bytes, zeros, huge and tiny values, NaN and infinities included.
 func TestQuantActsAsmMatchesGo(t *testing.T) {
-	if !vec.AcceleratedAVX512() {
+	if !vec.Accelerated() {
 		t.Skip("this CPU runs no assembly quantizer")
 	}
 	r := rand.New(rand.NewPCG(13, 14))
@@ -135,7 +144,7 @@ func TestQuantActsAsmMatchesGo(t *testing.T) {
 func FuzzQuantActsAsm(f *testing.F) {
 	f.Add(uint64(1), uint8(2), 1.0)
 	f.Fuzz(func(t *testing.T, seed uint64, blocks uint8, scale float64) {
-		if !vec.AcceleratedAVX512() {
+		if !vec.Accelerated() {
 			t.Skip("this CPU runs no assembly quantizer")
 		}
 		r := rand.New(rand.NewPCG(seed, seed+1))

@@ -9,5 +9,7 @@ func Accelerated() bool { return useAVX2 }
 
 // AcceleratedAVX512 reports whether, beyond Accelerated, the CPU runs AVX-512 F, BW, VL and
 // VNNI with the ZMM state enabled by the OS (detected once): packages choose their
-// AVX-512 kernels on it, and keep their AVX2 and portable ones for the CPUs without.
+// AVX-512 kernels on it, and keep their AVX2 and portable ones for the CPUs without. The
+// environment variable TPSLICE_ISA=avx2, read once at start-up, caps the kernels at AVX2
+// (to compare them, or to test the AVX2 kernels on an AVX-512 machine).
 func AcceleratedAVX512() bool { return useAVX512 }

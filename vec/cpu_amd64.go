@@ -2,14 +2,17 @@
 
 package vec
 
+import "os"
+
 // useAVX2 reports whether the AVX2 + F16C kernels may run: the CPU has both and the OS
 // saves the YMM registers. It is computed once at package initialisation and never written
 // again.
 var useAVX2 = detectAVX2()
 
 // useAVX512 reports whether the AVX-512 kernels may run: AVX2 and F16C as for useAVX2,
-// AVX-512 F, BW, VL and VNNI, and the OS saving the opmask and ZMM state. Computed once.
-var useAVX512 = useAVX2 && detectAVX512()
+// AVX-512 F, BW, VL and VNNI, the OS saving the opmask and ZMM state, and TPSLICE_ISA not
+// capping the kernels at avx2. Computed once.
+var useAVX512 = useAVX2 && detectAVX512() && os.Getenv("TPSLICE_ISA") != "avx2"
 
 // cpuid executes CPUID with EAX=eaxArg, ECX=ecxArg.
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
