@@ -35,6 +35,7 @@ type activations struct {
 	x, residual, h, q, k, v, attn, gate, up, hs, logits *device.Buffer
 	packed, full, cands, gathered                       *device.Buffer
 	xq                                                  [quant.Acts16x256 + 1]*device.Buffer // quantized inputs, by format
+	xqStride                                            [quant.Acts16x256 + 1]int            // their bytes per token
 	scratch                                             [][]float32                          // attention, one per block of a grid
 	top                                                 []layers.Candidate
 }

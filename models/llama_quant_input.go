@@ -12,25 +12,17 @@ import (
 // quantizes it, so Q, K and V (or gate and up) share one quantization of h.
 
 // linearInput is the input of one or more linear layers: rows [t0, t1) of the step's
-// tokens, cols values each, in f32 and quantized for each activation format its layers read.
+// tokens, in f32 and quantized for each activation format its layers read.
 type linearInput struct {
-	x          []float32
-	rows, cols int
-	q          [quant.Acts16x256 + 1][]byte
-}
-
-// quantStride is the bytes per token of the rank's buffer of activations quantized as f:
-// a row of the widest input of that format. The input of tokens [t0, t1) starts at byte
-// t0·stride (its rows packed from there), so micro-batches never share bytes.
-func (rk *llamaRank) quantStride(f quant.Acts) int {
-	if b := rk.act.xq[f]; b != nil {
-		return b.Bytes() / rk.m.opt.MaxTokens
-	}
-	return 0
+	x    []float32
+	rows int
+	q    [quant.Acts16x256 + 1][]byte
 }
 
 // allocQuantInputs sizes one buffer per activation format that the rank's quantized
-// matrices read, MaxTokens rows of the widest input.
+// matrices read, MaxTokens rows of the widest input. Its stride is the bytes per token: the
+// input of tokens [t0, t1) starts at byte t0·stride (its rows packed from there), so
+// micro-batches never share bytes.
 func (rk *llamaRank) allocQuantInputs() error {
 	var widest [quant.Acts16x256 + 1]int
 	each := func(w layers.Matrix) {
@@ -53,7 +45,7 @@ func (rk *llamaRank) allocQuantInputs() error {
 			return err
 		}
 		rk.bufs = append(rk.bufs, b)
-		rk.act.xq[f] = b
+		rk.act.xq[f], rk.act.xqStride[f] = b, bytes
 	}
 	return nil
 }
@@ -64,14 +56,14 @@ func (rk *llamaRank) allocQuantInputs() error {
 // blocks beyond its columns, see loadMatrix).
 func (rk *llamaRank) quantizeInput(s *device.Stream, name string, x []float32, cols, lead, t0 int, ws ...layers.Matrix) (linearInput, func() error) {
 	rows := len(x) / cols
-	in := linearInput{x: x, rows: rows, cols: cols}
+	in := linearInput{x: x, rows: rows}
 	var ops []func() error
 	for _, w := range ws {
 		f := quant.ActsFor(w.DType)
 		if f == 0 || in.q[f] != nil {
 			continue
 		}
-		width, stride, rb := w.Cols, rk.quantStride(f), f.RowBytes(w.Cols)
+		width, stride, rb := w.Cols, rk.act.xqStride[f], f.RowBytes(w.Cols)
 		buf := rk.act.xq[f].Bytes8()[t0*stride : t0*stride+rows*rb]
 		in.q[f] = buf
 		work := device.Work{Class: device.ClassElementwise, Bytes: int64(len(x)*4 + rows*rb)}

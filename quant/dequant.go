@@ -36,8 +36,8 @@ func Dequantize(t dtype.DType, dst []float32, src []byte) error {
 var blockDequantizers = map[dtype.DType]func(y []float32, b []byte){
 	dtype.Q8_0: dequantQ8_0,
 	dtype.Q4_0: dequantQ4_0,
-	dtype.Q4_K: dequantQ4_K,
-	dtype.Q5_K: dequantQ5_K,
+	dtype.Q4_K: func(y []float32, b []byte) { dequantQxK(y, b, false) },
+	dtype.Q5_K: func(y []float32, b []byte) { dequantQxK(y, b, true) },
 	dtype.Q6_K: dequantQ6_K,
 }
 
@@ -57,34 +57,25 @@ func dequantQ4_0(y []float32, b []byte) {
 	}
 }
 
-func dequantQ4_K(y []float32, b []byte) {
+// dequantQxK decodes a Q4_K block, or with q5 a Q5_K block (whose values take a fifth bit
+// from qh and whose values start after it).
+func dequantQxK(y []float32, b []byte, q5 bool) {
 	d, dmin := f16At(b, q4KD), f16At(b, q4KDmin)
 	scales, qs := b[q4KScales:q4KScales+12], b[q4KQs:q4KQs+128]
-	for c := range 4 {
-		sc1, m1 := scaleMinK4(2*c, scales)
-		sc2, m2 := scaleMinK4(2*c+1, scales)
-		d1, min1 := float32(d*float32(sc1)), float32(dmin*float32(m1))
-		d2, min2 := float32(d*float32(sc2)), float32(dmin*float32(m2))
-		for l := range 32 {
-			q := qs[32*c+l]
-			y[64*c+l] = float32(d1*float32(q&0xF)) - min1
-			y[64*c+32+l] = float32(d2*float32(q>>4)) - min2
-		}
+	if q5 {
+		qs = b[q5KQs : q5KQs+128]
 	}
-}
-
-func dequantQ5_K(y []float32, b []byte) {
-	d, dmin := f16At(b, q5KD), f16At(b, q5KDmin)
-	scales, qh, qs := b[q5KScales:q5KScales+12], b[q5KQh:q5KQh+32], b[q5KQs:q5KQs+128]
 	for c := range 4 {
 		sc1, m1 := scaleMinK4(2*c, scales)
 		sc2, m2 := scaleMinK4(2*c+1, scales)
 		d1, min1 := float32(d*float32(sc1)), float32(dmin*float32(m1))
 		d2, min2 := float32(d*float32(sc2)), float32(dmin*float32(m2))
 		for l := range 32 {
-			q := qs[32*c+l]
-			lo := q&0xF | (qh[l]>>(2*c)&1)<<4
-			hi := q>>4 | (qh[l]>>(2*c+1)&1)<<4
+			lo, hi := qs[32*c+l]&0xF, qs[32*c+l]>>4
+			if q5 {
+				lo |= (b[q5KQh+l] >> (2 * c) & 1) << 4
+				hi |= (b[q5KQh+l] >> (2*c + 1) & 1) << 4
+			}
 			y[64*c+l] = float32(d1*float32(lo)) - min1
 			y[64*c+32+l] = float32(d2*float32(hi)) - min2
 		}
