@@ -46,8 +46,7 @@ func Embedding(out []float32, ids []int32, table Matrix, v0, vocab int) error {
 		case table.DType == dtype.F32:
 			copy(dst, table.F32s()[r*h:(r+1)*h])
 		case table.DType.Quantized():
-			rb := table.RowBytes()
-			if err := quant.DequantizeRow(table.DType, dst, table.Data[r*rb:(r+1)*rb]); err != nil {
+			if err := quant.DequantizeRow(table.DType, dst, table.Data, table.Rows, r); err != nil {
 				return fmt.Errorf("layers: embedding: token %d: %w", t, err)
 			}
 		default:

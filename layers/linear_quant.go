@@ -42,6 +42,9 @@ func LinearQuantRows(y []float32, xq []byte, w Matrix, o0, o1 int) error {
 	if o0 < 0 || o0 > o1 || o1 > w.Rows {
 		return fmt.Errorf("layers: linear: output rows [%d, %d) not within [0, %d)", o0, o1, w.Rows)
 	}
-	quant.Dot(w.DType, y, w.Rows, xq, m, w.Data, w.Cols, o0, o1)
+	if g := quant.RowAlign(w.DType); o0%g != 0 || (o1%g != 0 && o1 != w.Rows) {
+		return fmt.Errorf("layers: linear: output rows [%d, %d) of %v weights: the layout groups %d rows, so a range begins at a multiple of %d and ends at one or at row %d", o0, o1, w.DType, g, g, w.Rows)
+	}
+	quant.Dot(w.DType, y, w.Rows, xq, m, w.Data, w.Rows, w.Cols, o0, o1)
 	return nil
 }

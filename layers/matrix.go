@@ -5,13 +5,15 @@ import (
 	"unsafe"
 
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/quant"
 )
 
 // Matrix is a row-major [Rows, Cols] matrix of weights on a device: a linear layer's W as
-// [out, in], or an embedding table's rows as [vocab rows, hidden]. It is raw row bytes and
-// a type: row r is Data[r·RowBytes() : (r+1)·RowBytes()], Cols values of DType (f32, the
-// 16-bit words of bf16 or f16, or whole blocks of a quantized type in the layout package
-// quant keeps on devices).
+// [out, in], or an embedding table's rows as [vocab rows, hidden]. It is raw bytes and a
+// type: row r is Data[r·RowBytes() : (r+1)·RowBytes()], Cols values of DType (f32, the
+// 16-bit words of bf16 or f16, or whole blocks of a quantized type), except where the
+// layout package quant keeps on devices interleaves groups of rows (quant.Pack; its
+// quant.DequantizeRow reads any row of any quantized type).
 type Matrix struct {
 	DType      dtype.DType
 	Rows, Cols int
@@ -32,8 +34,9 @@ func Matrix16(t dtype.DType, rows, cols int, data []uint16) Matrix {
 // RowBytes is the size of one row in bytes.
 func (m Matrix) RowBytes() int { return m.DType.Bytes(m.Cols) }
 
-// Bytes is the size of the matrix's data in bytes.
-func (m Matrix) Bytes() int { return m.Rows * m.RowBytes() }
+// Bytes is the size of the matrix's data in bytes: Rows·RowBytes, the rows rounded up to a
+// whole group where the type's layout groups them.
+func (m Matrix) Bytes() int { return quant.PackedBytes(m.DType, m.Rows, m.Cols) }
 
 // F32s views the data of an f32 matrix as its elements.
 func (m Matrix) F32s() []float32 { return viewAs[float32](m.Data) }
@@ -42,7 +45,7 @@ func (m Matrix) F32s() []float32 { return viewAs[float32](m.Data) }
 func (m Matrix) Bits() []uint16 { return viewAs[uint16](m.Data) }
 
 // Validate reports whether the matrix is well formed: a known dtype, positive sizes, rows
-// of whole blocks and exactly Rows·RowBytes bytes of data.
+// of whole blocks and exactly Bytes bytes of data.
 func (m Matrix) Validate() error {
 	if m.Rows <= 0 || m.Cols <= 0 {
 		return fmt.Errorf("matrix [%d, %d]: sizes must be positive", m.Rows, m.Cols)

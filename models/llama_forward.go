@@ -34,9 +34,9 @@ type Step struct {
 type activations struct {
 	x, residual, h, q, k, v, attn, gate, up, hs, logits *device.Buffer
 	packed, full, cands, gathered                       *device.Buffer
-	xq                                                  [quant.Acts16x256 + 1]*device.Buffer // quantized inputs, by format
-	xqStride                                            [quant.Acts16x256 + 1]int            // their bytes per token
-	scratch                                             [][]float32                          // attention, one per block of a grid
+	xq                                                  [quant.MaxActs + 1]*device.Buffer // quantized inputs, by format
+	xqStride                                            [quant.MaxActs + 1]int            // their bytes per token
+	scratch                                             [][]float32                       // attention, one per block of a grid
 	top                                                 []layers.Candidate
 }
 
@@ -442,7 +442,10 @@ func (rk *llamaRank) linear(s *device.Stream, name string, y []float32, in linea
 		inBytes = layers.QuantizedInputBytes(w, T)
 	}
 	gemm := device.Work{Class: device.ClassGEMM, Bytes: int64(w.Bytes() + inBytes + T*w.Rows*4), FLOPs: 2 * int64(T) * int64(w.Rows) * int64(w.Cols)}
-	return rk.grid(s, name, w.Rows, T*w.Rows*w.Cols, gemm, func(_ device.Block, o0, o1 int) error {
+	align := quant.RowAlign(w.DType) // the SMs split whole groups of a grouped layout
+	units := (w.Rows + align - 1) / align
+	return rk.grid(s, name, units, T*w.Rows*w.Cols, gemm, func(_ device.Block, u0, u1 int) error {
+		o0, o1 := u0*align, min(u1*align, w.Rows)
 		if w.DType.Quantized() {
 			return layers.LinearQuantRows(y, in.q[quant.ActsFor(w.DType)], w, o0, o1)
 		}

@@ -103,10 +103,10 @@ func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo)
 	}
 	rows, cols := reg.Row1-reg.Row0, reg.Col1-reg.Col0
 	if rk.m.opt.ShapeOnly {
-		rk.weightBytes += int64(rows * t.Bytes(cols))
+		rk.weightBytes += int64(quant.PackedBytes(t, rows, cols))
 		return layers.Matrix{DType: t, Rows: rows, Cols: cols}, lead, nil
 	}
-	buf, err := rk.dev.Alloc(t, reg.Len())
+	buf, err := rk.dev.Alloc(t, quant.PackedRows(t, rows)*cols)
 	if err != nil {
 		return layers.Matrix{}, 0, fmt.Errorf("%s %v: %w", name, reg, err)
 	}
@@ -116,11 +116,11 @@ func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo)
 	if !t.Quantized() {
 		return mat, lead, src.Read(name, reg, BufferDest(buf))
 	}
-	blocks := make([]byte, buf.Bytes())
+	blocks := make([]byte, rows*t.Bytes(cols))
 	if err := src.Read(name, reg, BlockDest(t, blocks)); err != nil {
 		return layers.Matrix{}, 0, err
 	}
-	if err := quant.Pack(t, buf.Bytes8(), blocks, cols); err != nil {
+	if err := quant.Pack(t, buf.Bytes8(), blocks, rows, cols); err != nil {
 		return layers.Matrix{}, 0, fmt.Errorf("%s %v: %w", name, reg, err)
 	}
 	return mat, lead, nil

@@ -16,7 +16,7 @@ import (
 type linearInput struct {
 	x    []float32
 	rows int
-	q    [quant.Acts16x256 + 1][]byte
+	q    [quant.MaxActs + 1][]byte
 }
 
 // allocQuantInputs sizes one buffer per activation format that the rank's quantized
@@ -24,7 +24,7 @@ type linearInput struct {
 // input of tokens [t0, t1) starts at byte t0·stride (its rows packed from there), so
 // micro-batches never share bytes.
 func (rk *llamaRank) allocQuantInputs() error {
-	var widest [quant.Acts16x256 + 1]int
+	var widest [quant.MaxActs + 1]int
 	each := func(w layers.Matrix) {
 		if f := quant.ActsFor(w.DType); f != 0 {
 			widest[f] = max(widest[f], f.RowBytes(w.Cols))

@@ -18,13 +18,14 @@ import (
 // TP degree, another kernel) reproduces a result to better than the quantization noise. At
 // 16 bits the rounding error is 256 times smaller, the logits stay within about 1e-5 of the
 // float64 oracle and identical TP degrees give identical greedy ids. The integer products
-// stay exact (VPMADDWD: 32 int16 multiplies an instruction, half VPDPBUSD's 64 int8), and
-// the kernels stay bound by the weight bytes they read (BenchmarkDot).
+// stay exact: against words (VPMADDWD, 32 multiplies an instruction) or, split into two
+// byte planes, against bytes twice (VPDPBUSD, 64), and the kernels stay bound by the
+// weight bytes they read (BenchmarkDot).
 type Acts uint8
 
 const (
-	// Acts16x32 quantizes blocks of 32 activations, for Q8_0 and Q4_0 weights: a row of nb
-	// blocks is q[32·nb] int16 in pairLayout's order, then d[nb] f32.
+	// Acts16x32 quantizes blocks of 32 activations, for Q8_0 weights: a row of nb blocks is
+	// q[32·nb] int16 in pairLayout's order, then d[nb] f32.
 	Acts16x32 Acts = iota + 1
 	// Acts16x256 quantizes blocks of 256, for the K-quants, to at most ±32639 so that each
 	// value splits into two signed bytes, q = 256·hi + lo (lo the low byte as int8): the
@@ -34,6 +35,13 @@ const (
 	// lo[256] then hi[256] (int8), then d[ns] f32, then g[16·ns] int32, the sums of q over
 	// each 16.
 	Acts16x256
+	// Acts16x32b quantizes blocks of 32, for Q4_0 weights, split into byte planes as
+	// Acts16x256 is: a row of nb blocks is, per block, lo[32] then hi[32] (int8), then
+	// d[nb] f32, then s[nb] int32, the sums of each block's q.
+	Acts16x32b
+
+	// MaxActs is the largest format, to size tables indexed by format.
+	MaxActs = Acts16x32b
 )
 
 // actsLimit is the largest magnitude a quantized activation of blocks of 32 takes (the
@@ -47,8 +55,10 @@ const (
 // ActsFor is the activation quantization that weights of type t take.
 func ActsFor(t dtype.DType) Acts {
 	switch t {
-	case dtype.Q8_0, dtype.Q4_0:
+	case dtype.Q8_0:
 		return Acts16x32
+	case dtype.Q4_0:
+		return Acts16x32b
 	case dtype.Q4_K, dtype.Q5_K, dtype.Q6_K:
 		return Acts16x256
 	}
@@ -66,19 +76,38 @@ func (a Acts) Block() int {
 // RowBytes is the size of one quantized row of cols activations, a whole number of blocks.
 func (a Acts) RowBytes(cols int) int {
 	n := cols / a.Block()
-	if a == Acts16x256 {
+	switch a {
+	case Acts16x256:
 		return n * (2*kBlock + 4 + 4*16)
+	case Acts16x32b:
+		return n * (2*32 + 4 + 4)
 	}
 	return n * (2*32 + 4)
 }
 
-// String names the format ("i16x32", "i16x256").
+// planes reports whether a stores its values as two byte planes.
+func (a Acts) planes() bool { return a == Acts16x256 || a == Acts16x32b }
+
+// sumSpan is the number of consecutive values each of a's stored sums covers (0: none).
+func (a Acts) sumSpan() int {
+	switch a {
+	case Acts16x256:
+		return 16
+	case Acts16x32b:
+		return 32
+	}
+	return 0
+}
+
+// String names the format ("i16x32", "i16x256", "i16x32b").
 func (a Acts) String() string {
 	switch a {
 	case Acts16x32:
 		return "i16x32"
 	case Acts16x256:
 		return "i16x256"
+	case Acts16x32b:
+		return "i16x32b"
 	}
 	return fmt.Sprintf("acts(%d)", uint8(a))
 }
@@ -102,7 +131,7 @@ func QuantizeActs(a Acts, dst []byte, x []float32, cols int) error {
 // whole (a zero activation takes no part in any sum). The blocks' scales come from the
 // rank's own values.
 func QuantizeActsAt(a Acts, dst []byte, x []float32, cols, lead, width int) error {
-	if a != Acts16x32 && a != Acts16x256 {
+	if a != Acts16x32 && a != Acts16x256 && a != Acts16x32b {
 		return fmt.Errorf("quant: quantize activations: unknown format %v", a)
 	}
 	bs := a.Block()
@@ -114,7 +143,7 @@ func QuantizeActsAt(a Acts, dst []byte, x []float32, cols, lead, width int) erro
 		return fmt.Errorf("quant: quantize %d rows of %d activations as %v: %d bytes needed, have %d", rows, width, a, rows*rb, len(dst))
 	}
 	limit := float32(actsLimit)
-	if a == Acts16x256 {
+	if a.planes() {
 		limit = splitLimit
 	}
 	var block [kBlock]float32
@@ -150,18 +179,19 @@ func quantRowGo(a Acts, out []byte, row []float32, lead, width int, limit float3
 			}
 			continue
 		}
-		gs := out[2*width+4*nb:]
 		for i, v := range q[:bs] {
 			lo := int8(v)
-			qs[2*kBlock*b+i] = byte(lo)
-			qs[2*kBlock*b+kBlock+i] = byte(int8((int32(v) - int32(lo)) / 256))
+			qs[2*bs*b+i] = byte(lo)
+			qs[2*bs*b+bs+i] = byte(int8((int32(v) - int32(lo)) / 256))
 		}
-		for g := range 16 {
+		per := a.sumSpan()
+		gs := out[2*width+4*nb:]
+		for g := range bs / per {
 			var sum int32
-			for _, v := range q[16*g : 16*(g+1)] {
+			for _, v := range q[per*g : per*(g+1)] {
 				sum += int32(v)
 			}
-			binary.LittleEndian.PutUint32(gs[4*(16*b+g):], uint32(sum))
+			binary.LittleEndian.PutUint32(gs[4*(bs/per*b+g):], uint32(sum))
 		}
 	}
 }

@@ -14,10 +14,16 @@ func quantActs32AVX512(dst *byte, x *float32, nb int)
 func quantActs256AVX512(dst *byte, x *float32, nb int)
 
 //go:noescape
+func quantActs32bAVX512(dst *byte, x *float32, nb int)
+
+//go:noescape
 func quantActs32AVX2(dst *byte, x *float32, nb int)
 
 //go:noescape
 func quantActs256AVX2(dst *byte, x *float32, nb int)
+
+//go:noescape
+func quantActs32bAVX2(dst *byte, x *float32, nb int)
 
 // quantRowAsm quantizes one whole row (no padding) with the assembly where the CPU runs
 // it (AVX-512, else AVX2), and reports whether it did.
@@ -37,6 +43,10 @@ func quantRowISA(a Acts, dst []byte, x []float32, avx512 bool) bool {
 		quantActs256AVX512(&dst[0], &x[0], nb)
 	case a == Acts16x256:
 		quantActs256AVX2(&dst[0], &x[0], nb)
+	case a == Acts16x32b && avx512:
+		quantActs32bAVX512(&dst[0], &x[0], nb)
+	case a == Acts16x32b:
+		quantActs32bAVX2(&dst[0], &x[0], nb)
 	case avx512:
 		quantActs32AVX512(&dst[0], &x[0], nb)
 	default:

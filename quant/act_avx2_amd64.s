@@ -7,6 +7,7 @@
 //
 //	func quantActs32AVX2(dst *byte, x *float32, nb int)
 //	func quantActs256AVX2(dst *byte, x *float32, nb int)
+//	func quantActs32bAVX2(dst *byte, x *float32, nb int)
 //
 // in 32-byte registers: a block's maximum |x| and the flag of a non-finite value (|x|'s
 // bits above 0x7f7fffff, compared as signed dwords) are folded over its registers, then
@@ -129,9 +130,9 @@ done2:
 	VZEROUPPER
 	RET
 
-// QRUN16(XOFF, OFF): 16 values at XOFF(SI) (within a 256-block being quantized): their low
-// bytes at OFF(DI), high bytes at 256+OFF(DI), their sum at (R10).
-#define QRUN16(XOFF, OFF) \
+// QRUN16(XOFF, OFF, HI): 16 values at XOFF(SI) (within a block being quantized): their low
+// bytes at OFF(DI), high bytes at HI+OFF(DI), their sum in X0.
+#define QRUN16(XOFF, OFF, HI) \
 	QUANT8(XOFF, Y0); \
 	QUANT8(XOFF+32, Y1); \
 	VPSLLD     $24, Y0, Y2; \
@@ -151,16 +152,20 @@ done2:
 	VPERMQ     $0xd8, Y4, Y4; \
 	VEXTRACTI128 $1, Y4, X5; \
 	VPACKSSWB  X5, X4, X4; \
-	VMOVDQU    X4, (256+OFF)(DI); \
+	VMOVDQU    X4, (HI+OFF)(DI); \
 	VPADDD     Y1, Y0, Y0; \
 	VEXTRACTI128 $1, Y0, X1; \
 	VPADDD     X1, X0, X0; \
 	VPSHUFD    $0x4e, X0, X1; \
 	VPADDD     X1, X0, X0; \
 	VPSHUFD    $0xb1, X0, X1; \
-	VPADDD     X1, X0, X0; \
-	VMOVD      X0, (R10); \
-	ADDQ       $4, R10
+	VPADDD     X1, X0, X0
+
+// QSUM16(XOFF, OFF): QRUN16 within a 256-block, its sum stored at (R10).
+#define QSUM16(XOFF, OFF) \
+	QRUN16(XOFF, OFF, 256); \
+	VMOVD X0, (R10); \
+	ADDQ  $4, R10
 
 // func quantActs256AVX2(dst *byte, x *float32, nb int)
 TEXT ·quantActs256AVX2(SB), NOSPLIT, $0-24
@@ -188,26 +193,58 @@ absloop2:
 	JB   absloop2
 	SUBQ $1024, SI
 	SCALE2(q2limit256<>(SB))
-	QRUN16(0, 0)
-	QRUN16(64, 16)
-	QRUN16(128, 32)
-	QRUN16(192, 48)
-	QRUN16(256, 64)
-	QRUN16(320, 80)
-	QRUN16(384, 96)
-	QRUN16(448, 112)
-	QRUN16(512, 128)
-	QRUN16(576, 144)
-	QRUN16(640, 160)
-	QRUN16(704, 176)
-	QRUN16(768, 192)
-	QRUN16(832, 208)
-	QRUN16(896, 224)
-	QRUN16(960, 240)
+	QSUM16(0, 0)
+	QSUM16(64, 16)
+	QSUM16(128, 32)
+	QSUM16(192, 48)
+	QSUM16(256, 64)
+	QSUM16(320, 80)
+	QSUM16(384, 96)
+	QSUM16(448, 112)
+	QSUM16(512, 128)
+	QSUM16(576, 144)
+	QSUM16(640, 160)
+	QSUM16(704, 176)
+	QSUM16(768, 192)
+	QSUM16(832, 208)
+	QSUM16(896, 224)
+	QSUM16(960, 240)
 	ADDQ $1024, SI
 	ADDQ $512, DI
 	ADDQ $4, R9
 	DECQ R8
 	JNZ  block2
+	VZEROUPPER
+	RET
+
+// func quantActs32bAVX2(dst *byte, x *float32, nb int)
+TEXT ·quantActs32bAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ nb+16(FP), R8
+	MOVQ R8, R9
+	SHLQ $6, R9
+	ADDQ DI, R9
+	LEAQ (R9)(R8*4), R10
+	CONSTS2
+
+block32b:
+	BLOCKBEGIN
+	ABSMAX2(0)
+	ABSMAX2(32)
+	ABSMAX2(64)
+	ABSMAX2(96)
+	SCALE2(q2limit256<>(SB))
+	QRUN16(0, 0, 32)
+	VMOVDQA X0, X6
+	QRUN16(64, 16, 32)
+	VPADDD  X6, X0, X0
+	VMOVD   X0, (R10)
+	ADDQ    $128, SI
+	ADDQ    $64, DI
+	ADDQ    $4, R9
+	ADDQ    $4, R10
+	DECQ    R8
+	JNZ     block32b
 	VZEROUPPER
 	RET

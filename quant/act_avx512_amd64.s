@@ -6,6 +6,7 @@
 //
 //	func quantActs32AVX512(dst *byte, x *float32, nb int)   // Acts16x32, nb ≥ 1 blocks
 //	func quantActs256AVX512(dst *byte, x *float32, nb int)  // Acts16x256
+//	func quantActs32bAVX512(dst *byte, x *float32, nb int)  // Acts16x32b
 //
 // Per block, as quantBlock16: amax = max|x| (exact in any order), d = amax/L and
 // id = L/amax in f32 (id = 0 for amax = 0), q = x·id rounded half to even (VCVTPS2DQ under
@@ -135,15 +136,15 @@ q32done:
 	VZEROUPPER
 	RET
 
-// SPLIT(Z, OFF) stores the 16 q of Z (int32) as their low bytes at OFF(DI) (lo plane) and
-// high bytes at 256+OFF(DI) (hi plane, hi = (q - int8(q))/256); the q stay in Z.
-#define SPLIT(Z, OFF) \
+// SPLIT(Z, OFF, HI) stores the 16 q of Z (int32) as their low bytes at OFF(DI) (lo plane)
+// and high bytes at HI+OFF(DI) (hi plane, hi = (q - int8(q))/256); the q stay in Z.
+#define SPLIT(Z, OFF, HI) \
 	VPSLLD  $24, Z, Z20; \
 	VPSRAD  $24, Z20, Z20; \
 	VPMOVDB Z20, OFF(DI); \
 	VPSUBD  Z20, Z, Z22; \
 	VPSRAD  $8, Z22, Z22; \
-	VPMOVDB Z22, (256+OFF)(DI)
+	VPMOVDB Z22, (HI+OFF)(DI)
 
 // HADDD(X, Y, T, D): per 128-bit lane k, D = [x4k+x4k+1, x4k+2+x4k+3, y4k+y4k+1,
 // y4k+2+y4k+3].
@@ -250,22 +251,22 @@ q256block:
 	QUANT16(Z13)
 	QUANT16(Z14)
 	QUANT16(Z15)
-	SPLIT(Z0, 0)
-	SPLIT(Z1, 16)
-	SPLIT(Z2, 32)
-	SPLIT(Z3, 48)
-	SPLIT(Z4, 64)
-	SPLIT(Z5, 80)
-	SPLIT(Z6, 96)
-	SPLIT(Z7, 112)
-	SPLIT(Z8, 128)
-	SPLIT(Z9, 144)
-	SPLIT(Z10, 160)
-	SPLIT(Z11, 176)
-	SPLIT(Z12, 192)
-	SPLIT(Z13, 208)
-	SPLIT(Z14, 224)
-	SPLIT(Z15, 240)
+	SPLIT(Z0, 0, 256)
+	SPLIT(Z1, 16, 256)
+	SPLIT(Z2, 32, 256)
+	SPLIT(Z3, 48, 256)
+	SPLIT(Z4, 64, 256)
+	SPLIT(Z5, 80, 256)
+	SPLIT(Z6, 96, 256)
+	SPLIT(Z7, 112, 256)
+	SPLIT(Z8, 128, 256)
+	SPLIT(Z9, 144, 256)
+	SPLIT(Z10, 160, 256)
+	SPLIT(Z11, 176, 256)
+	SPLIT(Z12, 192, 256)
+	SPLIT(Z13, 208, 256)
+	SPLIT(Z14, 224, 256)
+	SPLIT(Z15, 240, 256)
 	GSUMS
 	VMOVDQU32 Z0, (R10)
 	ADDQ     $1024, SI
@@ -274,5 +275,50 @@ q256block:
 	ADDQ     $64, R10
 	DECQ     R8
 	JNZ      q256block
+	VZEROUPPER
+	RET
+
+// func quantActs32bAVX512(dst *byte, x *float32, nb int)
+// Registers: DI the block's planes, SI x, R8 blocks left, R9 the block's scale, R10 its
+// sum; the block's 32 values are Z0-Z1.
+TEXT ·quantActs32bAVX512(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         nb+16(FP), R8
+	MOVQ         R8, R9
+	SHLQ         $6, R9
+	ADDQ         DI, R9              // scales after 64·nb bytes of planes
+	LEAQ         (R9)(R8*4), R10     // sums after the scales
+	VPBROADCASTD absMask<>(SB), Z31
+	VPBROADCASTD maxFinite<>(SB), Z30
+
+q32bblock:
+	VMOVUPS       (SI), Z0
+	VMOVUPS       64(SI), Z1
+	KXORW         K2, K2, K2
+	VXORPS        Z24, Z24, Z24
+	ABSMAX(Z0, Z24)
+	ABSMAX(Z1, Z24)
+	SCALE(Z24, Y24, X24, limit256<>(SB))
+	QUANT16(Z0)
+	QUANT16(Z1)
+	SPLIT(Z0, 0, 32)
+	SPLIT(Z1, 16, 32)
+	VPADDD        Z1, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDD        Y1, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0x4e, X0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0xb1, X0, X1
+	VPADDD        X1, X0, X0
+	VMOVD         X0, (R10)
+	ADDQ          $128, SI
+	ADDQ          $64, DI
+	ADDQ          $4, R9
+	ADDQ          $4, R10
+	DECQ          R8
+	JNZ           q32bblock
 	VZEROUPPER
 	RET

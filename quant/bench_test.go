@@ -26,8 +26,8 @@ func BenchmarkDot(b *testing.B) {
 			for o := 1; o < shape.out; o++ {
 				copy(ggml[o*typ.Bytes(shape.in):], ggml[:typ.Bytes(shape.in)])
 			}
-			w := make([]byte, len(ggml))
-			require.NoError(b, Pack(typ, w, ggml, shape.in))
+			w := make([]byte, PackedBytes(typ, shape.out, shape.in))
+			require.NoError(b, Pack(typ, w, ggml, shape.out, shape.in))
 			a := ActsFor(typ)
 			xq := make([]byte, a.RowBytes(shape.in))
 			require.NoError(b, QuantizeActs(a, xq, x, shape.in))
@@ -35,12 +35,12 @@ func BenchmarkDot(b *testing.B) {
 			kernels := []struct {
 				name string
 				fn   func(o0, o1 int)
-			}{{"go", func(o0, o1 int) { dotRowsGo(typ, y, shape.out, xq, 1, w, shape.in, o0, o1) }}}
+			}{{"go", func(o0, o1 int) { dotRowsGo(typ, y, shape.out, xq, 1, w, shape.out, shape.in, o0, o1) }}}
 			for _, isa := range asmISAs() {
 				kernels = append(kernels, struct {
 					name string
 					fn   func(o0, o1 int)
-				}{isa, func(o0, o1 int) { dotRowsISA(isa, typ, y, shape.out, xq, 1, w, shape.in, o0, o1) }})
+				}{isa, func(o0, o1 int) { dotRowsISA(isa, typ, y, shape.out, xq, 1, w, shape.out, shape.in, o0, o1) }})
 			}
 			for _, workers := range []int{1, 2} {
 				for _, k := range kernels {

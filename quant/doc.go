@@ -5,8 +5,8 @@
 // quantizers, byte for byte), the layout a matrix's rows take on a device (Pack), the
 // quantization of activation rows to 16-bit integers that the dot products take (Acts),
 // and the dot-product kernels themselves: exact integer products of weights and
-// activations, scaled and summed in f32 in one fixed order, in AVX-512 assembly chosen by
-// the CPU at run time, and portable Go.
+// activations, scaled and summed in f32 in one fixed order, in AVX-512 or AVX2 assembly
+// chosen by the CPU at run time, and portable Go.
 //
 // Data enters as GGML block bytes (a GGUF tensor's rows) or as f32 values, and leaves as
 // f32 values (Dequantize, DequantizeRow) or as the f32 outputs of a linear layer (Dot).

@@ -8,15 +8,18 @@ import (
 )
 
 // Dot computes outputs [o0, o1) of y = x·Wᵀ for the m rows of activations quantized in xq
-// (format ActsFor(t), ActsFor(t).RowBytes(cols) bytes per row) against the device rows of
-// W (cols values of t each, as Pack leaves them): y[i·ystride + o] for rows i of x and
-// weight rows o. Products of weights and quantized activations are exact integer sums; the
+// (format ActsFor(t), ActsFor(t).RowBytes(cols) bytes per row) against the device matrix
+// W (rows × cols values of t, as Pack leaves them): y[i·ystride + o] for rows i of x and
+// weight rows o; o0 is a multiple of RowAlign(t), and so is o1 unless it is rows. Products of weights and quantized activations are exact integer sums; the
 // float arithmetic after them has one fixed order per output, so the result is
 // deterministic and the same for any m, any split of [o0, o1) and on every kernel
 // (AVX-512, AVX2, Go): a GEMM row is bitwise the GEMV of that row. The reference loops,
 // with qa, da the activation block's values and scale and g its sums over each 16 values:
 //
-//	Q8_0, Q4_0 (blocks b of 32, w the signed weights; Q4_0's w = nibble - 8):
+//	Q4_0 (blocks b of 32, w = nibble - 8):
+//		var acc float32
+//		for b := range nb { acc += float32(float32(dw_b*da_b) * float32(Σ_i w_i*qa_i)) }
+//	Q8_0 (blocks b of 32, w the signed weights):
 //		var acc [16]float32
 //		for b := range nb {
 //			var quad [8]int32 // values 2l, 2l+1, 16+2l, 17+2l
@@ -40,26 +43,28 @@ import (
 //		lane[(i%64)/4] += sc_{i/16}*u_i*qa_i, mins[l] = 32*sc_l*g_l and dm = dd.
 //
 // It does not check its arguments (layers does) and does not allocate.
-func Dot(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, cols, o0, o1 int) {
-	dotRows(t, y, ystride, xq, m, w, cols, o0, o1)
+func Dot(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
+	dotRows(t, y, ystride, xq, m, w, rows, cols, o0, o1)
 }
 
 // dotRowsGo is Dot in portable Go, one output at a time.
-func dotRowsGo(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, cols, o0, o1 int) {
+func dotRowsGo(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
 	arb, wrb := ActsFor(t).RowBytes(cols), t.Bytes(cols)
-	dot := rowDots[t]
 	for i := range m {
 		a := xq[i*arb : (i+1)*arb]
 		for o := o0; o < o1; o++ {
-			y[i*ystride+o] = dot(w[o*wrb:(o+1)*wrb], a, cols)
+			if t == dtype.Q4_0 {
+				y[i*ystride+o] = dotQ4_0(w, o, a, cols)
+			} else {
+				y[i*ystride+o] = rowDots[t](w[o*wrb:(o+1)*wrb], a, cols)
+			}
 		}
 	}
 }
 
-// rowDots hold the one-row reference dot product of each type; never written.
+// rowDots hold the one-row reference dot product of each ungrouped type; never written.
 var rowDots = map[dtype.DType]func(w, a []byte, cols int) float32{
 	dtype.Q8_0: dotQ8_0,
-	dtype.Q4_0: dotQ4_0,
 	dtype.Q4_K: func(w, a []byte, cols int) float32 { return dotQxK(w, a, cols, false) },
 	dtype.Q5_K: func(w, a []byte, cols int) float32 { return dotQxK(w, a, cols, true) },
 	dtype.Q6_K: dotQ6_K,
@@ -80,9 +85,12 @@ func viewActs(a []byte, cols, bs int) actsRow {
 func (r actsRow) q(i int) int32 { return int32(int16(binary.LittleEndian.Uint16(r.qs[2*i:]))) }
 
 // q256 is value i of a row of Acts16x256: 256·hi + lo of its block's byte planes.
-func (r actsRow) q256(i int) int64 {
-	b, j := i/kBlock, i%kBlock
-	return 256*int64(int8(r.qs[2*kBlock*b+kBlock+j])) + int64(int8(r.qs[2*kBlock*b+j]))
+func (r actsRow) q256(i int) int64 { return r.planeValue(i, kBlock) }
+
+// planeValue is value i of a row of byte planes of bs-value blocks.
+func (r actsRow) planeValue(i, bs int) int64 {
+	b, j := i/bs, i%bs
+	return 256*int64(int8(r.qs[2*bs*b+bs+j])) + int64(int8(r.qs[2*bs*b+j]))
 }
 func (r actsRow) d(b int) float32 {
 	return math.Float32frombits(binary.LittleEndian.Uint32(r.ds[4*b:]))
@@ -111,10 +119,20 @@ func dotQ8_0(w, a []byte, cols int) float32 {
 		func(b int) float32 { return f16At(w, 32*nb+2*b) }, viewActs(a, cols, 32), nb)
 }
 
-func dotQ4_0(w, a []byte, cols int) float32 {
+// dotQ4_0 is the reference of row r of a grouped Q4_0 matrix w.
+func dotQ4_0(w []byte, r int, a []byte, cols int) float32 {
 	nb := cols / 32
-	return dot32(func(b, i int) int32 { return int32(w[16*b+i%16]>>(4*(i/16))&0xF) - 8 },
-		func(b int) float32 { return f16At(w, 16*nb+2*b) }, viewActs(a, cols, 32), nb)
+	acts := viewActs(a, cols, 32)
+	var acc float32
+	for b := range nb {
+		var isum int64
+		for i := range 32 {
+			at, high := q4_0Nibble(r, b, i, nb)
+			isum += (int64(nibble(w, at, high)) - 8) * acts.planeValue(32*b+i, 32)
+		}
+		acc += float32(float32(f16At(w, q4_0Scale(r, b, nb))*acts.d(b)) * float32(isum))
+	}
+	return acc
 }
 
 func dotQxK(w, a []byte, cols int, q5 bool) float32 {

@@ -15,7 +15,7 @@ import (
 func dotQ8_0AVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
 
 //go:noescape
-func dotQ4_0AVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
+func dotQ4_0GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
 func dotQ4_KAVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
@@ -30,7 +30,7 @@ func dotQ6_KAVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
 func dotQ8_0AVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
 
 //go:noescape
-func dotQ4_0AVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
+func dotQ4_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
 func dotQ4_KAVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
@@ -44,10 +44,19 @@ func dotQ6_KAVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
 // asmKernel is one type's kernel of one instruction set.
 type asmKernel func(y *float32, w *byte, wstride, rows int, a *byte, n int)
 
+// groupKernel is a grouped type's kernel: y[0:16·groups] for the groups of rows at w
+// against one row of activations at a; n is the row's blocks.
+type groupKernel func(y *float32, w *byte, groups int, a *byte, n int)
+
+// avx512Groups and avx2Groups are the kernels of the grouped types; never written.
+var (
+	avx512Groups = map[dtype.DType]groupKernel{dtype.Q4_0: dotQ4_0GroupsAVX512}
+	avx2Groups   = map[dtype.DType]groupKernel{dtype.Q4_0: dotQ4_0GroupsAVX2}
+)
+
 // avx512Kernels are the AVX-512 kernels by type; never written.
 var avx512Kernels = map[dtype.DType]asmKernel{
 	dtype.Q8_0: dotQ8_0AVX512,
-	dtype.Q4_0: dotQ4_0AVX512,
 	dtype.Q4_K: dotQ4_KAVX512,
 	dtype.Q5_K: dotQ5_KAVX512,
 	dtype.Q6_K: dotQ6_KAVX512,
@@ -56,7 +65,6 @@ var avx512Kernels = map[dtype.DType]asmKernel{
 // avx2Kernels are the AVX2 kernels by type, for CPUs without AVX-512; never written.
 var avx2Kernels = map[dtype.DType]asmKernel{
 	dtype.Q8_0: dotQ8_0AVX2,
-	dtype.Q4_0: dotQ4_0AVX2,
 	dtype.Q4_K: dotQ4_KAVX2,
 	dtype.Q5_K: dotQ5_KAVX2,
 	dtype.Q6_K: dotQ6_KAVX2,
@@ -68,17 +76,23 @@ const dotCallBytes = 64 << 10
 
 // dotRows is Dot: the assembly where the CPU runs it (AVX-512 with VNNI, else AVX2), else
 // Go.
-func dotRows(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, cols, o0, o1 int) {
-	var k asmKernel
-	switch {
-	case vec.AcceleratedAVX512():
-		k = avx512Kernels[t]
-	case vec.Accelerated():
-		k = avx2Kernels[t]
-	}
-	if k == nil {
-		dotRowsGo(t, y, ystride, xq, m, w, cols, o0, o1)
+func dotRows(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
+	avx512 := vec.AcceleratedAVX512()
+	if !vec.Accelerated() {
+		dotRowsGo(t, y, ystride, xq, m, w, rows, cols, o0, o1)
 		return
+	}
+	if grouped(t) {
+		g := avx2Groups[t]
+		if avx512 {
+			g = avx512Groups[t]
+		}
+		dotGroupsAsm(g, t, y, ystride, xq, m, w, rows, cols, o0, o1)
+		return
+	}
+	k := avx2Kernels[t]
+	if avx512 {
+		k = avx512Kernels[t]
 	}
 	dotRowsAsm(k, t, y, ystride, xq, m, w, cols, o0, o1)
 }
@@ -98,6 +112,35 @@ func dotRowsAsm(k asmKernel, t dtype.DType, y []float32, ystride int, xq []byte,
 			_ = y[i*ystride+r0+rows-1]
 			_ = xq[(i+1)*arb-1]
 			k(&y[i*ystride+r0], &w[r0*wrb], wrb, rows, &xq[i*arb], n)
+		}
+	}
+}
+
+// dotGroupsAsm runs the grouped kernel g over the groups of rows [o0, o1) (o0 a whole
+// group), a run of groups a call may cover at a time; a last group cut by the matrix's end
+// is computed into a scratch row and its rows that exist copied out.
+func dotGroupsAsm(g groupKernel, t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
+	if o0 >= o1 || m == 0 {
+		return
+	}
+	gb, arb, n := GroupRows*t.Bytes(cols), ActsFor(t).RowBytes(cols), cols/t.BlockSize()
+	run := max(1, dotCallBytes/gb)
+	whole := (o1 - o0) / GroupRows // groups whose rows all exist
+	g0 := o0 / GroupRows
+	for i := range m {
+		_ = xq[(i+1)*arb-1]
+		a := &xq[i*arb]
+		for k := 0; k < whole; k += run {
+			groups := min(run, whole-k)
+			_ = w[(g0+k+groups)*gb-1]
+			_ = y[i*ystride+o0+GroupRows*(k+groups)-1]
+			g(&y[i*ystride+o0+GroupRows*k], &w[(g0+k)*gb], groups, a, n)
+		}
+		if rest := (o1 - o0) % GroupRows; rest != 0 {
+			var last [GroupRows]float32
+			_ = w[(g0+whole+1)*gb-1]
+			g(&last[0], &w[(g0+whole)*gb], 1, a, n)
+			copy(y[i*ystride+o0+GroupRows*whole:i*ystride+o1], last[:rest])
 		}
 	}
 }

@@ -14,27 +14,22 @@ import (
 	"github.com/tpslice/tpslice/vec"
 )
 
-// isaKernels are the assembly kernel sets this CPU runs, by name.
-func isaKernels(t *testing.T) map[string]map[dtype.DType]asmKernel {
-	sets := map[string]map[dtype.DType]asmKernel{}
-	if vec.AcceleratedAVX512() {
-		sets["avx512"] = avx512Kernels
-	}
-	if vec.Accelerated() {
-		sets["avx2"] = avx2Kernels
-	}
-	if len(sets) == 0 {
+// kernelISAs are the instruction sets whose kernels this CPU runs; the test skips where
+// it runs none.
+func kernelISAs(t *testing.T) []string {
+	isas := asmISAs()
+	if len(isas) == 0 {
 		t.Skip("this CPU runs none of the assembly kernels")
 	}
-	return sets
+	return isas
 }
 
 // guard is the value every output outside the rows a call computes must keep.
 var guard = float32(math.Float32frombits(0x7fc0dead))
 
-// requireKernelMatchesGo runs kernel k and the Go kernel on the same rows and requires
-// bitwise equal outputs, and untouched guards around them.
-func requireKernelMatchesGo(t *testing.T, k asmKernel, typ dtype.DType, r *rand.Rand, rows, cols, m, o0, o1 int) {
+// requireKernelMatchesGo runs the kernels of isa and the Go kernel on the same rows and
+// requires bitwise equal outputs, and untouched guards around them.
+func requireKernelMatchesGo(t *testing.T, isa string, typ dtype.DType, r *rand.Rand, rows, cols, m, o0, o1 int) {
 	t.Helper()
 	w := randRows(t, r, typ, rows, cols)
 	a := ActsFor(typ)
@@ -46,30 +41,32 @@ func requireKernelMatchesGo(t *testing.T, k asmKernel, typ dtype.DType, r *rand.
 	for i := range want {
 		want[i], got[i] = guard, guard
 	}
-	dotRowsGo(typ, want, stride, xq, m, w, cols, o0, o1)
-	dotRowsAsm(k, typ, got, stride, xq, m, w, cols, o0, o1)
+	dotRowsGo(typ, want, stride, xq, m, w, rows, cols, o0, o1)
+	dotRowsISA(isa, typ, got, stride, xq, m, w, rows, cols, o0, o1)
 	for i := range want {
-		require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "output %d (row %d of x, weight row %d): Go %v, asm %v", i, i/stride, i%stride, want[i], got[i])
+		require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "%s %v output %d (row %d of x, weight row %d): Go %v, asm %v", isa, typ, i, i/stride, i%stride, want[i], got[i])
 	}
 }
 
 // TestAsmKernelsMatchGo: every assembly kernel gives the Go kernel's bits for every count
-// of blocks around the chunk sizes (1 to 40 32-value blocks, 1 to 20 super-blocks), odd
-// row counts, sub-ranges of rows and several rows of activations.
+// of blocks around the chunk sizes (1 to 40 32-value blocks, 1 to 20 super-blocks), row
+// counts that end inside a group, sub-ranges of rows and several rows of activations.
 func TestAsmKernelsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for isa, kernels := range isaKernels(t) {
-		for typ, k := range kernels {
+	for _, isa := range kernelISAs(t) {
+		for _, typ := range blockTypes {
 			maxBlocks := 40
 			if typ.BlockSize() == kBlock {
 				maxBlocks = 20
 			}
+			g := RowAlign(typ)
 			t.Run(fmt.Sprintf("%s/%v", isa, typ), func(t *testing.T) {
 				for n := 1; n <= maxBlocks; n++ {
-					requireKernelMatchesGo(t, k, typ, r, 5, n*typ.BlockSize(), 1, 0, 5)
+					requireKernelMatchesGo(t, isa, typ, r, 5, n*typ.BlockSize(), 1, 0, 5)
 				}
-				requireKernelMatchesGo(t, k, typ, r, 7, 16*typ.BlockSize(), 3, 1, 6)
-				requireKernelMatchesGo(t, k, typ, r, 300, 2*typ.BlockSize(), 2, 3, 299) // several calls
+				requireKernelMatchesGo(t, isa, typ, r, 2*g+7, 16*typ.BlockSize(), 3, g, 2*g+6)
+				requireKernelMatchesGo(t, isa, typ, r, 40*g+5, 2*typ.BlockSize(), 2, 3*g, 40*g+5) // several calls
+				requireKernelMatchesGo(t, isa, typ, r, 300, 40*typ.BlockSize(), 2, 0, 300)
 			})
 		}
 	}
@@ -82,14 +79,14 @@ func FuzzAsmKernels(f *testing.F) {
 	f.Add(uint64(7), uint8(17), uint8(4), uint8(1))
 	f.Fuzz(func(t *testing.T, seed uint64, blocks, rows, m uint8) {
 		r := rand.New(rand.NewPCG(seed, seed^0x9e37))
-		for _, kernels := range isaKernels(t) {
-			for typ, k := range kernels {
+		for _, isa := range kernelISAs(t) {
+			for _, typ := range blockTypes {
 				n := 1 + int(blocks)%48
 				if typ.BlockSize() == kBlock {
 					n = 1 + int(blocks)%12
 				}
-				nr := 1 + int(rows)%9
-				requireKernelMatchesGo(t, k, typ, r, nr, n*typ.BlockSize(), 1+int(m)%4, 0, nr)
+				nr := 1 + int(rows)%40
+				requireKernelMatchesGo(t, isa, typ, r, nr, n*typ.BlockSize(), 1+int(m)%4, 0, nr)
 			}
 		}
 	})
@@ -102,7 +99,7 @@ func requireActsAsmMatchesGo(t *testing.T, a Acts, x []float32) {
 	rb := a.RowBytes(len(x))
 	want, got := make([]byte, rb), make([]byte, rb)
 	limit := float32(actsLimit)
-	if a == Acts16x256 {
+	if a.planes() {
 		limit = splitLimit
 	}
 	var block [kBlock]float32
@@ -124,7 +121,7 @@ func TestQuantActsAsmMatchesGo(t *testing.T) {
 		t.Skip("this CPU runs no assembly quantizer")
 	}
 	r := rand.New(rand.NewPCG(13, 14))
-	for _, a := range []Acts{Acts16x32, Acts16x256} {
+	for _, a := range allActs {
 		for nb := 1; nb <= 9; nb++ {
 			x := randValues(r, nb*a.Block(), 1)
 			requireActsAsmMatchesGo(t, a, x)
@@ -148,7 +145,7 @@ func FuzzQuantActsAsm(f *testing.F) {
 			t.Skip("this CPU runs no assembly quantizer")
 		}
 		r := rand.New(rand.NewPCG(seed, seed+1))
-		for _, a := range []Acts{Acts16x32, Acts16x256} {
+		for _, a := range allActs {
 			x := randValues(r, (1+int(blocks)%8)*a.Block(), math.Abs(scale)+1e-30)
 			requireActsAsmMatchesGo(t, a, x)
 		}

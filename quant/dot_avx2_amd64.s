@@ -14,10 +14,6 @@
 // row R9 the weights, R10 their scales, R11 the activations' values, R12 their scales;
 // BX points at the frame, where per-chunk scales go.
 
-DATA a2words000f<>+0(SB)/4, $0x000f000f
-GLOBL a2words000f<>(SB), RODATA|NOPTR, $4
-DATA a2words0008<>+0(SB)/4, $0x00080008
-GLOBL a2words0008<>(SB), RODATA|NOPTR, $4
 DATA a2bytes0f<>+0(SB)/4, $0x0f0f0f0f
 GLOBL a2bytes0f<>(SB), RODATA|NOPTR, $4
 DATA a2bytes01<>+0(SB)/4, $0x01010101
@@ -82,22 +78,6 @@ GLOBL a2bytes03<>(SB), RODATA|NOPTR, $4
 #define Q8_0LONE2 \
 	VPMOVSXBW (R9), Y3; \
 	VPMOVSXBW 16(R9), Y4
-
-// Q4_0NIBBLES(OFF, LO, HI): block at OFF(R9): its 16 bytes' low nibbles minus 8 as words
-// in LO (values 0-15), high ones in HI (16-31). Y15: 0x000f words, Y14: 8s.
-#define Q4_0NIBBLES(OFF, LO, HI) \
-	VPMOVZXBW OFF(R9), LO; \
-	VPSRLW    $4, LO, HI; \
-	VPAND     Y15, LO, LO; \
-	VPSUBW    Y14, LO, LO; \
-	VPSUBW    Y14, HI, HI
-
-#define Q4_0WORDS2(WOFF) \
-	Q4_0NIBBLES(WOFF, Y3, Y4); \
-	Q4_0NIBBLES(WOFF+16, Y5, Y6)
-
-#define Q4_0LONE2 \
-	Q4_0NIBBLES(0, Y3, Y4)
 
 // SCALES8 stores the scales float32(dw·da) of 8 blocks (dw at (R10), da at (R12)) at (BX).
 #define SCALES8 \
@@ -183,11 +163,105 @@ done: \
 TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $32-48
 	KERNEL32_2(Q8_0WORDS2, Q8_0LONE2, 32)
 
-// func dotQ4_0AVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
-TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $32-48
-	VPBROADCASTD a2words000f<>(SB), Y15
-	VPBROADCASTD a2words0008<>(SB), Y14
-	KERNEL32_2(Q4_0WORDS2, Q4_0LONE2, 16)
+// Grouped Q4_0: as dotQ4_0GroupsAVX512, each quad's 32 bytes split into the low nibbles
+// (rows 0-7) and high ones (8-15), VPMADDUBSW with the broadcast activations and VPMADDWD
+// with ones summing each row's four products; Y8/Y9 (lo/hi plane) gather rows 0-7, Y10/Y11
+// rows 8-15, Y14/Y15 their sums.
+//
+//	func dotQ4_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
+
+// G4HALF2(V, AL, AH, ACCL, ACCH): the quad's bytes of 8 rows in V with the broadcast
+// activations AL, AH (Y12: 16-bit ones).
+#define G4HALF2(V, AL, AH, ACCL, ACCH) \
+	VPMADDUBSW AL, V, Y4; \
+	VPMADDWD   Y12, Y4, Y4; \
+	VPADDD     Y4, ACCL, ACCL; \
+	VPMADDUBSW AH, V, Y5; \
+	VPMADDWD   Y12, Y5, Y5; \
+	VPADDD     Y5, ACCH, ACCH
+
+#define G4QUAD2(Q) \
+	VMOVDQU      (32*(Q))(R9), Y0; \
+	VPAND        Y13, Y0, Y1; \
+	VPSRLW       $4, Y0, Y0; \
+	VPAND        Y13, Y0, Y0; \
+	VPBROADCASTD (4*(Q))(R11), Y2; \
+	VPBROADCASTD (32+4*(Q))(R11), Y3; \
+	G4HALF2(Y1, Y2, Y3, Y8, Y9); \
+	G4HALF2(Y0, Y2, Y3, Y10, Y11)
+
+// G4FINISH2(ACCL, ACCH, DW, SUM): isum = 256·hi + lo - 8·s of 8 rows, scaled by their
+// scales (f16 at DW) times da and added to SUM (Y6: 8·s broadcast, Y7: da broadcast).
+#define G4FINISH2(ACCL, ACCH, DW, SUM) \
+	VPSLLD    $8, ACCH, ACCH; \
+	VPADDD    ACCH, ACCL, ACCL; \
+	VPSUBD    Y6, ACCL, ACCL; \
+	VCVTDQ2PS ACCL, ACCL; \
+	VCVTPH2PS DW, Y4; \
+	VMULPS    Y7, Y4, Y4; \
+	VMULPS    Y4, ACCL, ACCL; \
+	VADDPS    ACCL, SUM, SUM
+
+TEXT ·dotQ4_0GroupsAVX2(SB), NOSPLIT, $0-40
+	MOVQ         y+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         groups+16(FP), CX
+	MOVQ         a+24(FP), DX
+	MOVQ         n+32(FP), R8
+	VPBROADCASTD a2bytes0f<>(SB), Y13
+	VPBROADCASTD a2words0001<>(SB), Y12
+
+g4group2:
+	MOVQ   SI, R9
+	MOVQ   DX, R11
+	MOVQ   R8, R12
+	SHLQ   $6, R12
+	ADDQ   DX, R12
+	LEAQ   (R12)(R8*4), R13
+	MOVQ   R8, R14
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+
+g4block2:
+	PREFETCHT0   2048(R9)
+	PREFETCHT0   2112(R9)
+	PREFETCHT0   2176(R9)
+	PREFETCHT0   2240(R9)
+	PREFETCHT0   2304(R9)
+	VPXOR        Y8, Y8, Y8
+	VPXOR        Y9, Y9, Y9
+	VPXOR        Y10, Y10, Y10
+	VPXOR        Y11, Y11, Y11
+	G4QUAD2(0)
+	G4QUAD2(1)
+	G4QUAD2(2)
+	G4QUAD2(3)
+	G4QUAD2(4)
+	G4QUAD2(5)
+	G4QUAD2(6)
+	G4QUAD2(7)
+	VPBROADCASTD (R13), Y6
+	VPSLLD       $3, Y6, Y6
+	VBROADCASTSS (R12), Y7
+	G4FINISH2(Y8, Y9, 256(R9), Y14)
+	G4FINISH2(Y10, Y11, 272(R9), Y15)
+	ADDQ         $288, R9
+	ADDQ         $64, R11
+	ADDQ         $4, R12
+	ADDQ         $4, R13
+	DECQ         R14
+	JNZ          g4block2
+	VMOVUPS      Y14, (DI)
+	VMOVUPS      Y15, 32(DI)
+	ADDQ         $64, DI
+	MOVQ         R9, SI
+	DECQ         CX
+	JNZ          g4group2
+	VZEROUPPER
+	RET
+
+DATA a2words0001<>+0(SB)/4, $0x00010001
+GLOBL a2words0001<>(SB), RODATA|NOPTR, $4
 
 // The K-quants: per super-block, the weights of 32 values at a time (bytes) meet both
 // byte planes of the activations in VPMADDUBSW; VPMADDWD with the sub-block's scale (a

@@ -8,7 +8,7 @@
 //	func dot<T>AVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
 //
 // y[o] = Dot's reference for weight row o (at w + o·wstride) and the activations at a,
-// o = 0..rows-1, where n ≥ 1 is the row's blocks (of 32 values for Q8_0 and Q4_0, 256 for
+// o = 0..rows-1, where n ≥ 1 is the row's blocks (of 32 values for Q8_0, 256 for
 // the K-quants) and rows ≥ 1. Weights are widened to 16-bit words and multiplied with the
 // activations in pairs (VPMADDWD, or VPDPWSSD accumulating); the integers are exact, so
 // their order is free, and the f32 operations follow the reference loop one for one.
@@ -17,10 +17,6 @@
 // row R9 the weights, R11 the activations' values, R12 their scales; AX, BX, R10, R13-R15
 // as each kernel says.
 
-DATA words000f<>+0(SB)/4, $0x000f000f
-GLOBL words000f<>(SB), RODATA|NOPTR, $4
-DATA words0008<>+0(SB)/4, $0x00080008
-GLOBL words0008<>(SB), RODATA|NOPTR, $4
 DATA bytes0f<>+0(SB)/4, $0x0f0f0f0f
 GLOBL bytes0f<>(SB), RODATA|NOPTR, $4
 DATA bytes01<>+0(SB)/4, $0x01010101
@@ -88,28 +84,11 @@ GLOBL dwords2<>(SB), RODATA|NOPTR, $4
 	VPMOVSXBW WOFF(R9), Z3; \
 	VPMOVSXBW (WOFF+32)(R9), Z4
 
-// Q4_0WORDS(WOFF): two blocks' 16 bytes of nibbles at WOFF(R9), value i in the low nibble
-// of byte i and i+16 in its high nibble, minus 8 (Z28: 0x000f words, Z27: 8s).
-#define Q4_0WORDS(WOFF) \
-	PREFETCHT0 (WOFF+2048)(R9); \
-	VPMOVZXBW WOFF(R9), Z3; \
-	VPSRLW    $4, Z3, Z4; \
-	VPANDD    Z28, Z3, Z3; \
-	VPSUBW    Z27, Z3, Z3; \
-	VPSUBW    Z27, Z4, Z4
-
-// Q8_0LONE, Q4_0LONE: the words of a last block without a partner, 16 values each in Y3
-// and Y4 (the rest of Z3, Z4 zero).
+// Q8_0LONE: the words of a last block without a partner, 16 values each in Y3 and Y4 (the
+// rest of Z3, Z4 zero).
 #define Q8_0LONE \
 	VPMOVSXBW (R9), Y3; \
 	VPMOVSXBW 16(R9), Y4
-
-#define Q4_0LONE \
-	VPMOVZXBW (R9), Y3; \
-	VPSRLW    $4, Y3, Y4; \
-	VPANDD    Y28, Y3, Y3; \
-	VPSUBW    Y27, Y3, Y3; \
-	VPSUBW    Y27, Y4, Y4
 
 // KERNEL32(WORDS, LONE, QS) is the kernel of a 32-value type whose blocks' values take QS
 // bytes and are widened two blocks at a time by WORDS, a lone last block by LONE. R13
@@ -207,11 +186,85 @@ done: \
 TEXT ·dotQ8_0AVX512(SB), NOSPLIT, $0-48
 	KERNEL32(Q8_0WORDS, Q8_0LONE, 32)
 
-// func dotQ4_0AVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
-TEXT ·dotQ4_0AVX512(SB), NOSPLIT, $0-48
-	VPBROADCASTD words000f<>(SB), Z28
-	VPBROADCASTD words0008<>(SB), Z27
-	KERNEL32(Q4_0WORDS, Q4_0LONE, 16)
+// Grouped Q4_0 (see pack.go): for each block of a group of 16 rows, each quad's 32 bytes
+// spread into 64 (low nibbles: rows 0-7, high: rows 8-15; four values a row) meet the
+// quad's four activations of each plane, broadcast, in VPDPBUSD, whose lane r gathers row
+// r; after the block's 8 quads, isum_r = 256·hi + lo - 8·s (exact: below 2^25) is scaled by
+// float32(dw_r·da) and added to row r's sum in lane r of Z30, block after block.
+//
+//	func dotQ4_0GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
+//
+// Registers: DI y, SI the group, CX groups left, DX a, R8 n; per group R9 the block, R11
+// the activations' planes, R12 their scales, R13 their sums, R14 blocks left.
+
+#define G4QUAD(Q) \
+	VMOVDQU32     (32*(Q))(R9), Y16; \
+	VPSRLW        $4, Y16, Y17; \
+	VINSERTI64X4  $1, Y17, Z16, Z16; \
+	VPANDD        Z29, Z16, Z16; \
+	VPDPBUSD.BCST (4*(Q))(R11), Z16, Z0; \
+	VPDPBUSD.BCST (32+4*(Q))(R11), Z16, Z1
+
+TEXT ·dotQ4_0GroupsAVX512(SB), NOSPLIT, $0-40
+	MOVQ         y+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         groups+16(FP), CX
+	MOVQ         a+24(FP), DX
+	MOVQ         n+32(FP), R8
+	VPBROADCASTD gbytes0f<>(SB), Z29
+
+g4group:
+	MOVQ   SI, R9
+	MOVQ   DX, R11
+	MOVQ   R8, R12
+	SHLQ   $6, R12
+	ADDQ   DX, R12
+	LEAQ   (R12)(R8*4), R13
+	MOVQ   R8, R14
+	VPXORD Z30, Z30, Z30
+
+g4block:
+	PREFETCHT0   2048(R9)
+	PREFETCHT0   2112(R9)
+	PREFETCHT0   2176(R9)
+	PREFETCHT0   2240(R9)
+	PREFETCHT0   2304(R9)
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	G4QUAD(0)
+	G4QUAD(1)
+	G4QUAD(2)
+	G4QUAD(3)
+	G4QUAD(4)
+	G4QUAD(5)
+	G4QUAD(6)
+	G4QUAD(7)
+	VPSLLD       $8, Z1, Z1
+	VPADDD       Z1, Z0, Z0
+	VPBROADCASTD (R13), Z2
+	VPSLLD       $3, Z2, Z2
+	VPSUBD       Z2, Z0, Z0
+	VCVTDQ2PS    Z0, Z0
+	VCVTPH2PS    256(R9), Z3
+	VMULPS.BCST  (R12), Z3, Z3
+	VMULPS       Z3, Z0, Z0
+	VADDPS       Z0, Z30, Z30
+	ADDQ         $288, R9
+	ADDQ         $64, R11
+	ADDQ         $4, R12
+	ADDQ         $4, R13
+	DECQ         R14
+	JNZ          g4block
+	VMOVUPS      Z30, (DI)
+	ADDQ         $64, DI
+	MOVQ         R9, SI
+	DECQ         CX
+	JNZ          g4group
+	VZEROUPPER
+	RET
+
+DATA gbytes0f<>+0(SB)/4, $0x0f0f0f0f
+GLOBL gbytes0f<>(SB), RODATA|NOPTR, $4
 
 // The K-quants: a super-block's activations are two planes of signed bytes (q = 256·hi +
 // lo, see Acts16x256). Its weights, spread into 64-byte registers in value order (the

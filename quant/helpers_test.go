@@ -14,6 +14,9 @@ import (
 // blockTypes are the weight types of this package.
 var blockTypes = []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K}
 
+// allActs are the activation formats.
+var allActs = []Acts{Acts16x32, Acts16x256, Acts16x32b}
+
 // randValues draws n values: normal with standard deviation std, a few outliers and exact
 // zeros, as trained weights and activations look.
 func randValues(r *rand.Rand, n int, std float64) []float32 {
@@ -36,8 +39,8 @@ func randRows(t *testing.T, r *rand.Rand, typ dtype.DType, rows, cols int) []byt
 	t.Helper()
 	ggml := make([]byte, rows*typ.Bytes(cols))
 	require.NoError(t, Quantize(typ, ggml, randValues(r, rows*cols, 0.02)))
-	dev := make([]byte, len(ggml))
-	require.NoError(t, Pack(typ, dev, ggml, cols))
+	dev := make([]byte, PackedBytes(typ, rows, cols))
+	require.NoError(t, Pack(typ, dev, ggml, rows, cols))
 	return dev
 }
 
@@ -58,8 +61,8 @@ func dequantActs(a Acts, row []byte, cols int) []float64 {
 // actsValue is value i of a quantized row of cols activations.
 func actsValue(a Acts, row []byte, cols, i int) int64 {
 	r := viewActs(row, cols, a.Block())
-	if a == Acts16x256 {
-		return r.q256(i)
+	if a.planes() {
+		return r.planeValue(i, a.Block())
 	}
 	return int64(r.q(pairLayout(i/32, i%32, cols/32)))
 }

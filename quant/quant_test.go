@@ -48,8 +48,11 @@ func TestQuantizeErrors(t *testing.T) {
 	require.ErrorContains(t, Quantize(dtype.F16, nil, nil), "f16 is not a block type")
 	require.ErrorContains(t, Quantize(dtype.Q4_K, make([]byte, 144), make([]float32, 100)), "quantize 100 values to q4_k: want a whole number of 256-value blocks into 0 bytes, have 144 bytes")
 	require.ErrorContains(t, Dequantize(dtype.Q8_0, make([]float32, 32), make([]byte, 33)), "dequantize 32 q8_0 values: want a whole number of 32-value blocks in 34 bytes, have 33 bytes")
-	require.ErrorContains(t, Pack(dtype.Q4_0, make([]byte, 18), make([]byte, 18), 64), "18 bytes are not a whole number of q4_0 rows of 64 values (36 bytes each)")
-	require.ErrorContains(t, Pack(dtype.Q4_0, make([]byte, 36), make([]byte, 36), 48), "q4_0 row of 48 values: not a whole number of 32-value blocks")
+	require.ErrorContains(t, Pack(dtype.Q4_0, make([]byte, 18), make([]byte, 18), 1, 64), "18 bytes are not a whole number of q4_0 rows of 64 values (36 bytes each)")
+	require.ErrorContains(t, Pack(dtype.Q4_0, make([]byte, 36), make([]byte, 36), 1, 48), "q4_0 row of 48 values: not a whole number of 32-value blocks")
+	require.ErrorContains(t, Pack(dtype.Q4_0, make([]byte, 36), make([]byte, 72), 1, 64), "repack 1 rows of q4_0: 72 bytes hold 2")
+	require.ErrorContains(t, Pack(dtype.Q4_0, make([]byte, 36), make([]byte, 36), 1, 64), "the device matrix takes 576 bytes, have 36")
+	require.ErrorContains(t, DequantizeRow(dtype.Q4_0, make([]float32, 64), make([]byte, 576), 1, 1), "dequantize row 1 of 1 rows")
 	require.ErrorContains(t, QuantizeActs(Acts16x256, make([]byte, 1000), make([]float32, 128), 128), "want rows within whole 256-value blocks")
 	require.ErrorContains(t, QuantizeActsAt(Acts16x32, make([]byte, 1000), make([]float32, 40), 40, 30, 64), "40 values in rows of 40 at column 30 of 64")
 	require.ErrorContains(t, QuantizeActs(Acts16x32, make([]byte, 10), make([]float32, 64), 32), "quantize 2 rows of 32 activations as i16x32: 136 bytes needed, have 10")
@@ -63,20 +66,19 @@ func TestPackRoundTrip(t *testing.T) {
 	for _, typ := range blockTypes {
 		for _, cols := range []int{256, 768, 1280} {
 			t.Run(fmt.Sprintf("%v/%d", typ, cols), func(t *testing.T) {
-				rows := 3
+				rows := 3 + RowAlign(typ) // a whole group and a part of one where t groups rows
 				ggml := make([]byte, rows*typ.Bytes(cols))
 				require.NoError(t, Quantize(typ, ggml, randValues(r, rows*cols, 1)))
-				dev := make([]byte, len(ggml))
-				require.NoError(t, Pack(typ, dev, ggml, cols))
+				dev := make([]byte, PackedBytes(typ, rows, cols))
+				require.NoError(t, Pack(typ, dev, ggml, rows, cols))
 				back := make([]byte, len(ggml))
-				require.NoError(t, Unpack(typ, back, dev, cols))
+				require.NoError(t, Unpack(typ, back, dev, rows, cols))
 				require.Equal(t, ggml, back)
 				want := make([]float32, rows*cols)
 				require.NoError(t, Dequantize(typ, want, ggml))
-				rb := typ.Bytes(cols)
 				for row := range rows {
 					got := make([]float32, cols)
-					require.NoError(t, DequantizeRow(typ, got, dev[row*rb:(row+1)*rb]))
+					require.NoError(t, DequantizeRow(typ, got, dev, rows, row))
 					require.Equal(t, want[row*cols:(row+1)*cols], got)
 				}
 			})
@@ -89,7 +91,7 @@ func TestPackRoundTrip(t *testing.T) {
 // the values.
 func TestActsQuantization(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, a := range []Acts{Acts16x32, Acts16x256} {
+	for _, a := range allActs {
 		t.Run(a.String(), func(t *testing.T) {
 			cols := 2 * 256
 			x := randValues(r, cols, 3)
@@ -104,23 +106,23 @@ func TestActsQuantization(t *testing.T) {
 					amax = max(amax, math.Abs(float64(v)))
 				}
 				limit := int64(32767)
-				if a == Acts16x256 {
+				if a.planes() {
 					limit = 32639
 				}
 				sawFull := false
 				for i := b * bs; i < (b+1)*bs; i++ {
 					q := actsValue(a, row, cols, i)
 					sawFull = sawFull || q == limit || q == -limit
-					require.InDelta(t, float64(x[i]), deq[i], amax/float64(limit)*0.5001, "value %d", i)
+					require.InDelta(t, float64(x[i]), deq[i], amax/float64(limit)*0.501, "value %d", i)
 				}
 				require.True(t, sawFull, "block %d: the largest value maps to ±%d", b, limit)
 			}
 			require.Zero(t, actsValue(a, row, cols, 7))
-			if a == Acts16x256 {
+			if span := a.sumSpan(); span != 0 {
 				gs := row[2*cols+4*(cols/bs):]
-				for g := range cols / 16 {
+				for g := range cols / span {
 					var sum int64
-					for i := 16 * g; i < 16*(g+1); i++ {
+					for i := span * g; i < span*(g+1); i++ {
 						sum += actsValue(a, row, cols, i)
 					}
 					require.Equal(t, sum, int64(int32(binary.LittleEndian.Uint32(gs[4*g:]))), "group %d", g)
@@ -133,27 +135,23 @@ func TestActsQuantization(t *testing.T) {
 // TestActsNonFinite: a NaN or infinity in a block makes its scale NaN, so no output that
 // reads the block is silently finite.
 func TestActsNonFinite(t *testing.T) {
-	for _, a := range []Acts{Acts16x32, Acts16x256} {
+	for _, a := range allActs {
 		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
 			x := make([]float32, 256)
 			x[3], x[100] = 1, bad
 			row := make([]byte, a.RowBytes(256))
 			require.NoError(t, QuantizeActs(a, row, x, 256))
-			w := make([]byte, dtype.Q8_0.Bytes(256))
-			typ := dtype.Q8_0
-			if a == Acts16x256 {
-				typ = dtype.Q6_K
-				w = make([]byte, typ.Bytes(256))
-			}
+			typ := map[Acts]dtype.DType{Acts16x32: dtype.Q8_0, Acts16x32b: dtype.Q4_0, Acts16x256: dtype.Q6_K}[a]
+			w := make([]byte, PackedBytes(typ, 1, 256))
 			ones := make([]float32, 256)
 			for i := range ones {
 				ones[i] = 1
 			}
-			ggml := make([]byte, len(w))
+			ggml := make([]byte, typ.Bytes(256))
 			require.NoError(t, Quantize(typ, ggml, ones))
-			require.NoError(t, Pack(typ, w, ggml, 256))
+			require.NoError(t, Pack(typ, w, ggml, 1, 256))
 			y := make([]float32, 1)
-			Dot(typ, y, 1, row, 1, w, 256, 0, 1)
+			Dot(typ, y, 1, row, 1, w, 1, 256, 0, 1)
 			require.False(t, math.Abs(float64(y[0])) <= math.MaxFloat32, "%v with %v: got %v", a, bad, y[0])
 		}
 	}
@@ -173,12 +171,12 @@ func TestDotMatchesDequantized(t *testing.T) {
 				xq := make([]byte, m*a.RowBytes(cols))
 				require.NoError(t, QuantizeActs(a, xq, x, cols))
 				y := make([]float32, m*rows)
-				Dot(typ, y, rows, xq, m, w, cols, 0, rows)
+				Dot(typ, y, rows, xq, m, w, rows, cols, 0, rows)
 				wd := make([]float32, cols)
 				for i := range m {
 					xd := dequantActs(a, xq[i*a.RowBytes(cols):], cols)
 					for o := range rows {
-						require.NoError(t, DequantizeRow(typ, wd, w[o*typ.Bytes(cols):(o+1)*typ.Bytes(cols)]))
+						require.NoError(t, DequantizeRow(typ, wd, w, rows, o))
 						var want, mag float64
 						for c := range cols {
 							want += float64(wd[c]) * xd[c]
@@ -196,7 +194,7 @@ func TestDotMatchesDequantized(t *testing.T) {
 // the padded rows do, and a dot product over the whole blocks equals the padded one.
 func TestQuantizeActsAt(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, a := range []Acts{Acts16x32, Acts16x256} {
+	for _, a := range allActs {
 		width := 3 * a.Block()
 		for _, shard := range []struct{ lead, cols int }{{0, 32}, {48, 96}, {a.Block() - 16, 32}, {0, width}} {
 			if shard.lead+shard.cols > width {
