@@ -18,7 +18,7 @@ import (
 //	go test -run '^$' -bench 'Dot|ReadBandwidth' -benchtime 20x ./quant/ ./vec/
 func BenchmarkDot(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, shape := range []struct{ out, in int }{{4096, 4096}, {14336, 4096}} {
+	for _, shape := range []struct{ out, in int }{{1024, 1024}, {4096, 4096}, {14336, 4096}} {
 		for _, typ := range blockTypes {
 			ggml := make([]byte, shape.out*typ.Bytes(shape.in))
 			x := randValues(r, shape.in, 1)

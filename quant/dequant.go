@@ -102,3 +102,14 @@ func q6KValue(b []byte, i int) int {
 	qh := b[q6KQh+32*h+l] >> (2 * k) & 3
 	return int(ql&0xF) | int(qh)<<4
 }
+
+// putQ6KValue ORs the stored value u of value i into a Q6_K block, q6KValue's inverse.
+func putQ6KValue(b []byte, i, u int) {
+	h, k, l := i/128, (i%128)/32, i%32
+	shift := 0
+	if k >= 2 {
+		shift = 4
+	}
+	b[q6KQl+64*h+l+32*(k%2)] |= byte(u&0xF) << shift
+	b[q6KQh+32*h+l] |= byte(u>>4) << (2 * k)
+}

@@ -10,15 +10,30 @@ import (
 // Dot computes outputs [o0, o1) of y = x·Wᵀ for the m rows of activations quantized in xq
 // (format ActsFor(t), ActsFor(t).RowBytes(cols) bytes per row) against the device matrix
 // W (rows × cols values of t, as Pack leaves them): y[i·ystride + o] for rows i of x and
-// weight rows o; o0 is a multiple of RowAlign(t), and so is o1 unless it is rows. Products of weights and quantized activations are exact integer sums; the
-// float arithmetic after them has one fixed order per output, so the result is
-// deterministic and the same for any m, any split of [o0, o1) and on every kernel
-// (AVX-512, AVX2, Go): a GEMM row is bitwise the GEMV of that row. The reference loops,
-// with qa, da the activation block's values and scale and g its sums over each 16 values:
+// weight rows o; o0 is a multiple of RowAlign(t), and so is o1 unless it is rows.
+// Products of weights and quantized activations are exact integer sums; the float
+// arithmetic after them has one fixed order per output, so the result is deterministic and
+// the same for any m, any split of [o0, o1) and on every kernel (AVX-512, AVX2, Go): a GEMM
+// row is bitwise the GEMV of that row. The reference loops, with qa, da the activation
+// block's values and scale:
 //
-//	Q4_0 (blocks b of 32, w = nibble - 8):
+//	Q4_0 (row r of a grouped matrix, blocks b of 32, w = nibble - 8):
 //		var acc float32
 //		for b := range nb { acc += float32(float32(dw_b*da_b) * float32(Σ_i w_i*qa_i)) }
+//	Q4_K, Q5_K (row r of a grouped matrix, super-blocks b of 256, sub-blocks j of 32 with
+//	6-bit sc_j, m_j, values q of 4 or 5 bits; g_k the activations' sums over values
+//	16k..16k+15; the integers exact):
+//		var acc float32
+//		for b := range ns {
+//			isum := Σ_j sc_j * Σ_{i in j} q_i*qa_i
+//			msum := Σ_j m_j * (g_2j + g_2j+1)
+//			dd, dm := float32(da*d), float32(da*dmin)
+//			acc += float32(dd*float32(isum)) - float32(dm*float32(msum))
+//		}
+//	Q6_K (row r of a grouped matrix, 16 groups k of 16 values with int8 sc_k, stored
+//	values u = q + 32):
+//		var acc float32
+//		for b := range ns { acc += float32(float32(da*d) * float32(Σ_i sc_{i/16}*(u_i-32)*qa_i)) }
 //	Q8_0 (blocks b of 32, w the signed weights):
 //		var acc [16]float32
 //		for b := range nb {
@@ -28,19 +43,6 @@ import (
 //			for l := range 8 { acc[8*(b%2)+l] += float32(scale * float32(quad[l])) }
 //		}
 //		y = combine16(acc) // lanes l and l+8, then ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7))
-//	Q4_K, Q5_K (super-blocks b of 256, sub-blocks j of 32 with 6-bit sc_j, m_j; g_k the
-//	activations' sums over values 16k..16k+15):
-//		var acc [16]float32
-//		for b := range ns {
-//			var lane, mins [16]int32 // lane l: the values i with (i%64)/4 == l
-//			for i := range 256 { lane[(i%64)/4] += sc_{i/32} * q_i * qa_i }
-//			for l := range 16 { mins[l] = m_{l/2} * g_l }
-//			dd, dm := float32(da*d), float32(da*dmin)
-//			for l := range 16 { acc[l] += float32(dd*float32(lane[l])) - float32(dm*float32(mins[l])) }
-//		}
-//		y = combine16(acc)
-//	Q6_K (16 groups k of 16 with int8 sc_k, stored values u = q + 32): as Q4_K with
-//		lane[(i%64)/4] += sc_{i/16}*u_i*qa_i, mins[l] = 32*sc_l*g_l and dm = dd.
 //
 // It does not check its arguments (layers does) and does not allocate.
 func Dot(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
@@ -53,8 +55,8 @@ func dotRowsGo(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []by
 	for i := range m {
 		a := xq[i*arb : (i+1)*arb]
 		for o := o0; o < o1; o++ {
-			if t == dtype.Q4_0 {
-				y[i*ystride+o] = dotQ4_0(w, o, a, cols)
+			if dot, ok := groupDots[t]; ok {
+				y[i*ystride+o] = dot(w, o, a, cols)
 			} else {
 				y[i*ystride+o] = rowDots[t](w[o*wrb:(o+1)*wrb], a, cols)
 			}
@@ -62,13 +64,19 @@ func dotRowsGo(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []by
 	}
 }
 
-// rowDots hold the one-row reference dot product of each ungrouped type; never written.
-var rowDots = map[dtype.DType]func(w, a []byte, cols int) float32{
-	dtype.Q8_0: dotQ8_0,
-	dtype.Q4_K: func(w, a []byte, cols int) float32 { return dotQxK(w, a, cols, false) },
-	dtype.Q5_K: func(w, a []byte, cols int) float32 { return dotQxK(w, a, cols, true) },
-	dtype.Q6_K: dotQ6_K,
-}
+// rowDots hold the one-row reference dot product of each ungrouped type, groupDots that of
+// row r of a grouped matrix; never written.
+var (
+	rowDots = map[dtype.DType]func(w, a []byte, cols int) float32{
+		dtype.Q8_0: dotQ8_0,
+	}
+	groupDots = map[dtype.DType]func(w []byte, r int, a []byte, cols int) float32{
+		dtype.Q4_0: dotQ4_0,
+		dtype.Q4_K: func(w []byte, r int, a []byte, cols int) float32 { return dotK4(dtype.Q4_K, w, r, a, cols) },
+		dtype.Q5_K: func(w []byte, r int, a []byte, cols int) float32 { return dotK4(dtype.Q5_K, w, r, a, cols) },
+		dtype.Q6_K: dotQ6_K,
+	}
+)
 
 // actsRow views a row of quantized activations of n blocks of bs: value i, block scale b
 // and (for 256-value blocks) the sum of the values of 16-value group k.
@@ -97,15 +105,18 @@ func (r actsRow) d(b int) float32 {
 }
 func (r actsRow) g(k int) int64 { return int64(int32(binary.LittleEndian.Uint32(r.gs[4*k:]))) }
 
-// dot32 is the reference of the 32-value types, weight value i of block b given by w.
-func dot32(w func(b, i int) int32, dw func(b int) float32, a actsRow, nb int) float32 {
+// dotQ8_0 is the reference of a row of Q8_0 weights w.
+func dotQ8_0(w, a []byte, cols int) float32 {
+	nb := cols / 32
+	acts := viewActs(a, cols, 32)
 	var acc [16]float32
 	for b := range nb {
 		var quad [8]int32
 		for i := range 32 {
-			quad[(i%16)/2] += w(b, i) * a.q(pairLayout(b, i, nb))
+			at := pairLayout(b, i, nb)
+			quad[(i%16)/2] += int32(int8(w[at])) * acts.q(at)
 		}
-		scale := float32(dw(b) * a.d(b))
+		scale := float32(f16At(w, 32*nb+2*b) * acts.d(b))
 		for l := range 8 {
 			acc[8*(b%2)+l] += float32(scale * float32(quad[l]))
 		}
@@ -113,85 +124,72 @@ func dot32(w func(b, i int) int32, dw func(b int) float32, a actsRow, nb int) fl
 	return combine16(&acc)
 }
 
-func dotQ8_0(w, a []byte, cols int) float32 {
-	nb := cols / 32
-	return dot32(func(b, i int) int32 { return int32(int8(w[pairLayout(b, i, nb)])) },
-		func(b int) float32 { return f16At(w, 32*nb+2*b) }, viewActs(a, cols, 32), nb)
-}
-
 // dotQ4_0 is the reference of row r of a grouped Q4_0 matrix w.
 func dotQ4_0(w []byte, r int, a []byte, cols int) float32 {
-	nb := cols / 32
+	nb, rr := cols/32, r%GroupRows
 	acts := viewActs(a, cols, 32)
 	var acc float32
 	for b := range nb {
+		blk := groupBlock(dtype.Q4_0, w, r, b, nb)
 		var isum int64
 		for i := range 32 {
-			at, high := q4_0Nibble(r, b, i, nb)
-			isum += (int64(nibble(w, at, high)) - 8) * acts.planeValue(32*b+i, 32)
+			isum += (int64(quadValue(blk, i, rr)) - 8) * acts.planeValue(32*b+i, 32)
 		}
-		acc += float32(float32(f16At(w, q4_0Scale(r, b, nb))*acts.d(b)) * float32(isum))
+		acc += float32(float32(f16At(blk, 256+2*rr)*acts.d(b)) * float32(isum))
 	}
 	return acc
 }
 
-func dotQxK(w, a []byte, cols int, q5 bool) float32 {
-	ns := cols / kBlock
+// dotK4 is the reference of row r of a grouped Q4_K or Q5_K matrix w.
+func dotK4(t dtype.DType, w []byte, r int, a []byte, cols int) float32 {
+	ns, rr := cols/kBlock, r%GroupRows
 	acts := viewActs(a, cols, kBlock)
-	bb := dtype.Q4_K.BlockBytes()
-	if q5 {
-		bb = dtype.Q5_K.BlockBytes()
+	scalesAt := gq4KScales
+	if t == dtype.Q5_K {
+		scalesAt = gq5KScales
 	}
-	var acc [16]float32
+	var acc float32
 	for b := range ns {
-		blk := w[b*bb : (b+1)*bb]
-		scales, qs := blk[q4KScales:q4KScales+12], blk[q4KQs:]
-		if q5 {
-			qs = blk[q5KQs:]
-		}
-		var lane, mins [16]int64
-		for i := range kBlock {
-			j, c, l := i/32, i/64, i%32 // sub-block j; value i comes from byte 32c+l
-			sc, _ := scaleMinK4(j, scales)
-			q := qs[32*c+l] >> (4 * (j % 2)) & 0xF
-			if q5 {
-				q |= (blk[q5KQh+l] >> j & 1) << 4
+		blk := groupBlock(t, w, r, b, ns)
+		scales := groupScalesK4(blk, rr, scalesAt)
+		var isum, msum int64
+		for j := range 8 {
+			sc, m := scaleMinK4(j, scales[:])
+			var s int64
+			for i := 32 * j; i < 32*(j+1); i++ {
+				q := quadValue(blk, i, rr)
+				if t == dtype.Q5_K {
+					q |= q5Fifth(blk, i, rr) << 4
+				}
+				s += int64(q) * acts.q256(kBlock*b+i)
 			}
-			lane[(i%64)/4] += int64(sc) * int64(q) * acts.q256(kBlock*b+i)
+			isum += int64(sc) * s
+			msum += int64(m) * (acts.g(16*b+2*j) + acts.g(16*b+2*j+1))
 		}
-		for l := range 16 {
-			_, m := scaleMinK4(l/2, scales)
-			mins[l] = int64(m) * acts.g(16*b+l)
-		}
+		d := scalesAt + 12*GroupRows + 2*rr
 		da := acts.d(b)
-		dd, dm := float32(da*f16At(blk, q4KD)), float32(da*f16At(blk, q4KDmin))
-		for l := range 16 {
-			acc[l] += float32(dd*float32(lane[l])) - float32(dm*float32(mins[l]))
-		}
+		dd, dm := float32(da*f16At(blk, d)), float32(da*f16At(blk, d+2*GroupRows))
+		acc += float32(dd*float32(isum)) - float32(dm*float32(msum))
 	}
-	return combine16(&acc)
+	return acc
 }
 
-func dotQ6_K(w, a []byte, cols int) float32 {
-	ns := cols / kBlock
+// dotQ6_K is the reference of row r of a grouped Q6_K matrix w.
+func dotQ6_K(w []byte, r int, a []byte, cols int) float32 {
+	ns, rr := cols/kBlock, r%GroupRows
 	acts := viewActs(a, cols, kBlock)
-	bb := dtype.Q6_K.BlockBytes()
-	var acc [16]float32
+	var acc float32
 	for b := range ns {
-		blk := w[b*bb : (b+1)*bb]
-		var lane, corr [16]int64
+		blk := groupBlock(dtype.Q6_K, w, r, b, ns)
+		var isum int64
 		for i := range kBlock {
-			lane[(i%64)/4] += int64(int8(blk[q6KScales+i/16])) * int64(q6KValue(blk, i)) * acts.q256(kBlock*b+i)
+			sc := int64(int8(blk[gq6KScales+GroupRows*(i/16)+rr]))
+			isum += sc * int64(q6Value(blk, i, rr)-32) * acts.q256(kBlock*b+i)
 		}
-		for l := range 16 {
-			corr[l] = 32 * int64(int8(blk[q6KScales+l])) * acts.g(16*b+l)
-		}
-		dd := float32(acts.d(b) * f16At(blk, q6KD))
-		for l := range 16 {
-			acc[l] += float32(dd*float32(lane[l])) - float32(dd*float32(corr[l]))
-		}
+		dd := float32(acts.d(b) * f16At(blk, gq6KD+2*rr))
+		acc += float32(dd * float32(isum))
 	}
-	return combine16(&acc)
+	return acc
 }
 
 // combine16 sums 16 partial sums as Dot's reference does: lanes l and l+8 first, then the

@@ -7,9 +7,10 @@ import (
 	"github.com/tpslice/tpslice/vec"
 )
 
-// The assembly kernels (dot_avx512_amd64.s): y[o] for weight rows o =
+// The assembly kernels (dot_avx512_amd64.s, dot_avx2_amd64.s): y[o] for weight rows o =
 // 0..rows-1 at w + o·wstride against one row of activations at a; n is the row's blocks.
-// See the files for the contract.
+// The grouped ones (dot_group_*_amd64.s): y[0:16·groups] for the groups of rows at w. See
+// the files for the contracts.
 
 //go:noescape
 func dotQ8_0AVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
@@ -18,13 +19,13 @@ func dotQ8_0AVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
 func dotQ4_0GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
-func dotQ4_KAVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
+func dotQ4_KGroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
-func dotQ5_KAVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
+func dotQ5_KGroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
-func dotQ6_KAVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
+func dotQ6_KGroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
 func dotQ8_0AVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
@@ -33,13 +34,13 @@ func dotQ8_0AVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
 func dotQ4_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
-func dotQ4_KAVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
+func dotQ4_KGroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
-func dotQ5_KAVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
+func dotQ5_KGroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
-func dotQ6_KAVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
+func dotQ6_KGroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 
 // asmKernel is one type's kernel of one instruction set.
 type asmKernel func(y *float32, w *byte, wstride, rows int, a *byte, n int)
@@ -50,24 +51,28 @@ type groupKernel func(y *float32, w *byte, groups int, a *byte, n int)
 
 // avx512Groups and avx2Groups are the kernels of the grouped types; never written.
 var (
-	avx512Groups = map[dtype.DType]groupKernel{dtype.Q4_0: dotQ4_0GroupsAVX512}
-	avx2Groups   = map[dtype.DType]groupKernel{dtype.Q4_0: dotQ4_0GroupsAVX2}
+	avx512Groups = map[dtype.DType]groupKernel{
+		dtype.Q4_0: dotQ4_0GroupsAVX512,
+		dtype.Q4_K: dotQ4_KGroupsAVX512,
+		dtype.Q5_K: dotQ5_KGroupsAVX512,
+		dtype.Q6_K: dotQ6_KGroupsAVX512,
+	}
+	avx2Groups = map[dtype.DType]groupKernel{
+		dtype.Q4_0: dotQ4_0GroupsAVX2,
+		dtype.Q4_K: dotQ4_KGroupsAVX2,
+		dtype.Q5_K: dotQ5_KGroupsAVX2,
+		dtype.Q6_K: dotQ6_KGroupsAVX2,
+	}
 )
 
 // avx512Kernels are the AVX-512 kernels by type; never written.
 var avx512Kernels = map[dtype.DType]asmKernel{
 	dtype.Q8_0: dotQ8_0AVX512,
-	dtype.Q4_K: dotQ4_KAVX512,
-	dtype.Q5_K: dotQ5_KAVX512,
-	dtype.Q6_K: dotQ6_KAVX512,
 }
 
 // avx2Kernels are the AVX2 kernels by type, for CPUs without AVX-512; never written.
 var avx2Kernels = map[dtype.DType]asmKernel{
 	dtype.Q8_0: dotQ8_0AVX2,
-	dtype.Q4_K: dotQ4_KAVX2,
-	dtype.Q5_K: dotQ5_KAVX2,
-	dtype.Q6_K: dotQ6_KAVX2,
 }
 
 // dotCallBytes bounds the weight bytes one assembly call reads, so that a goroutine in

@@ -27,8 +27,8 @@ func kernelISAs(t *testing.T) []string {
 // guard is the value every output outside the rows a call computes must keep.
 var guard = float32(math.Float32frombits(0x7fc0dead))
 
-// requireKernelMatchesGo runs the kernels of isa and the Go kernel on the same rows and
-// requires bitwise equal outputs, and untouched guards around them.
+// requireKernelMatchesGo runs the kernels of isa and the Go kernel on the same random rows
+// and requires bitwise equal outputs, and untouched guards around them.
 func requireKernelMatchesGo(t *testing.T, isa string, typ dtype.DType, r *rand.Rand, rows, cols, m, o0, o1 int) {
 	t.Helper()
 	w := randRows(t, r, typ, rows, cols)
@@ -36,6 +36,11 @@ func requireKernelMatchesGo(t *testing.T, isa string, typ dtype.DType, r *rand.R
 	x := randValues(r, m*cols, 1)
 	xq := make([]byte, m*a.RowBytes(cols))
 	require.NoError(t, QuantizeActs(a, xq, x, cols))
+	requireKernelMatchesGoOn(t, isa, typ, w, xq, rows, cols, m, o0, o1)
+}
+
+func requireKernelMatchesGoOn(t *testing.T, isa string, typ dtype.DType, w, xq []byte, rows, cols, m, o0, o1 int) {
+	t.Helper()
 	stride := rows + 3
 	want, got := make([]float32, m*stride), make([]float32, m*stride)
 	for i := range want {
@@ -46,6 +51,55 @@ func requireKernelMatchesGo(t *testing.T, isa string, typ dtype.DType, r *rand.R
 	for i := range want {
 		require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "%s %v output %d (row %d of x, weight row %d): Go %v, asm %v", isa, typ, i, i/stride, i%stride, want[i], got[i])
 	}
+}
+
+// TestAsmKernelsExtremes: the integer sums stay exact, and the kernels bitwise the Go
+// ones, where every product takes its largest magnitude: every weight byte (values,
+// scales, mins, high bits) at 0xff (Q6_K's scales at -128, Q8_0's values at -128), the
+// block scales 1, and activations of one magnitude, of one sign or alternating.
+func TestAsmKernelsExtremes(t *testing.T) {
+	for _, isa := range kernelISAs(t) {
+		for _, typ := range blockTypes {
+			t.Run(fmt.Sprintf("%s/%v", isa, typ), func(t *testing.T) { requireExtremesMatchGo(t, isa, typ) })
+		}
+	}
+}
+
+func requireExtremesMatchGo(t *testing.T, isa string, typ dtype.DType) {
+	rows, cols := 2*RowAlign(typ)+1, 4*kBlock
+	ggml := make([]byte, rows*typ.Bytes(cols))
+	fill := byte(0xff)
+	if typ == dtype.Q8_0 {
+		fill = 0x80
+	}
+	for i := range ggml {
+		ggml[i] = fill
+	}
+	bb := typ.BlockBytes()
+	for b := 0; b < len(ggml); b += bb {
+		switch typ {
+		case dtype.Q6_K:
+			for k := range 16 {
+				ggml[b+q6KScales+k] = 0x80
+			}
+			putF16(ggml, b+q6KD, 1)
+		case dtype.Q4_K, dtype.Q5_K:
+			putF16(ggml, b+q4KD, 1)
+			putF16(ggml, b+q4KDmin, 1)
+		default:
+			putF16(ggml, b, 1)
+		}
+	}
+	w := make([]byte, PackedBytes(typ, rows, cols))
+	require.NoError(t, Pack(typ, w, ggml, rows, cols))
+	a := ActsFor(typ)
+	x := make([]float32, 3*cols)
+	for i := range cols {
+		x[i], x[cols+i], x[2*cols+i] = 1, -1, float32(1-2*(i%2))
+	}
+	xq := make([]byte, 3*a.RowBytes(cols))
+	require.NoError(t, QuantizeActs(a, xq, x, cols))
+	requireKernelMatchesGoOn(t, isa, typ, w, xq, rows, cols, 3, 0, rows)
 }
 
 // TestAsmKernelsMatchGo: every assembly kernel gives the Go kernel's bits for every count

@@ -1,0 +1,519 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// AVX2 kernels of Dot for the grouped layouts, for CPUs without AVX-512: the contract of
+// dot_group_avx512_amd64.s,
+//
+//	func dot<T>GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
+//
+// in 32-byte registers: each quad's 32 bytes split into the low nibbles (rows 0-7) and the
+// high ones (rows 8-15), VPMADDUBSW with the broadcast activations (u8 × s8 pairs, at most
+// 2·15·128 in magnitude) and VPMADDWD with ones summing each row's four products into its
+// int32 lane. Y8/Y9 (lo/hi plane) gather rows 0-7, Y10/Y11 rows 8-15, Y14/Y15 the rows'
+// sums. Registers as the AVX-512 kernels: DI y, SI the group, CX groups left, DX a, R8 n,
+// R9 the block, R11 the planes, R12 their scales, R13 their sums, R14 blocks left.
+
+DATA g2bytes0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA g2bytes0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA g2bytes0f<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA g2bytes0f<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL g2bytes0f<>(SB), RODATA|NOPTR, $32
+DATA g2ones<>+0(SB)/8, $0x0001000100010001
+DATA g2ones<>+8(SB)/8, $0x0001000100010001
+DATA g2ones<>+16(SB)/8, $0x0001000100010001
+DATA g2ones<>+24(SB)/8, $0x0001000100010001
+GLOBL g2ones<>(SB), RODATA|NOPTR, $32
+
+// DWORDS8(NAME, V) fills 32 bytes at NAME with 8 dwords V.
+#define DWORDS8(NAME, V) \
+	DATA NAME+0(SB)/8, $(V*0x100000001); \
+	DATA NAME+8(SB)/8, $(V*0x100000001); \
+	DATA NAME+16(SB)/8, $(V*0x100000001); \
+	DATA NAME+24(SB)/8, $(V*0x100000001); \
+	GLOBL NAME(SB), RODATA|NOPTR, $32
+
+DWORDS8(g2dwords63<>, 63)
+DWORDS8(g2dwords15<>, 15)
+DWORDS8(g2dwords48<>, 48)
+
+DATA g2f64x256<>+0(SB)/8, $256.0
+DATA g2f64x256<>+8(SB)/8, $256.0
+DATA g2f64x256<>+16(SB)/8, $256.0
+DATA g2f64x256<>+24(SB)/8, $256.0
+GLOBL g2f64x256<>(SB), RODATA|NOPTR, $32
+
+// GHALF2(V, AL, AH, ACCL, ACCH): the quad's bytes of 8 rows in V with the broadcast
+// activations AL, AH.
+#define GHALF2(V, AL, AH, ACCL, ACCH) \
+	VPMADDUBSW AL, V, Y4; \
+	VPMADDWD   g2ones<>(SB), Y4, Y4; \
+	VPADDD     Y4, ACCL, ACCL; \
+	VPMADDUBSW AH, V, Y5; \
+	VPMADDWD   g2ones<>(SB), Y5, Y5; \
+	VPADDD     Y5, ACCH, ACCH
+
+// GQUAD2(WOFF, AOFF, HI): the quad at WOFF(R9) with the activations AOFF(R11) (lo plane)
+// and HI+AOFF(R11) (hi plane).
+#define GQUAD2(WOFF, AOFF, HI) \
+	VMOVDQU      WOFF(R9), Y0; \
+	VPAND        g2bytes0f<>(SB), Y0, Y1; \
+	VPSRLW       $4, Y0, Y0; \
+	VPAND        g2bytes0f<>(SB), Y0, Y0; \
+	VPBROADCASTD AOFF(R11), Y2; \
+	VPBROADCASTD (HI+AOFF)(R11), Y3; \
+	GHALF2(Y1, Y2, Y3, Y8, Y9); \
+	GHALF2(Y0, Y2, Y3, Y10, Y11)
+
+#define GZERO2 \
+	VPXOR Y8, Y8, Y8; \
+	VPXOR Y9, Y9, Y9; \
+	VPXOR Y10, Y10, Y10; \
+	VPXOR Y11, Y11, Y11
+
+#define GSETUP2 \
+	MOVQ y+0(FP), DI; \
+	MOVQ w+8(FP), SI; \
+	MOVQ groups+16(FP), CX; \
+	MOVQ a+24(FP), DX; \
+	MOVQ n+32(FP), R8
+
+#define GROW2(PLANESHIFT) \
+	MOVQ   SI, R9; \
+	MOVQ   DX, R11; \
+	MOVQ   R8, R12; \
+	SHLQ   $PLANESHIFT, R12; \
+	ADDQ   DX, R12; \
+	LEAQ   (R12)(R8*4), R13; \
+	MOVQ   R8, R14; \
+	VXORPS Y14, Y14, Y14; \
+	VXORPS Y15, Y15, Y15
+
+#define GNEXT2(BB, PLANES, SUMS) \
+	ADDQ $BB, R9; \
+	ADDQ $PLANES, R11; \
+	ADDQ $4, R12; \
+	ADDQ $SUMS, R13; \
+	DECQ R14
+
+#define GEND2 \
+	VMOVUPS Y14, (DI); \
+	VMOVUPS Y15, 32(DI); \
+	ADDQ    $64, DI; \
+	MOVQ    R9, SI; \
+	DECQ    CX
+
+// G4FINISH2(ACCL, ACCH, DW, SUM): Q4_0's isum = 256·hi + lo - 8·s of 8 rows, scaled by
+// their scales (f16 at DW) times da and added to SUM (Y6: 8·s broadcast, Y7: da
+// broadcast).
+#define G4FINISH2(ACCL, ACCH, DW, SUM) \
+	VPSLLD    $8, ACCH, ACCH; \
+	VPADDD    ACCH, ACCL, ACCL; \
+	VPSUBD    Y6, ACCL, ACCL; \
+	VCVTDQ2PS ACCL, ACCL; \
+	VCVTPH2PS DW, Y4; \
+	VMULPS    Y7, Y4, Y4; \
+	VMULPS    Y4, ACCL, ACCL; \
+	VADDPS    ACCL, SUM, SUM
+
+// func dotQ4_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ4_0GroupsAVX2(SB), NOSPLIT, $0-40
+	GSETUP2
+
+g4group2:
+	GROW2(6)
+
+g4block2:
+	PREFETCHT0   2048(R9)
+	PREFETCHT0   2112(R9)
+	PREFETCHT0   2176(R9)
+	PREFETCHT0   2240(R9)
+	PREFETCHT0   2304(R9)
+	GZERO2
+	GQUAD2(0, 0, 32)
+	GQUAD2(32, 4, 32)
+	GQUAD2(64, 8, 32)
+	GQUAD2(96, 12, 32)
+	GQUAD2(128, 16, 32)
+	GQUAD2(160, 20, 32)
+	GQUAD2(192, 24, 32)
+	GQUAD2(224, 28, 32)
+	VPBROADCASTD (R13), Y6
+	VPSLLD       $3, Y6, Y6
+	VBROADCASTSS (R12), Y7
+	G4FINISH2(Y8, Y9, 256(R9), Y14)
+	G4FINISH2(Y10, Y11, 272(R9), Y15)
+	GNEXT2(288, 64, 4)
+	JNZ          g4block2
+	GEND2
+	JNZ          g4group2
+	VZEROUPPER
+	RET
+
+// Q4_K, Q5_K (see dotQ4_KGroupsAVX512): the scaled sums of the super-block's sub-blocks
+// gather in Y6/Y7 (lo/hi plane, rows 0-7) and Y12/Y13 (rows 8-15); after the 8
+// sub-blocks, the mins' products (m_j times the activations' sum over sub-block j) gather
+// in Y8 (rows 0-7) and Y9 (8-15), and isum = 256·hi + lo is formed exactly in f64, four
+// rows at a time. BASE is the offset of the transposed scales in the block.
+
+// K4SCLO2(J, H, BASE, SC) and K4SCHI2 leave sub-block J's scales of rows 8H..8H+7 in SC,
+// K4MLO2 and K4MHI2 its mins, as K4SUBLO and K4SUBHI of the AVX-512 kernel do (J < 4 and
+// J ≥ 4). Clobber Y4, Y5.
+#define K4SCLO2(J, H, BASE, SC) \
+	VPMOVZXBD (BASE+16*(J)+8*(H))(R9), SC; \
+	VPAND     g2dwords63<>(SB), SC, SC
+
+#define K4MLO2(J, H, BASE, M) \
+	VPMOVZXBD (BASE+16*((J)+4)+8*(H))(R9), M; \
+	VPAND     g2dwords63<>(SB), M, M
+
+#define K4SCHI2(J, H, BASE, SC) \
+	VPMOVZXBD (BASE+16*((J)+4)+8*(H))(R9), Y4; \
+	VPMOVZXBD (BASE+16*((J)-4)+8*(H))(R9), Y5; \
+	VPAND     g2dwords15<>(SB), Y4, SC; \
+	VPSRLD    $2, Y5, Y5; \
+	VPAND     g2dwords48<>(SB), Y5, Y5; \
+	VPOR      Y5, SC, SC
+
+#define K4MHI2(J, H, BASE, M) \
+	VPMOVZXBD (BASE+16*((J)+4)+8*(H))(R9), Y4; \
+	VPMOVZXBD (BASE+16*(J)+8*(H))(R9), Y5; \
+	VPSRLD    $4, Y4, M; \
+	VPSRLD    $2, Y5, Y5; \
+	VPAND     g2dwords48<>(SB), Y5, Y5; \
+	VPOR      Y5, M, M
+
+// Q4KQUAD2(K): quad K of a Q4_K block. Q5KQUAD2(K): of a Q5_K block, whose fifth bits
+// (the 64 bits at 2048+8K: the low nibbles' 32, then the high ones') FIFTH8 turns into
+// 0x10 bytes: each of 4 bytes spread over 8 (VPSHUFB), tested against its bit.
+#define Q4KQUAD2(K) GQUAD2(32*(K), 4*(K), 256)
+
+DATA g2spread<>+0(SB)/8, $0x0000000000000000
+DATA g2spread<>+8(SB)/8, $0x0101010101010101
+DATA g2spread<>+16(SB)/8, $0x0202020202020202
+DATA g2spread<>+24(SB)/8, $0x0303030303030303
+GLOBL g2spread<>(SB), RODATA|NOPTR, $32
+DATA g2bitsel<>+0(SB)/8, $0x8040201008040201
+DATA g2bitsel<>+8(SB)/8, $0x8040201008040201
+DATA g2bitsel<>+16(SB)/8, $0x8040201008040201
+DATA g2bitsel<>+24(SB)/8, $0x8040201008040201
+GLOBL g2bitsel<>(SB), RODATA|NOPTR, $32
+DATA g2bytes10<>+0(SB)/8, $0x1010101010101010
+DATA g2bytes10<>+8(SB)/8, $0x1010101010101010
+DATA g2bytes10<>+16(SB)/8, $0x1010101010101010
+DATA g2bytes10<>+24(SB)/8, $0x1010101010101010
+GLOBL g2bytes10<>(SB), RODATA|NOPTR, $32
+
+// FIFTH8(OFF, V) adds 16 to the bytes of V whose bits are set in the dword at OFF(R9).
+#define FIFTH8(OFF, V) \
+	VPBROADCASTD OFF(R9), Y4; \
+	VPSHUFB      g2spread<>(SB), Y4, Y4; \
+	VPAND        g2bitsel<>(SB), Y4, Y4; \
+	VPCMPEQB     g2bitsel<>(SB), Y4, Y4; \
+	VPAND        g2bytes10<>(SB), Y4, Y4; \
+	VPOR         Y4, V, V
+
+#define Q5KQUAD2(K) \
+	VMOVDQU      (32*(K))(R9), Y0; \
+	VPAND        g2bytes0f<>(SB), Y0, Y1; \
+	VPSRLW       $4, Y0, Y0; \
+	VPAND        g2bytes0f<>(SB), Y0, Y0; \
+	FIFTH8(2048+8*(K), Y1); \
+	FIFTH8(2048+8*(K)+4, Y0); \
+	VPBROADCASTD (4*(K))(R11), Y2; \
+	VPBROADCASTD (256+4*(K))(R11), Y3; \
+	GHALF2(Y1, Y2, Y3, Y8, Y9); \
+	GHALF2(Y0, Y2, Y3, Y10, Y11)
+
+// PREFETCH2(OFF) and LINES6_2(OFF) prefetch [OFF, OFF+256) and [OFF, OFF+384) of the
+// group, as PREFETCH and LINES6 of the AVX-512 kernels do.
+#define PREFETCH2(OFF) \
+	PREFETCHT0 (OFF)(R9); \
+	PREFETCHT0 (OFF+64)(R9); \
+	PREFETCHT0 (OFF+128)(R9); \
+	PREFETCHT0 (OFF+192)(R9)
+
+#define LINES6_2(OFF) \
+	PREFETCH2(OFF); \
+	PREFETCHT0 (OFF+256)(R9); \
+	PREFETCHT0 (OFF+320)(R9)
+
+// K4QUADS2(J, QUAD, BB): sub-block J's quads into Y8-Y11, prefetching an eighth of the
+// block (BB bytes) four blocks ahead.
+#define K4QUADS2(J, QUAD, BB) \
+	LINES6_2(4*(BB)+(BB)/8*(J)); \
+	GZERO2; \
+	QUAD(8*(J)); \
+	QUAD(8*(J)+1); \
+	QUAD(8*(J)+2); \
+	QUAD(8*(J)+3); \
+	QUAD(8*(J)+4); \
+	QUAD(8*(J)+5); \
+	QUAD(8*(J)+6); \
+	QUAD(8*(J)+7)
+
+// K4SCALE2: the sums Y8-Y11 times the scales of rows 0-7 (Y2) and 8-15 (Y3).
+#define K4SCALE2 \
+	VPMULLD Y2, Y8, Y8; \
+	VPADDD  Y8, Y6, Y6; \
+	VPMULLD Y2, Y9, Y9; \
+	VPADDD  Y9, Y7, Y7; \
+	VPMULLD Y3, Y10, Y10; \
+	VPADDD  Y10, Y12, Y12; \
+	VPMULLD Y3, Y11, Y11; \
+	VPADDD  Y11, Y13, Y13
+
+#define K4SUB2(J, QUAD, SCALES, BASE, BB) \
+	K4QUADS2(J, QUAD, BB); \
+	SCALES(J, 0, BASE, Y2); \
+	SCALES(J, 1, BASE, Y3); \
+	K4SCALE2
+
+// K4MINS2(J, MINS, BASE): sub-block J's mins (decoded by MINS) times the activations' sum
+// over it (g_2J + g_2J+1), into Y8 (rows 0-7) and Y9 (8-15).
+#define K4MINS2(J, MINS, BASE) \
+	VPBROADCASTD (8*(J))(R13), Y1; \
+	VPBROADCASTD (8*(J)+4)(R13), Y0; \
+	VPADDD       Y0, Y1, Y1; \
+	MINS(J, 0, BASE, Y2); \
+	VPMULLD      Y1, Y2, Y2; \
+	VPADDD       Y2, Y8, Y8; \
+	MINS(J, 1, BASE, Y2); \
+	VPMULLD      Y1, Y2, Y2; \
+	VPADDD       Y2, Y9, Y9
+
+// ISUM4(HI, LO, OUT): OUT (4 f32) = 256·HI + LO of 4 rows (int32 in XMM), exact in f64
+// and rounded once.
+#define ISUM4(HI, LO, OUT) \
+	VCVTDQ2PD  HI, Y4; \
+	VMULPD     g2f64x256<>(SB), Y4, Y4; \
+	VCVTDQ2PD  LO, Y5; \
+	VADDPD     Y5, Y4, Y4; \
+	VCVTPD2PSY Y4, OUT
+
+// K4TERM2(HI, HIX, LO, LOX, M, DOFF, SUM): SUM += float32(dd·isum) - float32(dm·msum) of
+// 8 rows: isum from HI and LO (HIX, LOX their low halves), msum M (clobbered), d and dmin
+// of the rows at DOFF(R9) and DOFF+32(R9), da broadcast in Y1. Clobbers Y0, Y2-Y5.
+#define K4TERM2(HI, HIX, LO, LOX, M, DOFF, SUM) \
+	ISUM4(HIX, LOX, X0); \
+	VEXTRACTI128 $1, HI, X2; \
+	VEXTRACTI128 $1, LO, X3; \
+	ISUM4(X2, X3, X2); \
+	VINSERTF128  $1, X2, Y0, Y0; \
+	VCVTPH2PS    DOFF(R9), Y2; \
+	VMULPS       Y1, Y2, Y2; \
+	VMULPS       Y2, Y0, Y0; \
+	VCVTDQ2PS    M, M; \
+	VCVTPH2PS    (DOFF+32)(R9), Y3; \
+	VMULPS       Y1, Y3, Y3; \
+	VMULPS       Y3, M, M; \
+	VSUBPS       M, Y0, Y0; \
+	VADDPS       Y0, SUM, SUM
+
+#define KZERO2 \
+	VPXOR Y6, Y6, Y6; \
+	VPXOR Y7, Y7, Y7; \
+	VPXOR Y12, Y12, Y12; \
+	VPXOR Y13, Y13, Y13
+
+// K4BLOCK2(QUAD, BASE, BB): a Q4_K or Q5_K super-block, its scales at BASE(R9), its bytes
+// BB.
+#define K4BLOCK2(QUAD, BASE, BB) \
+	KZERO2; \
+	K4SUB2(0, QUAD, K4SCLO2, BASE, BB); \
+	K4SUB2(1, QUAD, K4SCLO2, BASE, BB); \
+	K4SUB2(2, QUAD, K4SCLO2, BASE, BB); \
+	K4SUB2(3, QUAD, K4SCLO2, BASE, BB); \
+	K4SUB2(4, QUAD, K4SCHI2, BASE, BB); \
+	K4SUB2(5, QUAD, K4SCHI2, BASE, BB); \
+	K4SUB2(6, QUAD, K4SCHI2, BASE, BB); \
+	K4SUB2(7, QUAD, K4SCHI2, BASE, BB); \
+	VPXOR        Y8, Y8, Y8; \
+	VPXOR        Y9, Y9, Y9; \
+	K4MINS2(0, K4MLO2, BASE); \
+	K4MINS2(1, K4MLO2, BASE); \
+	K4MINS2(2, K4MLO2, BASE); \
+	K4MINS2(3, K4MLO2, BASE); \
+	K4MINS2(4, K4MHI2, BASE); \
+	K4MINS2(5, K4MHI2, BASE); \
+	K4MINS2(6, K4MHI2, BASE); \
+	K4MINS2(7, K4MHI2, BASE); \
+	VBROADCASTSS (R12), Y1; \
+	K4TERM2(Y7, X7, Y6, X6, Y8, BASE+192, Y14); \
+	K4TERM2(Y13, X13, Y12, X12, Y9, BASE+208, Y15)
+
+// func dotQ4_KGroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ4_KGroupsAVX2(SB), NOSPLIT, $0-40
+	GSETUP2
+
+gk4group2:
+	GROW2(9)
+
+gk4block2:
+	K4BLOCK2(Q4KQUAD2, 2048, 2304)
+	GNEXT2(2304, 512, 64)
+	JNZ gk4block2
+	GEND2
+	JNZ gk4group2
+	VZEROUPPER
+	RET
+
+// func dotQ5_KGroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ5_KGroupsAVX2(SB), NOSPLIT, $0-40
+	GSETUP2
+
+gk5group2:
+	GROW2(9)
+
+gk5block2:
+	K4BLOCK2(Q5KQUAD2, 2560, 2816)
+	GNEXT2(2816, 512, 64)
+	JNZ gk5block2
+	GEND2
+	JNZ gk5group2
+	VZEROUPPER
+	RET
+
+// Q6_K (see dotQ6_KGroupsAVX512): a quad's 16 bytes of high bits, broadcast to both
+// 128-bit lanes, are shifted per lane so that the bits of the low nibbles' values (lanes:
+// bit pairs 0 and 1) and those of the high nibbles' (bit pairs 2 and 3) land at bits 4-5
+// (VPSLLVD by 4 and 2, VPSRLVD by 0 and 2), masked by 0x30 and ORed into the nibbles. The
+// 16 groups' sums gather in Y6/Y7/Y12/Y13 as Q4_K's do, the scales times the activations'
+// sums in Y8/Y9 in a second pass; isum = 256·hi + lo - 32·msum, exact in f64.
+
+DATA g2q6lo<>+0(SB)/8, $0x0000000400000004
+DATA g2q6lo<>+8(SB)/8, $0x0000000400000004
+DATA g2q6lo<>+16(SB)/8, $0x0000000200000002
+DATA g2q6lo<>+24(SB)/8, $0x0000000200000002
+GLOBL g2q6lo<>(SB), RODATA|NOPTR, $32
+DATA g2q6hi<>+0(SB)/8, $0
+DATA g2q6hi<>+8(SB)/8, $0
+DATA g2q6hi<>+16(SB)/8, $0x0000000200000002
+DATA g2q6hi<>+24(SB)/8, $0x0000000200000002
+GLOBL g2q6hi<>(SB), RODATA|NOPTR, $32
+DATA g2bytes30<>+0(SB)/8, $0x3030303030303030
+DATA g2bytes30<>+8(SB)/8, $0x3030303030303030
+DATA g2bytes30<>+16(SB)/8, $0x3030303030303030
+DATA g2bytes30<>+24(SB)/8, $0x3030303030303030
+GLOBL g2bytes30<>(SB), RODATA|NOPTR, $32
+DATA g2f64x32<>+0(SB)/8, $32.0
+DATA g2f64x32<>+8(SB)/8, $32.0
+DATA g2f64x32<>+16(SB)/8, $32.0
+DATA g2f64x32<>+24(SB)/8, $32.0
+GLOBL g2f64x32<>(SB), RODATA|NOPTR, $32
+
+#define Q6QUAD2(K) \
+	VMOVDQU        (32*(K))(R9), Y0; \
+	VPAND          g2bytes0f<>(SB), Y0, Y1; \
+	VPSRLW         $4, Y0, Y0; \
+	VPAND          g2bytes0f<>(SB), Y0, Y0; \
+	VBROADCASTI128 (2048+16*(K))(R9), Y2; \
+	VPSLLVD        g2q6lo<>(SB), Y2, Y3; \
+	VPAND          g2bytes30<>(SB), Y3, Y3; \
+	VPOR           Y3, Y1, Y1; \
+	VPSRLVD        g2q6hi<>(SB), Y2, Y3; \
+	VPAND          g2bytes30<>(SB), Y3, Y3; \
+	VPOR           Y3, Y0, Y0; \
+	VPBROADCASTD   (4*(K))(R11), Y2; \
+	VPBROADCASTD   (256+4*(K))(R11), Y3; \
+	GHALF2(Y1, Y2, Y3, Y8, Y9); \
+	GHALF2(Y0, Y2, Y3, Y10, Y11)
+
+#define Q6GROUP2(S) \
+	PREFETCH2(3*3360+210*(S)); \
+	GZERO2; \
+	Q6QUAD2(4*(S)); \
+	Q6QUAD2(4*(S)+1); \
+	Q6QUAD2(4*(S)+2); \
+	Q6QUAD2(4*(S)+3); \
+	VPMOVSXBD (3072+16*(S))(R9), Y2; \
+	VPMOVSXBD (3072+16*(S)+8)(R9), Y3; \
+	K4SCALE2
+
+#define Q6MINS2(S) \
+	VPBROADCASTD (4*(S))(R13), Y1; \
+	VPMOVSXBD    (3072+16*(S))(R9), Y2; \
+	VPMULLD      Y1, Y2, Y2; \
+	VPADDD       Y2, Y8, Y8; \
+	VPMOVSXBD    (3072+16*(S)+8)(R9), Y2; \
+	VPMULLD      Y1, Y2, Y2; \
+	VPADDD       Y2, Y9, Y9
+
+// ISUM6(HI, LO, M, OUT): OUT (4 f32) = 256·HI + LO - 32·M of 4 rows, exact in f64 and
+// rounded once.
+#define ISUM6(HI, LO, M, OUT) \
+	VCVTDQ2PD  HI, Y4; \
+	VMULPD     g2f64x256<>(SB), Y4, Y4; \
+	VCVTDQ2PD  LO, Y5; \
+	VADDPD     Y5, Y4, Y4; \
+	VCVTDQ2PD  M, Y5; \
+	VMULPD     g2f64x32<>(SB), Y5, Y5; \
+	VSUBPD     Y5, Y4, Y4; \
+	VCVTPD2PSY Y4, OUT
+
+// Q6TERM2(HI, HIX, LO, LOX, M, MX, DOFF, SUM): SUM += float32(dd·isum) of 8 rows, d at
+// DOFF(R9). Clobbers Y0-Y5.
+#define Q6TERM2(HI, HIX, LO, LOX, M, MX, DOFF, SUM) \
+	ISUM6(HIX, LOX, MX, X0); \
+	VEXTRACTI128 $1, HI, X2; \
+	VEXTRACTI128 $1, LO, X3; \
+	VEXTRACTI128 $1, M, X1; \
+	ISUM6(X2, X3, X1, X2); \
+	VINSERTF128  $1, X2, Y0, Y0; \
+	VCVTPH2PS    DOFF(R9), Y2; \
+	VBROADCASTSS (R12), Y3; \
+	VMULPS       Y3, Y2, Y2; \
+	VMULPS       Y2, Y0, Y0; \
+	VADDPS       Y0, SUM, SUM
+
+// func dotQ6_KGroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ6_KGroupsAVX2(SB), NOSPLIT, $0-40
+	GSETUP2
+
+gk6group2:
+	GROW2(9)
+
+gk6block2:
+	KZERO2
+	Q6GROUP2(0)
+	Q6GROUP2(1)
+	Q6GROUP2(2)
+	Q6GROUP2(3)
+	Q6GROUP2(4)
+	Q6GROUP2(5)
+	Q6GROUP2(6)
+	Q6GROUP2(7)
+	Q6GROUP2(8)
+	Q6GROUP2(9)
+	Q6GROUP2(10)
+	Q6GROUP2(11)
+	Q6GROUP2(12)
+	Q6GROUP2(13)
+	Q6GROUP2(14)
+	Q6GROUP2(15)
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	Q6MINS2(0)
+	Q6MINS2(1)
+	Q6MINS2(2)
+	Q6MINS2(3)
+	Q6MINS2(4)
+	Q6MINS2(5)
+	Q6MINS2(6)
+	Q6MINS2(7)
+	Q6MINS2(8)
+	Q6MINS2(9)
+	Q6MINS2(10)
+	Q6MINS2(11)
+	Q6MINS2(12)
+	Q6MINS2(13)
+	Q6MINS2(14)
+	Q6MINS2(15)
+	Q6TERM2(Y7, X7, Y6, X6, Y8, X8, 3328, Y14)
+	Q6TERM2(Y13, X13, Y12, X12, Y9, X9, 3344, Y15)
+	GNEXT2(3360, 512, 64)
+	JNZ gk6block2
+	GEND2
+	JNZ gk6group2
+	VZEROUPPER
+	RET

@@ -1,0 +1,403 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// AVX-512 (F, BW, VL, VNNI) kernels of Dot for the grouped layouts (group.go), one group
+// of 16 rows after another against one row of activations split into byte planes:
+//
+//	func dot<T>GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
+//
+// y[16g+r] = Dot's reference for row r of group g (at w + g·16·n·BlockBytes), where n ≥ 1
+// is the row's blocks and groups ≥ 1. Each quad's 32 bytes spread into 64 (low nibbles:
+// rows 0-7, high: rows 8-15; four values a row) meet the quad's four activations of each
+// plane, broadcast, in VPDPBUSD (u8 × s8, four products summed into each int32 lane), so
+// that lane r gathers row r; the integers are exact and the f32 operations follow the
+// reference loop one for one, lane by lane.
+//
+// Registers: DI y, SI the group, CX groups left, DX a, R8 n; per group R9 the block, R11
+// the activations' planes, R12 their scales, R13 their sums, R14 blocks left, Z30 the
+// rows' sums; Z29 holds 0x0f bytes.
+
+DATA gbytes0f<>+0(SB)/4, $0x0f0f0f0f
+GLOBL gbytes0f<>(SB), RODATA|NOPTR, $4
+DATA gdwords63<>+0(SB)/4, $63
+GLOBL gdwords63<>(SB), RODATA|NOPTR, $4
+DATA gdwords15<>+0(SB)/4, $15
+GLOBL gdwords15<>(SB), RODATA|NOPTR, $4
+DATA gdwords48<>+0(SB)/4, $48
+GLOBL gdwords48<>(SB), RODATA|NOPTR, $4
+DATA gf64x256<>+0(SB)/8, $256.0
+GLOBL gf64x256<>(SB), RODATA|NOPTR, $8
+
+// GQUAD(WOFF, AOFF, HI) adds the quad at WOFF(R9) times the activations AOFF(R11) (lo
+// plane) and HI+AOFF(R11) (hi plane) into Z0 and Z1.
+#define GQUAD(WOFF, AOFF, HI) \
+	VMOVDQU32     WOFF(R9), Y16; \
+	VPSRLW        $4, Y16, Y17; \
+	VINSERTI64X4  $1, Y17, Z16, Z16; \
+	VPANDD        Z29, Z16, Z16; \
+	VPDPBUSD.BCST AOFF(R11), Z16, Z0; \
+	VPDPBUSD.BCST (HI+AOFF)(R11), Z16, Z1
+
+// GSETUP loads the arguments; GROW sets up a group whose activations' planes take PLANES
+// bytes a block (R12 = a + PLANES·n, R13 = R12 + 4n); GNEXT steps to the next block of BB
+// bytes of the group; GEND stores the group's sums and steps to the next group.
+#define GSETUP \
+	MOVQ         y+0(FP), DI; \
+	MOVQ         w+8(FP), SI; \
+	MOVQ         groups+16(FP), CX; \
+	MOVQ         a+24(FP), DX; \
+	MOVQ         n+32(FP), R8; \
+	VPBROADCASTD gbytes0f<>(SB), Z29
+
+#define GROW(PLANESHIFT) \
+	MOVQ   SI, R9; \
+	MOVQ   DX, R11; \
+	MOVQ   R8, R12; \
+	SHLQ   $PLANESHIFT, R12; \
+	ADDQ   DX, R12; \
+	LEAQ   (R12)(R8*4), R13; \
+	MOVQ   R8, R14; \
+	VPXORD Z30, Z30, Z30
+
+#define GNEXT(BB, PLANES, SUMS) \
+	ADDQ $BB, R9; \
+	ADDQ $PLANES, R11; \
+	ADDQ $4, R12; \
+	ADDQ $SUMS, R13; \
+	DECQ R14
+
+#define GEND \
+	VMOVUPS Z30, (DI); \
+	ADDQ    $64, DI; \
+	MOVQ    R9, SI; \
+	DECQ    CX
+
+// Q4_0: per block of 32, isum_r = 256·hi + lo - 8·s (exact: below 2^25) is scaled by
+// float32(dw_r·da) and added to row r's sum.
+
+// func dotQ4_0GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ4_0GroupsAVX512(SB), NOSPLIT, $0-40
+	GSETUP
+
+g4group:
+	GROW(6)
+
+g4block:
+	PREFETCHT0   2048(R9)
+	PREFETCHT0   2112(R9)
+	PREFETCHT0   2176(R9)
+	PREFETCHT0   2240(R9)
+	PREFETCHT0   2304(R9)
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	GQUAD(0, 0, 32)
+	GQUAD(32, 4, 32)
+	GQUAD(64, 8, 32)
+	GQUAD(96, 12, 32)
+	GQUAD(128, 16, 32)
+	GQUAD(160, 20, 32)
+	GQUAD(192, 24, 32)
+	GQUAD(224, 28, 32)
+	VPSLLD       $8, Z1, Z1
+	VPADDD       Z1, Z0, Z0
+	VPBROADCASTD (R13), Z2
+	VPSLLD       $3, Z2, Z2
+	VPSUBD       Z2, Z0, Z0
+	VCVTDQ2PS    Z0, Z0
+	VCVTPH2PS    256(R9), Z3
+	VMULPS.BCST  (R12), Z3, Z3
+	VMULPS       Z3, Z0, Z0
+	VADDPS       Z0, Z30, Z30
+	GNEXT(288, 64, 4)
+	JNZ          g4block
+	GEND
+	JNZ          g4group
+	VZEROUPPER
+	RET
+
+// Q4_K, Q5_K: per sub-block j of 32 values, the planes' sums (Z0, Z1) are multiplied by
+// the rows' scales sc_j (VPMULLD) into Z24 (lo) and Z25 (hi), and the rows' mins m_j times
+// the activations' sum over the sub-block into Z23; all stay exact in int32 (|lo|, |hi| <
+// 8·63·31·128·32, |mins| < 8·63·32·32639). isum = 256·hi + lo, which int32 cannot hold,
+// is formed exactly in f64 and rounded once to f32, as the reference's float32(int64) is.
+// The scale bytes are transposed (byte p of the 16 rows at SC+16p), so VPMOVZXBD of byte p
+// gives it for every row; Z28, Z27, Z26 hold dwords 63, 15 and 48, Z31 the f64 256.
+
+// K4SUBLO(J, SC) and K4SUBHI(J, SC) leave sub-block J's scales in Z2 and mins in Z3: for
+// J < 4, sc = p_J & 63, m = p_{J+4} & 63; for J ≥ 4, sc = p_{J+4} & 15 | (p_{J-4} >> 6) <<
+// 4, m = p_{J+4} >> 4 | (p_J >> 6) << 4, with ((p >> 6) << 4) = (p >> 2) & 48.
+#define K4SUBLO(J, SC) \
+	VPMOVZXBD (SC+16*(J))(R9), Z2; \
+	VPANDD    Z28, Z2, Z2; \
+	VPMOVZXBD (SC+16*((J)+4))(R9), Z3; \
+	VPANDD    Z28, Z3, Z3
+
+#define K4SUBHI(J, SC) \
+	VPMOVZXBD (SC+16*((J)+4))(R9), Z4; \
+	VPMOVZXBD (SC+16*((J)-4))(R9), Z5; \
+	VPANDD    Z27, Z4, Z2; \
+	VPSRLD    $2, Z5, Z5; \
+	VPANDD    Z26, Z5, Z5; \
+	VPORD     Z5, Z2, Z2; \
+	VPMOVZXBD (SC+16*(J))(R9), Z5; \
+	VPSRLD    $4, Z4, Z3; \
+	VPSRLD    $2, Z5, Z5; \
+	VPANDD    Z26, Z5, Z5; \
+	VPORD     Z5, Z3, Z3
+
+// Q4KQUAD(K) adds quad K of a Q4_K block; Q5KQUAD(K) that of a Q5_K block, its fifth bits
+// (a 64-bit mask at 2048+8K) adding 16 to the values they mark (Z21: 0x10 bytes).
+#define Q4KQUAD(K) GQUAD(32*(K), 4*(K), 256)
+
+#define Q5KQUAD(K) \
+	VMOVDQU32     (32*(K))(R9), Y16; \
+	VPSRLW        $4, Y16, Y17; \
+	VINSERTI64X4  $1, Y17, Z16, Z16; \
+	VPANDD        Z29, Z16, Z16; \
+	KMOVQ         (2048+8*(K))(R9), K1; \
+	VPADDB        Z21, Z16, K1, Z16; \
+	VPDPBUSD.BCST (4*(K))(R11), Z16, Z0; \
+	VPDPBUSD.BCST (256+4*(K))(R11), Z16, Z1
+
+// PREFETCH(OFF) prefetches the cache lines of [OFF, OFF+256) of the group, LINES6 those of
+// [OFF, OFF+384). The kernels prefetch about 10 KiB ahead, a sub-block's bytes at a time:
+// the hardware prefetchers alone leave them 1.5× slower (BenchmarkDot/14336x4096).
+#define PREFETCH(OFF) \
+	PREFETCHT0 (OFF)(R9); \
+	PREFETCHT0 (OFF+64)(R9); \
+	PREFETCHT0 (OFF+128)(R9); \
+	PREFETCHT0 (OFF+192)(R9)
+
+#define LINES6(OFF) \
+	PREFETCH(OFF); \
+	PREFETCHT0 (OFF+256)(R9); \
+	PREFETCHT0 (OFF+320)(R9)
+
+// K4QUADS(J, QUAD, BB) sums sub-block J's 8 quads into Z0 and Z1, prefetching an eighth
+// of the block (BB bytes) four blocks ahead.
+#define K4QUADS(J, QUAD, BB) \
+	LINES6(4*(BB)+(BB)/8*(J)); \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	QUAD(8*(J)); \
+	QUAD(8*(J)+1); \
+	QUAD(8*(J)+2); \
+	QUAD(8*(J)+3); \
+	QUAD(8*(J)+4); \
+	QUAD(8*(J)+5); \
+	QUAD(8*(J)+6); \
+	QUAD(8*(J)+7)
+
+// K4SCALE(J) scales sub-block J's sums and mins (Z2, Z3) into Z24, Z25 and Z23; the
+// activations' sum over the sub-block is g_2J + g_2J+1.
+#define K4SCALE(J) \
+	VPMULLD      Z2, Z0, Z0; \
+	VPADDD       Z0, Z24, Z24; \
+	VPMULLD      Z2, Z1, Z1; \
+	VPADDD       Z1, Z25, Z25; \
+	VPBROADCASTD (8*(J))(R13), Z4; \
+	VPADDD.BCST  (8*(J)+4)(R13), Z4, Z4; \
+	VPMULLD      Z3, Z4, Z4; \
+	VPADDD       Z4, Z23, Z23
+
+#define K4SUB(J, QUAD, SUB, SC, BB) \
+	K4QUADS(J, QUAD, BB); \
+	SUB(J, SC); \
+	K4SCALE(J)
+
+// ISUMF64(HI, LO, ZH, ZL) leaves 256·HI + LO (int32 lanes, eight at a time) in Z5 (lanes
+// 0-7) and Z6 (8-15) as exact f64; ZH and ZL name HI and LO as Z registers.
+#define ISUMF64(HI, ZH, LO, ZL) \
+	VCVTDQ2PD     HI, Z5; \
+	VEXTRACTI64X4 $1, ZH, Y6; \
+	VCVTDQ2PD     Y6, Z6; \
+	VCVTDQ2PD     LO, Z7; \
+	VEXTRACTI64X4 $1, ZL, Y8; \
+	VCVTDQ2PD     Y8, Z8; \
+	VMULPD        Z31, Z5, Z5; \
+	VADDPD        Z7, Z5, Z5; \
+	VMULPD        Z31, Z6, Z6; \
+	VADDPD        Z8, Z6, Z6
+
+// TOF32 rounds Z5 and Z6 (f64) once each into the 16 f32 lanes of Z5.
+#define TOF32 \
+	VCVTPD2PS    Z5, Y5; \
+	VCVTPD2PS    Z6, Y6; \
+	VINSERTF64X4 $1, Y6, Z5, Z5
+
+// K4TERM(D): Z30 += float32(dd·isum) - float32(dm·msum), d and dmin of the 16 rows at
+// D(R9) and D+32(R9).
+#define K4TERM(D) \
+	ISUMF64(Y25, Z25, Y24, Z24); \
+	TOF32; \
+	VCVTDQ2PS   Z23, Z23; \
+	VCVTPH2PS   D(R9), Z9; \
+	VMULPS.BCST (R12), Z9, Z9; \
+	VCVTPH2PS   (D+32)(R9), Z10; \
+	VMULPS.BCST (R12), Z10, Z10; \
+	VMULPS      Z9, Z5, Z5; \
+	VMULPS      Z10, Z23, Z23; \
+	VSUBPS      Z23, Z5, Z5; \
+	VADDPS      Z5, Z30, Z30
+
+#define KSETUP \
+	GSETUP; \
+	VPBROADCASTD gdwords63<>(SB), Z28; \
+	VPBROADCASTD gdwords15<>(SB), Z27; \
+	VPBROADCASTD gdwords48<>(SB), Z26; \
+	VPBROADCASTD gbytes10<>(SB), Z21; \
+	VBROADCASTSD gf64x256<>(SB), Z31
+
+#define KZERO \
+	VPXORD Z23, Z23, Z23; \
+	VPXORD Z24, Z24, Z24; \
+	VPXORD Z25, Z25, Z25
+
+DATA gbytes10<>+0(SB)/4, $0x10101010
+GLOBL gbytes10<>(SB), RODATA|NOPTR, $4
+
+// K4BLOCK(QUAD, SC, BB) is a Q4_K or Q5_K super-block's work, its scales at SC(R9), its
+// bytes BB.
+#define K4BLOCK(QUAD, SC, BB) \
+	KZERO; \
+	K4SUB(0, QUAD, K4SUBLO, SC, BB); \
+	K4SUB(1, QUAD, K4SUBLO, SC, BB); \
+	K4SUB(2, QUAD, K4SUBLO, SC, BB); \
+	K4SUB(3, QUAD, K4SUBLO, SC, BB); \
+	K4SUB(4, QUAD, K4SUBHI, SC, BB); \
+	K4SUB(5, QUAD, K4SUBHI, SC, BB); \
+	K4SUB(6, QUAD, K4SUBHI, SC, BB); \
+	K4SUB(7, QUAD, K4SUBHI, SC, BB); \
+	K4TERM(SC+192)
+
+// func dotQ4_KGroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ4_KGroupsAVX512(SB), NOSPLIT, $0-40
+	KSETUP
+
+gk4group:
+	GROW(9)
+
+gk4block:
+	K4BLOCK(Q4KQUAD, 2048, 2304)
+	GNEXT(2304, 512, 64)
+	JNZ gk4block
+	GEND
+	JNZ gk4group
+	VZEROUPPER
+	RET
+
+// func dotQ5_KGroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ5_KGroupsAVX512(SB), NOSPLIT, $0-40
+	KSETUP
+
+gk5group:
+	GROW(9)
+
+gk5block:
+	K4BLOCK(Q5KQUAD, 2560, 2816)
+	GNEXT(2816, 512, 64)
+	JNZ gk5block
+	GEND
+	JNZ gk5group
+	VZEROUPPER
+	RET
+
+// Q6_K: per 16-value group s (4 quads), the planes' sums times the rows' int8 scales
+// (VPMOVSXBD) into Z24 (lo) and Z25 (hi), and the scales times the activations' sum g_s
+// into Z23: |lo|, |hi| < 16·128·63·128·16 and |Z23| < 16·128·16·32639, exact in int32.
+// isum = 256·hi + lo - 32·Z23 is formed exactly in f64. A quad's high bits come as 16
+// bytes, broadcast to the four 128-bit lanes; lane L keeps its values' bits at bits 2L and
+// 2L+1 of each byte, which a rotation by 4-2L (mod 32, VPROLVD: Z22) brings to bits 4-5,
+// where VPTERNLOGD ORs them (masked by 0x30 bytes, Z20) into the nibbles.
+
+DATA q6Rot<>+0(SB)/8, $0x0000000400000004
+DATA q6Rot<>+8(SB)/8, $0x0000000400000004
+DATA q6Rot<>+16(SB)/8, $0x0000000200000002
+DATA q6Rot<>+24(SB)/8, $0x0000000200000002
+DATA q6Rot<>+32(SB)/8, $0
+DATA q6Rot<>+40(SB)/8, $0
+DATA q6Rot<>+48(SB)/8, $0x0000001e0000001e
+DATA q6Rot<>+56(SB)/8, $0x0000001e0000001e
+GLOBL q6Rot<>(SB), RODATA|NOPTR, $64
+DATA gbytes30<>+0(SB)/4, $0x30303030
+GLOBL gbytes30<>(SB), RODATA|NOPTR, $4
+DATA gf64x32<>+0(SB)/8, $32.0
+GLOBL gf64x32<>(SB), RODATA|NOPTR, $8
+
+#define Q6QUAD(K) \
+	VMOVDQU32       (32*(K))(R9), Y16; \
+	VPSRLW          $4, Y16, Y17; \
+	VINSERTI64X4    $1, Y17, Z16, Z16; \
+	VPANDD          Z29, Z16, Z16; \
+	VBROADCASTI32X4 (2048+16*(K))(R9), Z17; \
+	VPROLVD         Z22, Z17, Z17; \
+	VPTERNLOGD      $0xf8, Z20, Z17, Z16; \
+	VPDPBUSD.BCST   (4*(K))(R11), Z16, Z0; \
+	VPDPBUSD.BCST   (256+4*(K))(R11), Z16, Z1
+
+// Q6GROUP(S) is group S's work, prefetching its share of the block three blocks ahead.
+#define Q6GROUP(S) \
+	PREFETCH(3*3360+210*(S)); \
+	VPXORD       Z0, Z0, Z0; \
+	VPXORD       Z1, Z1, Z1; \
+	Q6QUAD(4*(S)); \
+	Q6QUAD(4*(S)+1); \
+	Q6QUAD(4*(S)+2); \
+	Q6QUAD(4*(S)+3); \
+	VPMOVSXBD    (3072+16*(S))(R9), Z2; \
+	VPMULLD      Z2, Z0, Z0; \
+	VPADDD       Z0, Z24, Z24; \
+	VPMULLD      Z2, Z1, Z1; \
+	VPADDD       Z1, Z25, Z25; \
+	VPMULLD.BCST (4*(S))(R13), Z2, Z2; \
+	VPADDD       Z2, Z23, Z23
+
+// func dotQ6_KGroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ6_KGroupsAVX512(SB), NOSPLIT, $0-40
+	GSETUP
+	VMOVDQU32    q6Rot<>(SB), Z22
+	VPBROADCASTD gbytes30<>(SB), Z20
+	VBROADCASTSD gf64x256<>(SB), Z31
+	VBROADCASTSD gf64x32<>(SB), Z19
+
+gk6group:
+	GROW(9)
+
+gk6block:
+	KZERO
+	Q6GROUP(0)
+	Q6GROUP(1)
+	Q6GROUP(2)
+	Q6GROUP(3)
+	Q6GROUP(4)
+	Q6GROUP(5)
+	Q6GROUP(6)
+	Q6GROUP(7)
+	Q6GROUP(8)
+	Q6GROUP(9)
+	Q6GROUP(10)
+	Q6GROUP(11)
+	Q6GROUP(12)
+	Q6GROUP(13)
+	Q6GROUP(14)
+	Q6GROUP(15)
+	ISUMF64(Y25, Z25, Y24, Z24)
+	VCVTDQ2PD     Y23, Z9
+	VEXTRACTI64X4 $1, Z23, Y10
+	VCVTDQ2PD     Y10, Z10
+	VMULPD        Z19, Z9, Z9
+	VSUBPD        Z9, Z5, Z5
+	VMULPD        Z19, Z10, Z10
+	VSUBPD        Z10, Z6, Z6
+	TOF32
+	VCVTPH2PS     3328(R9), Z9
+	VMULPS.BCST   (R12), Z9, Z9
+	VMULPS        Z9, Z5, Z5
+	VADDPS        Z5, Z30, Z30
+	GNEXT(3360, 512, 64)
+	JNZ           gk6block
+	GEND
+	JNZ           gk6group
+	VZEROUPPER
+	RET
