@@ -20,7 +20,7 @@ import (
 //	go test -run '^$' -bench DecodeRoofline -benchtime 5x ./engine/
 func BenchmarkDecodeRoofline(b *testing.B) {
 	const tokens = 33
-	for _, dt := range []dtype.DType{dtype.F32, dtype.F16, dtype.BF16, dtype.Q8_0, dtype.Q4_0, dtype.Q4_K} {
+	for _, dt := range []dtype.DType{dtype.F32, dtype.F16, dtype.BF16, dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K} {
 		for _, tp := range []int{1, 8} {
 			b.Run(fmt.Sprintf("medium/%v/tp=%d", dt, tp), func(b *testing.B) {
 				e, err := New(Config{Model: "medium", TP: tp, WeightDType: dt, MaxRunning: 1})

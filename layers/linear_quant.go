@@ -22,8 +22,8 @@ func QuantizedInputBytes(w Matrix, m int) int { return m * quant.ActsFor(w.DType
 // weights widened to f32: a kernel that widens every weight to f32 pays a conversion, a
 // multiply and an add per weight, which on this project's machines is the f16 GEMV's rate
 // (6-11 G weights/s on one core, `-bench GEMV/14336x4096/f16`), 3.5-6 GB/s of Q4_0 bytes,
-// while integer products (VPMADDWD and VPDPWSSD: 32 a instruction) leave Q8_0 and Q4_0 at
-// the read bandwidth (`-bench 'Dot|ReadBandwidth' ./quant/ ./vec/`).
+// while integer products (VPDPBUSD: 64 an instruction, on 16 interleaved rows at once)
+// leave every type near the read bandwidth (`-bench 'Dot|ReadBandwidth' ./quant/ ./vec/`).
 func LinearQuantRows(y []float32, xq []byte, w Matrix, o0, o1 int) error {
 	if err := w.Validate(); err != nil {
 		return fmt.Errorf("layers: linear: weight %w", err)

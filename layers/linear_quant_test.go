@@ -71,7 +71,7 @@ func TestLinearQuantRowsErrors(t *testing.T) {
 	require.ErrorContains(t, LinearQuantRows(y, xq, w, 8, 20), "output rows [8, 20) of q4_0 weights: the layout groups 16 rows")
 	require.ErrorContains(t, LinearQuantRows(y, xq, w, 0, 8), "output rows [0, 8) of q4_0 weights")
 	require.NoError(t, LinearQuantRows(y, xq, w, 16, 20))
-	require.ErrorContains(t, LinearQuantRows(y, xq[:10], w, 0, 20), "1 rows of i16x32b activations of width 64 need 144 bytes, have 10")
+	require.ErrorContains(t, LinearQuantRows(y, xq[:10], w, 0, 20), "1 rows of i16x32 activations of width 64 need 144 bytes, have 10")
 	require.ErrorContains(t, LinearQuantRows(y[:7], xq, w, 0, 20), "len(y)=7 is not a multiple of out=20")
 	short := w
 	short.Data = w.Data[:20*w.RowBytes()] // the rows without the last group's padding

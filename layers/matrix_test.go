@@ -19,7 +19,7 @@ func TestMatrix(t *testing.T) {
 	require.ErrorContains(t, F32Matrix(-1, 2, nil).Validate(), "matrix [-1, 2]: sizes must be positive")
 	require.ErrorContains(t, F32Matrix(1<<62, 4, nil).Validate(), "size overflows")
 	require.ErrorContains(t, Matrix{DType: dtype.Q4_K, Rows: 2, Cols: 100}.Validate(), "q4_k row of 100 values: not a whole number of 256-value blocks")
-	q := Matrix{DType: dtype.Q8_0, Rows: 2, Cols: 512, Data: make([]byte, 2*16*34)}
+	q := Matrix{DType: dtype.Q8_0, Rows: 2, Cols: 512, Data: make([]byte, 16*16*34)} // one group of 16 rows
 	require.NoError(t, q.Validate())
 	require.Equal(t, 544, q.RowBytes())
 	g := Matrix{DType: dtype.Q4_K, Rows: 17, Cols: 512, Data: make([]byte, 32*2*144)} // grouped: two groups of 16 rows

@@ -18,47 +18,38 @@ import (
 // TP degree, another kernel) reproduces a result to better than the quantization noise. At
 // 16 bits the rounding error is 256 times smaller, the logits stay within about 1e-5 of the
 // float64 oracle and identical TP degrees give identical greedy ids. The integer products
-// stay exact: against words (VPMADDWD, 32 multiplies an instruction) or, split into two
-// byte planes, against bytes twice (VPDPBUSD, 64), and the kernels stay bound by the
-// weight bytes they read (BenchmarkDot).
+// stay exact, split into two byte planes multiplied with the weights' bytes twice
+// (VPDPBUSD, 64 products an instruction), and the kernels stay bound by the weight bytes
+// they read (BenchmarkDot).
 type Acts uint8
 
 const (
-	// Acts16x32 quantizes blocks of 32 activations, for Q8_0 weights: a row of nb blocks is
-	// q[32·nb] int16 in pairLayout's order, then d[nb] f32.
+	// Acts16x32 quantizes blocks of 32 activations, for Q8_0 and Q4_0 weights, to at most
+	// ±32639 so that each value splits into two signed bytes, q = 256·hi + lo (lo the low
+	// byte as int8): the kernels multiply bytes of weights with bytes of activations
+	// (VPDPBUSD), once per byte plane. A row of nb blocks is, per block, lo[32] then hi[32]
+	// (int8), then d[nb] f32, then s[nb] int32, the sums of each block's q.
 	Acts16x32 Acts = iota + 1
-	// Acts16x256 quantizes blocks of 256, for the K-quants, to at most ±32639 so that each
-	// value splits into two signed bytes, q = 256·hi + lo (lo the low byte as int8): the
-	// kernels multiply bytes of weights with bytes of activations (VPMADDUBSW) and apply
-	// the sub-block scales in the same instruction that adds the pairs (VPDPWSSD), as
-	// llama.cpp's 8-bit kernels do, once per byte plane. A row of ns blocks is, per block,
+	// Acts16x256 quantizes blocks of 256, for the K-quants, split into byte planes as
+	// Acts16x32 is; its sums over each 16 values meet the K-quants' sub-block minimums. A
+	// row of ns blocks is, per block,
 	// lo[256] then hi[256] (int8), then d[ns] f32, then g[16·ns] int32, the sums of q over
 	// each 16.
 	Acts16x256
-	// Acts16x32b quantizes blocks of 32, for Q4_0 weights, split into byte planes as
-	// Acts16x256 is: a row of nb blocks is, per block, lo[32] then hi[32] (int8), then
-	// d[nb] f32, then s[nb] int32, the sums of each block's q.
-	Acts16x32b
 
 	// MaxActs is the largest format, to size tables indexed by format.
-	MaxActs = Acts16x32b
+	MaxActs = Acts16x256
 )
 
-// actsLimit is the largest magnitude a quantized activation of blocks of 32 takes (the
-// block's largest maps to ±32767); splitLimit is that of blocks of 256, the largest
-// 256·hi + lo with both bytes signed.
-const (
-	actsLimit  = 32767
-	splitLimit = 127*256 + 127
-)
+// splitLimit is the largest magnitude a quantized activation takes (a block's largest maps
+// to it): the largest 256·hi + lo with both bytes signed.
+const splitLimit = 127*256 + 127
 
 // ActsFor is the activation quantization that weights of type t take.
 func ActsFor(t dtype.DType) Acts {
 	switch t {
-	case dtype.Q8_0:
+	case dtype.Q8_0, dtype.Q4_0:
 		return Acts16x32
-	case dtype.Q4_0:
-		return Acts16x32b
 	case dtype.Q4_K, dtype.Q5_K, dtype.Q6_K:
 		return Acts16x256
 	}
@@ -76,45 +67,34 @@ func (a Acts) Block() int {
 // RowBytes is the size of one quantized row of cols activations, a whole number of blocks.
 func (a Acts) RowBytes(cols int) int {
 	n := cols / a.Block()
-	switch a {
-	case Acts16x256:
+	if a == Acts16x256 {
 		return n * (2*kBlock + 4 + 4*16)
-	case Acts16x32b:
-		return n * (2*32 + 4 + 4)
 	}
-	return n * (2*32 + 4)
+	return n * (2*32 + 4 + 4)
 }
 
-// planes reports whether a stores its values as two byte planes.
-func (a Acts) planes() bool { return a == Acts16x256 || a == Acts16x32b }
-
-// sumSpan is the number of consecutive values each of a's stored sums covers (0: none).
+// sumSpan is the number of consecutive values each of a's stored sums covers.
 func (a Acts) sumSpan() int {
-	switch a {
-	case Acts16x256:
+	if a == Acts16x256 {
 		return 16
-	case Acts16x32b:
-		return 32
 	}
-	return 0
+	return 32
 }
 
-// String names the format ("i16x32", "i16x256", "i16x32b").
+// String names the format ("i16x32", "i16x256").
 func (a Acts) String() string {
 	switch a {
 	case Acts16x32:
 		return "i16x32"
 	case Acts16x256:
 		return "i16x256"
-	case Acts16x32b:
-		return "i16x32b"
 	}
 	return fmt.Sprintf("acts(%d)", uint8(a))
 }
 
 // QuantizeActs quantizes the len(x)/cols rows of x (row-major, cols a whole number of the
 // format's blocks) into dst, RowBytes(cols) bytes per row. Per block, with amax = max|x|
-// and L the format's limit (32767, or 32639 for Acts16x256):
+// and L = 32639 (splitLimit):
 //
 //	d = amax/L, q = round-half-even(x·(L/amax)) (all zeros when amax is 0)
 //
@@ -131,7 +111,7 @@ func QuantizeActs(a Acts, dst []byte, x []float32, cols int) error {
 // whole (a zero activation takes no part in any sum). The blocks' scales come from the
 // rank's own values.
 func QuantizeActsAt(a Acts, dst []byte, x []float32, cols, lead, width int) error {
-	if a != Acts16x32 && a != Acts16x256 && a != Acts16x32b {
+	if a != Acts16x32 && a != Acts16x256 {
 		return fmt.Errorf("quant: quantize activations: unknown format %v", a)
 	}
 	bs := a.Block()
@@ -142,24 +122,20 @@ func QuantizeActsAt(a Acts, dst []byte, x []float32, cols, lead, width int) erro
 	if len(dst) < rows*rb {
 		return fmt.Errorf("quant: quantize %d rows of %d activations as %v: %d bytes needed, have %d", rows, width, a, rows*rb, len(dst))
 	}
-	limit := float32(actsLimit)
-	if a.planes() {
-		limit = splitLimit
-	}
 	var block [kBlock]float32
 	for r := range rows {
 		row, out := x[r*cols:(r+1)*cols], dst[r*rb:(r+1)*rb]
 		if lead == 0 && cols == width && quantRowAsm(a, out, row) {
 			continue
 		}
-		quantRowGo(a, out, row, lead, width, limit, &block)
+		quantRowGo(a, out, row, lead, width, &block)
 	}
 	return nil
 }
 
 // quantRowGo is QuantizeActsAt for one row in portable Go: block after block, the part of
 // the row a block holds copied into block (zeros around it) and quantized.
-func quantRowGo(a Acts, out []byte, row []float32, lead, width int, limit float32, block *[kBlock]float32) {
+func quantRowGo(a Acts, out []byte, row []float32, lead, width int, block *[kBlock]float32) {
 	bs, cols := a.Block(), len(row)
 	nb := width / bs
 	qs, ds := out[:2*width], out[2*width:2*width+4*nb]
@@ -171,14 +147,8 @@ func quantRowGo(a Acts, out []byte, row []float32, lead, width int, limit float3
 		if lo < hi {
 			copy(vals[lo-b*bs:], row[lo-lead:hi-lead])
 		}
-		d := quantBlock16(q[:bs], vals, limit)
+		d := quantBlock16(q[:bs], vals, splitLimit)
 		binary.LittleEndian.PutUint32(ds[4*b:], math.Float32bits(d))
-		if a == Acts16x32 {
-			for i, v := range q[:bs] {
-				binary.LittleEndian.PutUint16(qs[2*pairLayout(b, i, nb):], uint16(v))
-			}
-			continue
-		}
 		for i, v := range q[:bs] {
 			lo := int8(v)
 			qs[2*bs*b+i] = byte(lo)

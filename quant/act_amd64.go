@@ -4,8 +4,9 @@ package quant
 
 import "github.com/tpslice/tpslice/vec"
 
-// The AVX-512 kernels of QuantizeActs for a whole row (act_avx512_amd64.s): row's values
-// at x, nb blocks, written to dst as the format lays a row out.
+// The AVX-512 and AVX2 kernels of QuantizeActs for a whole row (act_avx512_amd64.s,
+// act_avx2_amd64.s): the row's values at x, nb blocks, written to dst as the format lays a
+// row out.
 
 //go:noescape
 func quantActs32AVX512(dst *byte, x *float32, nb int)
@@ -14,16 +15,10 @@ func quantActs32AVX512(dst *byte, x *float32, nb int)
 func quantActs256AVX512(dst *byte, x *float32, nb int)
 
 //go:noescape
-func quantActs32bAVX512(dst *byte, x *float32, nb int)
-
-//go:noescape
 func quantActs32AVX2(dst *byte, x *float32, nb int)
 
 //go:noescape
 func quantActs256AVX2(dst *byte, x *float32, nb int)
-
-//go:noescape
-func quantActs32bAVX2(dst *byte, x *float32, nb int)
 
 // quantRowAsm quantizes one whole row (no padding) with the assembly where the CPU runs
 // it (AVX-512, else AVX2), and reports whether it did.
@@ -43,10 +38,6 @@ func quantRowISA(a Acts, dst []byte, x []float32, avx512 bool) bool {
 		quantActs256AVX512(&dst[0], &x[0], nb)
 	case a == Acts16x256:
 		quantActs256AVX2(&dst[0], &x[0], nb)
-	case a == Acts16x32b && avx512:
-		quantActs32bAVX512(&dst[0], &x[0], nb)
-	case a == Acts16x32b:
-		quantActs32bAVX2(&dst[0], &x[0], nb)
 	case avx512:
 		quantActs32AVX512(&dst[0], &x[0], nb)
 	default:

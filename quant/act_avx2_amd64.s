@@ -5,9 +5,8 @@
 // AVX2 kernels of QuantizeActs for one whole row, for CPUs without AVX-512: the contract
 // of act_avx512_amd64.s,
 //
-//	func quantActs32AVX2(dst *byte, x *float32, nb int)
 //	func quantActs256AVX2(dst *byte, x *float32, nb int)
-//	func quantActs32bAVX2(dst *byte, x *float32, nb int)
+//	func quantActs32AVX2(dst *byte, x *float32, nb int)
 //
 // in 32-byte registers: a block's maximum |x| and the flag of a non-finite value (|x|'s
 // bits above 0x7f7fffff, compared as signed dwords) are folded over its registers, then
@@ -18,10 +17,8 @@ DATA q2absMask<>+0(SB)/4, $0x7fffffff
 GLOBL q2absMask<>(SB), RODATA|NOPTR, $4
 DATA q2maxFinite<>+0(SB)/4, $0x7f7fffff
 GLOBL q2maxFinite<>(SB), RODATA|NOPTR, $4
-DATA q2limit32<>+0(SB)/4, $32767.0
-GLOBL q2limit32<>(SB), RODATA|NOPTR, $4
-DATA q2limit256<>+0(SB)/4, $32639.0
-GLOBL q2limit256<>(SB), RODATA|NOPTR, $4
+DATA q2limit<>+0(SB)/4, $32639.0
+GLOBL q2limit<>(SB), RODATA|NOPTR, $4
 DATA q2nan<>+0(SB)/4, $0x7fc00000
 GLOBL q2nan<>(SB), RODATA|NOPTR, $4
 
@@ -78,57 +75,6 @@ GLOBL q2nan<>(SB), RODATA|NOPTR, $4
 #define CONSTS2 \
 	VPBROADCASTD q2absMask<>(SB), Y15; \
 	VPBROADCASTD q2maxFinite<>(SB), Y12
-
-// QBLOCK32(XOFF, DOFF0, DOFF1): a block of 32 values at XOFF(SI): scale at (R9), values
-// 0-15 as int16 at DOFF0(DI), 16-31 at DOFF1(DI).
-#define QBLOCK32(XOFF, DOFF0, DOFF1) \
-	BLOCKBEGIN; \
-	ABSMAX2(XOFF); \
-	ABSMAX2(XOFF+32); \
-	ABSMAX2(XOFF+64); \
-	ABSMAX2(XOFF+96); \
-	SCALE2(q2limit32<>(SB)); \
-	QUANT8(XOFF, Y0); \
-	QUANT8(XOFF+32, Y1); \
-	QUANT8(XOFF+64, Y2); \
-	QUANT8(XOFF+96, Y3); \
-	VPACKSSDW Y1, Y0, Y0; \
-	VPERMQ    $0xd8, Y0, Y0; \
-	VMOVDQU   Y0, DOFF0(DI); \
-	VPACKSSDW Y3, Y2, Y2; \
-	VPERMQ    $0xd8, Y2, Y2; \
-	VMOVDQU   Y2, DOFF1(DI)
-
-// func quantActs32AVX2(dst *byte, x *float32, nb int)
-TEXT ·quantActs32AVX2(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ nb+16(FP), R8
-	MOVQ R8, R9
-	SHLQ $6, R9
-	ADDQ DI, R9
-	CONSTS2
-
-pair2:
-	CMPQ R8, $2
-	JB   lone2
-	QBLOCK32(0, 0, 64)
-	ADDQ $4, R9
-	QBLOCK32(128, 32, 96)
-	ADDQ $4, R9
-	ADDQ $256, SI
-	ADDQ $128, DI
-	SUBQ $2, R8
-	JMP  pair2
-
-lone2:
-	TESTQ R8, R8
-	JZ    done2
-	QBLOCK32(0, 0, 32)
-
-done2:
-	VZEROUPPER
-	RET
 
 // QRUN16(XOFF, OFF, HI): 16 values at XOFF(SI) (within a block being quantized): their low
 // bytes at OFF(DI), high bytes at HI+OFF(DI), their sum in X0.
@@ -192,7 +138,7 @@ absloop2:
 	CMPQ R13, $8
 	JB   absloop2
 	SUBQ $1024, SI
-	SCALE2(q2limit256<>(SB))
+	SCALE2(q2limit<>(SB))
 	QSUM16(0, 0)
 	QSUM16(64, 16)
 	QSUM16(128, 32)
@@ -217,8 +163,8 @@ absloop2:
 	VZEROUPPER
 	RET
 
-// func quantActs32bAVX2(dst *byte, x *float32, nb int)
-TEXT ·quantActs32bAVX2(SB), NOSPLIT, $0-24
+// func quantActs32AVX2(dst *byte, x *float32, nb int)
+TEXT ·quantActs32AVX2(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ nb+16(FP), R8
@@ -228,13 +174,13 @@ TEXT ·quantActs32bAVX2(SB), NOSPLIT, $0-24
 	LEAQ (R9)(R8*4), R10
 	CONSTS2
 
-block32b:
+block32:
 	BLOCKBEGIN
 	ABSMAX2(0)
 	ABSMAX2(32)
 	ABSMAX2(64)
 	ABSMAX2(96)
-	SCALE2(q2limit256<>(SB))
+	SCALE2(q2limit<>(SB))
 	QRUN16(0, 0, 32)
 	VMOVDQA X0, X6
 	QRUN16(64, 16, 32)
@@ -245,6 +191,6 @@ block32b:
 	ADDQ    $4, R9
 	ADDQ    $4, R10
 	DECQ    R8
-	JNZ     block32b
+	JNZ     block32
 	VZEROUPPER
 	RET

@@ -4,9 +4,8 @@
 
 // AVX-512 kernels of QuantizeActs for one whole row (no padding):
 //
-//	func quantActs32AVX512(dst *byte, x *float32, nb int)   // Acts16x32, nb ≥ 1 blocks
-//	func quantActs256AVX512(dst *byte, x *float32, nb int)  // Acts16x256
-//	func quantActs32bAVX512(dst *byte, x *float32, nb int)  // Acts16x32b
+//	func quantActs256AVX512(dst *byte, x *float32, nb int)  // Acts16x256, nb ≥ 1 blocks
+//	func quantActs32AVX512(dst *byte, x *float32, nb int)   // Acts16x32
 //
 // Per block, as quantBlock16: amax = max|x| (exact in any order), d = amax/L and
 // id = L/amax in f32 (id = 0 for amax = 0), q = x·id rounded half to even (VCVTPS2DQ under
@@ -17,10 +16,8 @@ DATA absMask<>+0(SB)/4, $0x7fffffff
 GLOBL absMask<>(SB), RODATA|NOPTR, $4
 DATA maxFinite<>+0(SB)/4, $0x7f7fffff
 GLOBL maxFinite<>(SB), RODATA|NOPTR, $4
-DATA limit32<>+0(SB)/4, $32767.0
-GLOBL limit32<>(SB), RODATA|NOPTR, $4
-DATA limit256<>+0(SB)/4, $32639.0
-GLOBL limit256<>(SB), RODATA|NOPTR, $4
+DATA splitLimit<>+0(SB)/4, $32639.0
+GLOBL splitLimit<>(SB), RODATA|NOPTR, $4
 DATA nanF32<>+0(SB)/4, $0x7fc00000
 GLOBL nanF32<>(SB), RODATA|NOPTR, $4
 
@@ -71,70 +68,6 @@ GLOBL nanF32<>(SB), RODATA|NOPTR, $4
 #define QUANT16(V) \
 	VMULPS      Z21, V, V; \
 	VCVTPS2DQ.Z V, K4, V
-
-// func quantActs32AVX512(dst *byte, x *float32, nb int)
-// Registers: DI the values q, SI x, R8 blocks left, R9 the block's scale; a pair of blocks
-// is Z0-Z1 (block A) and Z2-Z3 (block B).
-TEXT ·quantActs32AVX512(SB), NOSPLIT, $0-24
-	MOVQ         dst+0(FP), DI
-	MOVQ         x+8(FP), SI
-	MOVQ         nb+16(FP), R8
-	MOVQ         R8, R9
-	SHLQ         $6, R9
-	ADDQ         DI, R9              // scales after 64·nb bytes of values
-	VPBROADCASTD absMask<>(SB), Z31
-	VPBROADCASTD maxFinite<>(SB), Z30
-
-q32pair:
-	CMPQ     R8, $2
-	JB       q32lone
-	VMOVUPS  (SI), Z0
-	VMOVUPS  64(SI), Z1
-	VMOVUPS  128(SI), Z2
-	VMOVUPS  192(SI), Z3
-	KXORW    K2, K2, K2
-	VXORPS   Z24, Z24, Z24
-	ABSMAX(Z0, Z24)
-	ABSMAX(Z1, Z24)
-	SCALE(Z24, Y24, X24, limit32<>(SB))
-	QUANT16(Z0)
-	QUANT16(Z1)
-	ADDQ     $4, R9
-	KXORW    K2, K2, K2
-	VXORPS   Z24, Z24, Z24
-	ABSMAX(Z2, Z24)
-	ABSMAX(Z3, Z24)
-	SCALE(Z24, Y24, X24, limit32<>(SB))
-	QUANT16(Z2)
-	QUANT16(Z3)
-	ADDQ     $4, R9
-	VPMOVSDW Z0, (DI)
-	VPMOVSDW Z2, 32(DI)
-	VPMOVSDW Z1, 64(DI)
-	VPMOVSDW Z3, 96(DI)
-	ADDQ     $256, SI
-	ADDQ     $128, DI
-	SUBQ     $2, R8
-	JMP      q32pair
-
-q32lone:
-	TESTQ    R8, R8
-	JZ       q32done
-	VMOVUPS  (SI), Z0
-	VMOVUPS  64(SI), Z1
-	KXORW    K2, K2, K2
-	VXORPS   Z24, Z24, Z24
-	ABSMAX(Z0, Z24)
-	ABSMAX(Z1, Z24)
-	SCALE(Z24, Y24, X24, limit32<>(SB))
-	QUANT16(Z0)
-	QUANT16(Z1)
-	VPMOVSDW Z0, (DI)
-	VPMOVSDW Z1, 32(DI)
-
-q32done:
-	VZEROUPPER
-	RET
 
 // SPLIT(Z, OFF, HI) stores the 16 q of Z (int32) as their low bytes at OFF(DI) (lo plane)
 // and high bytes at HI+OFF(DI) (hi plane, hi = (q - int8(q))/256); the q stay in Z.
@@ -234,7 +167,7 @@ q256block:
 	ABSMAX(Z13, Z24)
 	ABSMAX(Z14, Z24)
 	ABSMAX(Z15, Z24)
-	SCALE(Z24, Y24, X24, limit256<>(SB))
+	SCALE(Z24, Y24, X24, splitLimit<>(SB))
 	QUANT16(Z0)
 	QUANT16(Z1)
 	QUANT16(Z2)
@@ -278,10 +211,10 @@ q256block:
 	VZEROUPPER
 	RET
 
-// func quantActs32bAVX512(dst *byte, x *float32, nb int)
+// func quantActs32AVX512(dst *byte, x *float32, nb int)
 // Registers: DI the block's planes, SI x, R8 blocks left, R9 the block's scale, R10 its
 // sum; the block's 32 values are Z0-Z1.
-TEXT ·quantActs32bAVX512(SB), NOSPLIT, $0-24
+TEXT ·quantActs32AVX512(SB), NOSPLIT, $0-24
 	MOVQ         dst+0(FP), DI
 	MOVQ         x+8(FP), SI
 	MOVQ         nb+16(FP), R8
@@ -292,14 +225,14 @@ TEXT ·quantActs32bAVX512(SB), NOSPLIT, $0-24
 	VPBROADCASTD absMask<>(SB), Z31
 	VPBROADCASTD maxFinite<>(SB), Z30
 
-q32bblock:
+q32block:
 	VMOVUPS       (SI), Z0
 	VMOVUPS       64(SI), Z1
 	KXORW         K2, K2, K2
 	VXORPS        Z24, Z24, Z24
 	ABSMAX(Z0, Z24)
 	ABSMAX(Z1, Z24)
-	SCALE(Z24, Y24, X24, limit256<>(SB))
+	SCALE(Z24, Y24, X24, splitLimit<>(SB))
 	QUANT16(Z0)
 	QUANT16(Z1)
 	SPLIT(Z0, 0, 32)
@@ -319,6 +252,6 @@ q32bblock:
 	ADDQ          $4, R9
 	ADDQ          $4, R10
 	DECQ          R8
-	JNZ           q32bblock
+	JNZ           q32block
 	VZEROUPPER
 	RET

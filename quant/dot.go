@@ -17,7 +17,7 @@ import (
 // row is bitwise the GEMV of that row. The reference loops, with qa, da the activation
 // block's values and scale:
 //
-//	Q4_0 (row r of a grouped matrix, blocks b of 32, w = nibble - 8):
+//	Q8_0, Q4_0 (row r of a grouped matrix, blocks b of 32, w the int8, or nibble - 8):
 //		var acc float32
 //		for b := range nb { acc += float32(float32(dw_b*da_b) * float32(Σ_i w_i*qa_i)) }
 //	Q4_K, Q5_K (row r of a grouped matrix, super-blocks b of 256, sub-blocks j of 32 with
@@ -34,15 +34,6 @@ import (
 //	values u = q + 32):
 //		var acc float32
 //		for b := range ns { acc += float32(float32(da*d) * float32(Σ_i sc_{i/16}*(u_i-32)*qa_i)) }
-//	Q8_0 (blocks b of 32, w the signed weights):
-//		var acc [16]float32
-//		for b := range nb {
-//			var quad [8]int32 // values 2l, 2l+1, 16+2l, 17+2l
-//			for i := range 32 { quad[(i%16)/2] += int32(w_b[i]) * int32(qa_b[i]) }
-//			scale := float32(dw_b * da_b)
-//			for l := range 8 { acc[8*(b%2)+l] += float32(scale * float32(quad[l])) }
-//		}
-//		y = combine16(acc) // lanes l and l+8, then ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7))
 //
 // It does not check its arguments (layers does) and does not allocate.
 func Dot(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
@@ -51,32 +42,24 @@ func Dot(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, ro
 
 // dotRowsGo is Dot in portable Go, one output at a time.
 func dotRowsGo(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
-	arb, wrb := ActsFor(t).RowBytes(cols), t.Bytes(cols)
+	arb, dot := ActsFor(t).RowBytes(cols), groupDots[t]
 	for i := range m {
 		a := xq[i*arb : (i+1)*arb]
 		for o := o0; o < o1; o++ {
-			if dot, ok := groupDots[t]; ok {
-				y[i*ystride+o] = dot(w, o, a, cols)
-			} else {
-				y[i*ystride+o] = rowDots[t](w[o*wrb:(o+1)*wrb], a, cols)
-			}
+			y[i*ystride+o] = dot(w, o, a, cols)
 		}
 	}
 }
 
-// rowDots hold the one-row reference dot product of each ungrouped type, groupDots that of
-// row r of a grouped matrix; never written.
-var (
-	rowDots = map[dtype.DType]func(w, a []byte, cols int) float32{
-		dtype.Q8_0: dotQ8_0,
-	}
-	groupDots = map[dtype.DType]func(w []byte, r int, a []byte, cols int) float32{
-		dtype.Q4_0: dotQ4_0,
-		dtype.Q4_K: func(w []byte, r int, a []byte, cols int) float32 { return dotK4(dtype.Q4_K, w, r, a, cols) },
-		dtype.Q5_K: func(w []byte, r int, a []byte, cols int) float32 { return dotK4(dtype.Q5_K, w, r, a, cols) },
-		dtype.Q6_K: dotQ6_K,
-	}
-)
+// groupDots hold the reference dot product of row r of a grouped matrix of each type;
+// never written.
+var groupDots = map[dtype.DType]func(w []byte, r int, a []byte, cols int) float32{
+	dtype.Q8_0: func(w []byte, r int, a []byte, cols int) float32 { return dot32(dtype.Q8_0, w, r, a, cols) },
+	dtype.Q4_0: func(w []byte, r int, a []byte, cols int) float32 { return dot32(dtype.Q4_0, w, r, a, cols) },
+	dtype.Q4_K: func(w []byte, r int, a []byte, cols int) float32 { return dotK4(dtype.Q4_K, w, r, a, cols) },
+	dtype.Q5_K: func(w []byte, r int, a []byte, cols int) float32 { return dotK4(dtype.Q5_K, w, r, a, cols) },
+	dtype.Q6_K: dotQ6_K,
+}
 
 // actsRow views a row of quantized activations of n blocks of bs: value i, block scale b
 // and (for 256-value blocks) the sum of the values of 16-value group k.
@@ -88,9 +71,6 @@ func viewActs(a []byte, cols, bs int) actsRow {
 	nb := cols / bs
 	return actsRow{qs: a[:2*cols], ds: a[2*cols : 2*cols+4*nb], gs: a[2*cols+4*nb:]}
 }
-
-// q is value i of a row of Acts16x32 (at its position in pairLayout's order).
-func (r actsRow) q(i int) int32 { return int32(int16(binary.LittleEndian.Uint16(r.qs[2*i:]))) }
 
 // q256 is value i of a row of Acts16x256: 256·hi + lo of its block's byte planes.
 func (r actsRow) q256(i int) int64 { return r.planeValue(i, kBlock) }
@@ -105,37 +85,26 @@ func (r actsRow) d(b int) float32 {
 }
 func (r actsRow) g(k int) int64 { return int64(int32(binary.LittleEndian.Uint32(r.gs[4*k:]))) }
 
-// dotQ8_0 is the reference of a row of Q8_0 weights w.
-func dotQ8_0(w, a []byte, cols int) float32 {
-	nb := cols / 32
-	acts := viewActs(a, cols, 32)
-	var acc [16]float32
-	for b := range nb {
-		var quad [8]int32
-		for i := range 32 {
-			at := pairLayout(b, i, nb)
-			quad[(i%16)/2] += int32(int8(w[at])) * acts.q(at)
-		}
-		scale := float32(f16At(w, 32*nb+2*b) * acts.d(b))
-		for l := range 8 {
-			acc[8*(b%2)+l] += float32(scale * float32(quad[l]))
-		}
-	}
-	return combine16(&acc)
-}
-
-// dotQ4_0 is the reference of row r of a grouped Q4_0 matrix w.
-func dotQ4_0(w []byte, r int, a []byte, cols int) float32 {
+// dot32 is the reference of row r of a grouped Q8_0 or Q4_0 matrix w.
+func dot32(t dtype.DType, w []byte, r int, a []byte, cols int) float32 {
 	nb, rr := cols/32, r%GroupRows
 	acts := viewActs(a, cols, 32)
+	scaleAt := 256 + 2*rr
+	if t == dtype.Q8_0 {
+		scaleAt = 512 + 2*rr
+	}
 	var acc float32
 	for b := range nb {
-		blk := groupBlock(dtype.Q4_0, w, r, b, nb)
+		blk := groupBlock(t, w, r, b, nb)
 		var isum int64
 		for i := range 32 {
-			isum += (int64(quadValue(blk, i, rr)) - 8) * acts.planeValue(32*b+i, 32)
+			v := int64(quadValue(blk, i, rr)) - 8
+			if t == dtype.Q8_0 {
+				v = int64(int8(blk[q8At(i, rr)]))
+			}
+			isum += v * acts.planeValue(32*b+i, 32)
 		}
-		acc += float32(float32(f16At(blk, 256+2*rr)*acts.d(b)) * float32(isum))
+		acc += float32(float32(f16At(blk, scaleAt)*acts.d(b)) * float32(isum))
 	}
 	return acc
 }
@@ -190,14 +159,4 @@ func dotQ6_K(w []byte, r int, a []byte, cols int) float32 {
 		acc += float32(dd * float32(isum))
 	}
 	return acc
-}
-
-// combine16 sums 16 partial sums as Dot's reference does: lanes l and l+8 first, then the
-// tree of an 8-lane horizontal add.
-func combine16(acc *[16]float32) float32 {
-	var s [8]float32
-	for l := range 8 {
-		s[l] = acc[l] + acc[l+8]
-	}
-	return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
 }

@@ -7,13 +7,12 @@ import (
 	"github.com/tpslice/tpslice/vec"
 )
 
-// The assembly kernels (dot_avx512_amd64.s, dot_avx2_amd64.s): y[o] for weight rows o =
-// 0..rows-1 at w + o·wstride against one row of activations at a; n is the row's blocks.
-// The grouped ones (dot_group_*_amd64.s): y[0:16·groups] for the groups of rows at w. See
-// the files for the contracts.
+// The assembly kernels (dot_group_avx512_amd64.s, dot_group_avx2_amd64.s):
+// y[0:16·groups] for the groups of rows at w against one row of activations at a; n is the
+// row's blocks. See the files for the contracts.
 
 //go:noescape
-func dotQ8_0AVX512(y *float32, w *byte, wstride, rows int, a *byte, n int)
+func dotQ8_0GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
 func dotQ4_0GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
@@ -28,7 +27,7 @@ func dotQ5_KGroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 func dotQ6_KGroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
-func dotQ8_0AVX2(y *float32, w *byte, wstride, rows int, a *byte, n int)
+func dotQ8_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
 func dotQ4_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
@@ -42,9 +41,6 @@ func dotQ5_KGroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 //go:noescape
 func dotQ6_KGroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 
-// asmKernel is one type's kernel of one instruction set.
-type asmKernel func(y *float32, w *byte, wstride, rows int, a *byte, n int)
-
 // groupKernel is a grouped type's kernel: y[0:16·groups] for the groups of rows at w
 // against one row of activations at a; n is the row's blocks.
 type groupKernel func(y *float32, w *byte, groups int, a *byte, n int)
@@ -52,28 +48,20 @@ type groupKernel func(y *float32, w *byte, groups int, a *byte, n int)
 // avx512Groups and avx2Groups are the kernels of the grouped types; never written.
 var (
 	avx512Groups = map[dtype.DType]groupKernel{
+		dtype.Q8_0: dotQ8_0GroupsAVX512,
 		dtype.Q4_0: dotQ4_0GroupsAVX512,
 		dtype.Q4_K: dotQ4_KGroupsAVX512,
 		dtype.Q5_K: dotQ5_KGroupsAVX512,
 		dtype.Q6_K: dotQ6_KGroupsAVX512,
 	}
 	avx2Groups = map[dtype.DType]groupKernel{
+		dtype.Q8_0: dotQ8_0GroupsAVX2,
 		dtype.Q4_0: dotQ4_0GroupsAVX2,
 		dtype.Q4_K: dotQ4_KGroupsAVX2,
 		dtype.Q5_K: dotQ5_KGroupsAVX2,
 		dtype.Q6_K: dotQ6_KGroupsAVX2,
 	}
 )
-
-// avx512Kernels are the AVX-512 kernels by type; never written.
-var avx512Kernels = map[dtype.DType]asmKernel{
-	dtype.Q8_0: dotQ8_0AVX512,
-}
-
-// avx2Kernels are the AVX2 kernels by type, for CPUs without AVX-512; never written.
-var avx2Kernels = map[dtype.DType]asmKernel{
-	dtype.Q8_0: dotQ8_0AVX2,
-}
 
 // dotCallBytes bounds the weight bytes one assembly call reads, so that a goroutine in
 // assembly (which the runtime cannot preempt) returns within microseconds.
@@ -87,38 +75,11 @@ func dotRows(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte
 		dotRowsGo(t, y, ystride, xq, m, w, rows, cols, o0, o1)
 		return
 	}
-	if grouped(t) {
-		g := avx2Groups[t]
-		if avx512 {
-			g = avx512Groups[t]
-		}
-		dotGroupsAsm(g, t, y, ystride, xq, m, w, rows, cols, o0, o1)
-		return
-	}
-	k := avx2Kernels[t]
+	g := avx2Groups[t]
 	if avx512 {
-		k = avx512Kernels[t]
+		g = avx512Groups[t]
 	}
-	dotRowsAsm(k, t, y, ystride, xq, m, w, cols, o0, o1)
-}
-
-// dotRowsAsm runs kernel k over rows [o0, o1) in runs of rows that a call may cover; each
-// run meets every row of activations while its weights sit in cache.
-func dotRowsAsm(k asmKernel, t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, cols, o0, o1 int) {
-	if o0 >= o1 || m == 0 {
-		return
-	}
-	wrb, arb, n := t.Bytes(cols), ActsFor(t).RowBytes(cols), cols/t.BlockSize()
-	run := max(1, dotCallBytes/wrb)
-	for r0 := o0; r0 < o1; r0 += run {
-		rows := min(run, o1-r0)
-		_ = w[(r0+rows)*wrb-1]
-		for i := range m {
-			_ = y[i*ystride+r0+rows-1]
-			_ = xq[(i+1)*arb-1]
-			k(&y[i*ystride+r0], &w[r0*wrb], wrb, rows, &xq[i*arb], n)
-		}
-	}
+	dotGroupsAsm(g, t, y, ystride, xq, m, w, rows, cols, o0, o1)
 }
 
 // dotGroupsAsm runs the grouped kernel g over the groups of rows [o0, o1) (o0 a whole

@@ -152,12 +152,8 @@ func requireActsAsmMatchesGo(t *testing.T, a Acts, x []float32) {
 	t.Helper()
 	rb := a.RowBytes(len(x))
 	want, got := make([]byte, rb), make([]byte, rb)
-	limit := float32(actsLimit)
-	if a.planes() {
-		limit = splitLimit
-	}
 	var block [kBlock]float32
-	quantRowGo(a, want, x, 0, len(x), limit, &block)
+	quantRowGo(a, want, x, 0, len(x), &block)
 	for _, avx512 := range []bool{true, false} {
 		if avx512 && !vec.AcceleratedAVX512() {
 			continue

@@ -103,18 +103,96 @@ GLOBL g2f64x256<>(SB), RODATA|NOPTR, $32
 	MOVQ    R9, SI; \
 	DECQ    CX
 
-// G4FINISH2(ACCL, ACCH, DW, SUM): Q4_0's isum = 256·hi + lo - 8·s of 8 rows, scaled by
-// their scales (f16 at DW) times da and added to SUM (Y6: 8·s broadcast, Y7: da
-// broadcast).
+// PREFETCH2(OFF) and LINES6_2(OFF) prefetch [OFF, OFF+256) and [OFF, OFF+384) of the
+// group, as PREFETCH and LINES6 of the AVX-512 kernels do.
+#define PREFETCH2(OFF) \
+	PREFETCHT0 (OFF)(R9); \
+	PREFETCHT0 (OFF+64)(R9); \
+	PREFETCHT0 (OFF+128)(R9); \
+	PREFETCHT0 (OFF+192)(R9)
+
+#define LINES6_2(OFF) \
+	PREFETCH2(OFF); \
+	PREFETCHT0 (OFF+256)(R9); \
+	PREFETCHT0 (OFF+320)(R9)
+
+// GSCALE2(ISUM, DW, SUM): the isum of 8 rows (int32), scaled by their scales (f16 at DW)
+// times da (Y7, broadcast) and added to SUM.
+#define GSCALE2(ISUM, DW, SUM) \
+	VCVTDQ2PS ISUM, ISUM; \
+	VCVTPH2PS DW, Y4; \
+	VMULPS    Y7, Y4, Y4; \
+	VMULPS    Y4, ISUM, ISUM; \
+	VADDPS    ISUM, SUM, SUM
+
+// G4FINISH2(ACCL, ACCH, DW, SUM): Q4_0's isum = 256·hi + lo - 8·s of 8 rows (Y6: 8·s
+// broadcast), scaled and added to SUM.
 #define G4FINISH2(ACCL, ACCH, DW, SUM) \
 	VPSLLD    $8, ACCH, ACCH; \
 	VPADDD    ACCH, ACCL, ACCL; \
 	VPSUBD    Y6, ACCL, ACCL; \
-	VCVTDQ2PS ACCL, ACCL; \
-	VCVTPH2PS DW, Y4; \
-	VMULPS    Y7, Y4, Y4; \
-	VMULPS    Y4, ACCL, ACCL; \
-	VADDPS    ACCL, SUM, SUM
+	GSCALE2(ACCL, DW, SUM)
+
+// Q8_0: bytes times words. The quad's four activations are rebuilt as words q = 256·hi +
+// lo (exact: |q| ≤ 32639) and repeated four times in Y2; each 16 bytes of the quad (four
+// rows) widen to words (VPMOVSXBW) and meet them in VPMADDWD, leaving each row's two pair
+// sums in adjacent dwords of Y8 (rows 0-3), Y9, Y10, Y11 (rows 12-15). Per block, VPHADDD
+// and VPERMQ gather the rows' isum = Σ w·q (below 2^28 in magnitude) in order.
+
+// G8QUAD2(K): quad K of the block.
+#define G8QUAD2(K) \
+	VPBROADCASTD (4*(K))(R11), X2; \
+	VPMOVSXBW    X2, Y2; \
+	VPBROADCASTD (32+4*(K))(R11), X3; \
+	VPMOVSXBW    X3, Y3; \
+	VPSLLW       $8, Y3, Y3; \
+	VPADDW       Y3, Y2, Y2; \
+	VPMOVSXBW    (64*(K))(R9), Y0; \
+	VPMADDWD     Y2, Y0, Y0; \
+	VPADDD       Y0, Y8, Y8; \
+	VPMOVSXBW    (64*(K)+16)(R9), Y1; \
+	VPMADDWD     Y2, Y1, Y1; \
+	VPADDD       Y1, Y9, Y9; \
+	VPMOVSXBW    (64*(K)+32)(R9), Y0; \
+	VPMADDWD     Y2, Y0, Y0; \
+	VPADDD       Y0, Y10, Y10; \
+	VPMOVSXBW    (64*(K)+48)(R9), Y1; \
+	VPMADDWD     Y2, Y1, Y1; \
+	VPADDD       Y1, Y11, Y11
+
+// func dotQ8_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ8_0GroupsAVX2(SB), NOSPLIT, $0-40
+	GSETUP2
+
+g8group2:
+	GROW2(6)
+
+g8block2:
+	PREFETCH2(4096)
+	PREFETCH2(4352)
+	PREFETCHT0   4608(R9)
+	GZERO2
+	G8QUAD2(0)
+	G8QUAD2(1)
+	G8QUAD2(2)
+	G8QUAD2(3)
+	G8QUAD2(4)
+	G8QUAD2(5)
+	G8QUAD2(6)
+	G8QUAD2(7)
+	VBROADCASTSS (R12), Y7
+	VPHADDD      Y9, Y8, Y8
+	VPERMQ       $0xd8, Y8, Y8
+	GSCALE2(Y8, 512(R9), Y14)
+	VPHADDD      Y11, Y10, Y10
+	VPERMQ       $0xd8, Y10, Y10
+	GSCALE2(Y10, 528(R9), Y15)
+	GNEXT2(544, 64, 4)
+	JNZ          g8block2
+	GEND2
+	JNZ          g8group2
+	VZEROUPPER
+	RET
 
 // func dotQ4_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 TEXT ·dotQ4_0GroupsAVX2(SB), NOSPLIT, $0-40
@@ -124,10 +202,7 @@ g4group2:
 	GROW2(6)
 
 g4block2:
-	PREFETCHT0   2048(R9)
-	PREFETCHT0   2112(R9)
-	PREFETCHT0   2176(R9)
-	PREFETCHT0   2240(R9)
+	PREFETCH2(2048)
 	PREFETCHT0   2304(R9)
 	GZERO2
 	GQUAD2(0, 0, 32)
@@ -224,19 +299,6 @@ GLOBL g2bytes10<>(SB), RODATA|NOPTR, $32
 	VPBROADCASTD (256+4*(K))(R11), Y3; \
 	GHALF2(Y1, Y2, Y3, Y8, Y9); \
 	GHALF2(Y0, Y2, Y3, Y10, Y11)
-
-// PREFETCH2(OFF) and LINES6_2(OFF) prefetch [OFF, OFF+256) and [OFF, OFF+384) of the
-// group, as PREFETCH and LINES6 of the AVX-512 kernels do.
-#define PREFETCH2(OFF) \
-	PREFETCHT0 (OFF)(R9); \
-	PREFETCHT0 (OFF+64)(R9); \
-	PREFETCHT0 (OFF+128)(R9); \
-	PREFETCHT0 (OFF+192)(R9)
-
-#define LINES6_2(OFF) \
-	PREFETCH2(OFF); \
-	PREFETCHT0 (OFF+256)(R9); \
-	PREFETCHT0 (OFF+320)(R9)
 
 // K4QUADS2(J, QUAD, BB): sub-block J's quads into Y8-Y11, prefetching an eighth of the
 // block (BB bytes) four blocks ahead.

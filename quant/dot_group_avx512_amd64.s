@@ -20,6 +20,8 @@
 
 DATA gbytes0f<>+0(SB)/4, $0x0f0f0f0f
 GLOBL gbytes0f<>(SB), RODATA|NOPTR, $4
+DATA gbytes80<>+0(SB)/4, $0x80808080
+GLOBL gbytes80<>(SB), RODATA|NOPTR, $4
 DATA gdwords63<>+0(SB)/4, $63
 GLOBL gdwords63<>(SB), RODATA|NOPTR, $4
 DATA gdwords15<>+0(SB)/4, $15
@@ -73,6 +75,20 @@ GLOBL gf64x256<>(SB), RODATA|NOPTR, $8
 	MOVQ    R9, SI; \
 	DECQ    CX
 
+// PREFETCH(OFF) prefetches the cache lines of [OFF, OFF+256) of the group, LINES6 those of
+// [OFF, OFF+384). The kernels prefetch about 10 KiB ahead, a sub-block's bytes at a time:
+// the hardware prefetchers alone leave them 1.5× slower (BenchmarkDot/14336x4096).
+#define PREFETCH(OFF) \
+	PREFETCHT0 (OFF)(R9); \
+	PREFETCHT0 (OFF+64)(R9); \
+	PREFETCHT0 (OFF+128)(R9); \
+	PREFETCHT0 (OFF+192)(R9)
+
+#define LINES6(OFF) \
+	PREFETCH(OFF); \
+	PREFETCHT0 (OFF+256)(R9); \
+	PREFETCHT0 (OFF+320)(R9)
+
 // Q4_0: per block of 32, isum_r = 256·hi + lo - 8·s (exact: below 2^25) is scaled by
 // float32(dw_r·da) and added to row r's sum.
 
@@ -84,10 +100,7 @@ g4group:
 	GROW(6)
 
 g4block:
-	PREFETCHT0   2048(R9)
-	PREFETCHT0   2112(R9)
-	PREFETCHT0   2176(R9)
-	PREFETCHT0   2240(R9)
+	PREFETCH(2048)
 	PREFETCHT0   2304(R9)
 	VPXORD       Z0, Z0, Z0
 	VPXORD       Z1, Z1, Z1
@@ -113,6 +126,57 @@ g4block:
 	JNZ          g4block
 	GEND
 	JNZ          g4group
+	VZEROUPPER
+	RET
+
+// Q8_0: the weights' bytes are made unsigned, u = w + 128 (VPXORD 0x80), for VPDPBUSD;
+// per block of 32, isum_r = 256·hi + lo - 128·s = Σ w·q (each term below 2^29 in
+// magnitude, the sum below 2^28) is scaled by float32(dw_r·da) and added to row r's sum.
+// Z28 holds 0x80 bytes.
+
+// G8QUAD(K) adds quad K (64 bytes: four values of each row) times the activations into Z0
+// (lo plane) and Z1 (hi plane).
+#define G8QUAD(K) \
+	VPXORD        (64*(K))(R9), Z28, Z16; \
+	VPDPBUSD.BCST (4*(K))(R11), Z16, Z0; \
+	VPDPBUSD.BCST (32+4*(K))(R11), Z16, Z1
+
+// func dotQ8_0GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ8_0GroupsAVX512(SB), NOSPLIT, $0-40
+	GSETUP
+	VPBROADCASTD gbytes80<>(SB), Z28
+
+g8group:
+	GROW(6)
+
+g8block:
+	PREFETCH(4096)
+	PREFETCH(4352)
+	PREFETCHT0   4608(R9)
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	G8QUAD(0)
+	G8QUAD(1)
+	G8QUAD(2)
+	G8QUAD(3)
+	G8QUAD(4)
+	G8QUAD(5)
+	G8QUAD(6)
+	G8QUAD(7)
+	VPSLLD       $8, Z1, Z1
+	VPADDD       Z1, Z0, Z0
+	VPBROADCASTD (R13), Z2
+	VPSLLD       $7, Z2, Z2
+	VPSUBD       Z2, Z0, Z0
+	VCVTDQ2PS    Z0, Z0
+	VCVTPH2PS    512(R9), Z3
+	VMULPS.BCST  (R12), Z3, Z3
+	VMULPS       Z3, Z0, Z0
+	VADDPS       Z0, Z30, Z30
+	GNEXT(544, 64, 4)
+	JNZ          g8block
+	GEND
+	JNZ          g8group
 	VZEROUPPER
 	RET
 
@@ -159,20 +223,6 @@ g4block:
 	VPADDB        Z21, Z16, K1, Z16; \
 	VPDPBUSD.BCST (4*(K))(R11), Z16, Z0; \
 	VPDPBUSD.BCST (256+4*(K))(R11), Z16, Z1
-
-// PREFETCH(OFF) prefetches the cache lines of [OFF, OFF+256) of the group, LINES6 those of
-// [OFF, OFF+384). The kernels prefetch about 10 KiB ahead, a sub-block's bytes at a time:
-// the hardware prefetchers alone leave them 1.5× slower (BenchmarkDot/14336x4096).
-#define PREFETCH(OFF) \
-	PREFETCHT0 (OFF)(R9); \
-	PREFETCHT0 (OFF+64)(R9); \
-	PREFETCHT0 (OFF+128)(R9); \
-	PREFETCHT0 (OFF+192)(R9)
-
-#define LINES6(OFF) \
-	PREFETCH(OFF); \
-	PREFETCHT0 (OFF+256)(R9); \
-	PREFETCHT0 (OFF+320)(R9)
 
 // K4QUADS(J, QUAD, BB) sums sub-block J's 8 quads into Z0 and Z1, prefetching an eighth
 // of the block (BB bytes) four blocks ahead.

@@ -9,8 +9,10 @@ import "github.com/tpslice/tpslice/dtype"
 // a matrix's last group is padded with rows of zeros. Within a group's block, the 4-bit
 // values sit in quads: quad k (values 4k..4k+3) takes 32 bytes, whose byte m holds in its
 // low nibble value 4k+m%4 of row m/4 and in its high nibble that of row 8+m/4 (quadAt).
-// After the quads, the rows' scales, transposed so that one load meets all 16 rows:
+// After the quads, the rows' scales, transposed so that one load meets all 16 rows. Q8_0
+// has bytes, not nibbles: its quad k takes 64 bytes, byte 4·rr+m value 4k+m of row rr.
 //
+//	Q8_0 (544 bytes):  quads[8] (int8), d[16] f16
 //	Q4_0 (288 bytes):  quads[8], d[16] f16
 //	Q4_K (2304 bytes): quads[64], scales[12][16] (byte p of every row's 12 packed scale
 //	                   bytes, rows in order), d[16] f16, dmin[16] f16
@@ -36,13 +38,15 @@ type groupCodec struct {
 
 // groupCodecs are the codecs of the grouped types; never written.
 var groupCodecs = map[dtype.DType]groupCodec{
+	dtype.Q8_0: {packQ8_0Block, unpackQ8_0Block},
 	dtype.Q4_0: {packQ4_0Block, unpackQ4_0Block},
 	dtype.Q4_K: {packQ4_KBlock, unpackQ4_KBlock},
 	dtype.Q5_K: {packQ5_KBlock, unpackQ5_KBlock},
 	dtype.Q6_K: {packQ6_KBlock, unpackQ6_KBlock},
 }
 
-// grouped reports whether t's device layout interleaves groups of rows.
+// grouped reports whether t's device layout interleaves groups of rows: every block type's
+// does.
 func grouped(t dtype.DType) bool {
 	_, ok := groupCodecs[t]
 	return ok
@@ -91,6 +95,23 @@ func quadValue(blk []byte, i, rr int) byte {
 func putQuadValue(blk []byte, i, rr int, v byte) {
 	at, shift := quadAt(i, rr)
 	blk[at] |= v << shift
+}
+
+// q8At is the byte of value i of row rr in a group's Q8_0 block.
+func q8At(i, rr int) int { return 64*(i/4) + 4*rr + i%4 }
+
+func packQ8_0Block(blk []byte, rr int, g []byte) {
+	for i := range 32 {
+		blk[q8At(i, rr)] = g[q80Qs+i]
+	}
+	copy(blk[512+2*rr:], g[q80D:q80D+2])
+}
+
+func unpackQ8_0Block(g, blk []byte, rr int) {
+	for i := range 32 {
+		g[q80Qs+i] = blk[q8At(i, rr)]
+	}
+	copy(g[q80D:q80D+2], blk[512+2*rr:])
 }
 
 // packQ4_0Block: GGML byte j holds values j (low nibble) and j+16 (high).

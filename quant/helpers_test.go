@@ -15,7 +15,7 @@ import (
 var blockTypes = []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K}
 
 // allActs are the activation formats.
-var allActs = []Acts{Acts16x32, Acts16x256, Acts16x32b}
+var allActs = []Acts{Acts16x32, Acts16x256}
 
 // randValues draws n values: normal with standard deviation std, a few outliers and exact
 // zeros, as trained weights and activations look.
@@ -60,9 +60,5 @@ func dequantActs(a Acts, row []byte, cols int) []float64 {
 
 // actsValue is value i of a quantized row of cols activations.
 func actsValue(a Acts, row []byte, cols, i int) int64 {
-	r := viewActs(row, cols, a.Block())
-	if a.planes() {
-		return r.planeValue(i, a.Block())
-	}
-	return int64(r.q(pairLayout(i/32, i%32, cols/32)))
+	return viewActs(row, cols, a.Block()).planeValue(i, a.Block())
 }

@@ -21,17 +21,9 @@ func asmISAs() []string {
 
 // dotRowsISA is Dot with the kernels of one instruction set.
 func dotRowsISA(isa string, t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
-	if grouped(t) {
-		g := avx2Groups[t]
-		if isa == "avx512" {
-			g = avx512Groups[t]
-		}
-		dotGroupsAsm(g, t, y, ystride, xq, m, w, rows, cols, o0, o1)
-		return
-	}
-	k := avx2Kernels[t]
+	g := avx2Groups[t]
 	if isa == "avx512" {
-		k = avx512Kernels[t]
+		g = avx512Groups[t]
 	}
-	dotRowsAsm(k, t, y, ystride, xq, m, w, cols, o0, o1)
+	dotGroupsAsm(g, t, y, ystride, xq, m, w, rows, cols, o0, o1)
 }

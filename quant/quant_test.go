@@ -55,7 +55,7 @@ func TestQuantizeErrors(t *testing.T) {
 	require.ErrorContains(t, DequantizeRow(dtype.Q4_0, make([]float32, 64), make([]byte, 576), 1, 1), "dequantize row 1 of 1 rows")
 	require.ErrorContains(t, QuantizeActs(Acts16x256, make([]byte, 1000), make([]float32, 128), 128), "want rows within whole 256-value blocks")
 	require.ErrorContains(t, QuantizeActsAt(Acts16x32, make([]byte, 1000), make([]float32, 40), 40, 30, 64), "40 values in rows of 40 at column 30 of 64")
-	require.ErrorContains(t, QuantizeActs(Acts16x32, make([]byte, 10), make([]float32, 64), 32), "quantize 2 rows of 32 activations as i16x32: 136 bytes needed, have 10")
+	require.ErrorContains(t, QuantizeActs(Acts16x32, make([]byte, 10), make([]float32, 64), 32), "quantize 2 rows of 32 activations as i16x32: 144 bytes needed, have 10")
 	require.ErrorContains(t, QuantizeActs(0, nil, nil, 32), "unknown format")
 }
 
@@ -105,10 +105,7 @@ func TestActsQuantization(t *testing.T) {
 				for _, v := range x[b*bs : (b+1)*bs] {
 					amax = max(amax, math.Abs(float64(v)))
 				}
-				limit := int64(32767)
-				if a.planes() {
-					limit = 32639
-				}
+				const limit = splitLimit
 				sawFull := false
 				for i := b * bs; i < (b+1)*bs; i++ {
 					q := actsValue(a, row, cols, i)
@@ -118,15 +115,13 @@ func TestActsQuantization(t *testing.T) {
 				require.True(t, sawFull, "block %d: the largest value maps to ±%d", b, limit)
 			}
 			require.Zero(t, actsValue(a, row, cols, 7))
-			if span := a.sumSpan(); span != 0 {
-				gs := row[2*cols+4*(cols/bs):]
-				for g := range cols / span {
-					var sum int64
-					for i := span * g; i < span*(g+1); i++ {
-						sum += actsValue(a, row, cols, i)
-					}
-					require.Equal(t, sum, int64(int32(binary.LittleEndian.Uint32(gs[4*g:]))), "group %d", g)
+			span, gs := a.sumSpan(), row[2*cols+4*(cols/bs):]
+			for g := range cols / span {
+				var sum int64
+				for i := span * g; i < span*(g+1); i++ {
+					sum += actsValue(a, row, cols, i)
 				}
+				require.Equal(t, sum, int64(int32(binary.LittleEndian.Uint32(gs[4*g:]))), "group %d", g)
 			}
 		})
 	}
@@ -141,7 +136,7 @@ func TestActsNonFinite(t *testing.T) {
 			x[3], x[100] = 1, bad
 			row := make([]byte, a.RowBytes(256))
 			require.NoError(t, QuantizeActs(a, row, x, 256))
-			typ := map[Acts]dtype.DType{Acts16x32: dtype.Q8_0, Acts16x32b: dtype.Q4_0, Acts16x256: dtype.Q6_K}[a]
+			typ := map[Acts]dtype.DType{Acts16x32: dtype.Q8_0, Acts16x256: dtype.Q6_K}[a]
 			w := make([]byte, PackedBytes(typ, 1, 256))
 			ones := make([]float32, 256)
 			for i := range ones {
