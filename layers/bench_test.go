@@ -6,7 +6,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/quant"
 )
 
 // BenchmarkGEMV reports GB/s of weight bytes for one row of x against Llama-3-8B shaped
@@ -59,6 +62,83 @@ func benchLinear(b *testing.B, m int, shapes []struct{ out, in int }) {
 			}
 		}
 	}
+}
+
+// BenchmarkDecodeGEMVs reports GB/s of weight bytes for the GEMVs of one decode step of
+// the medium preset at TP 1 (8 layers of a 4096×2048 QKV, a 2048×2048 O, an 11264×2048
+// gate-up and a 2048×5632 down, then the 16384×2048 head: 33 matrices, 0.82 GB in f16),
+// one matrix after another, on one worker or split between two and waited for, as the
+// step's GEMMs run with nothing between them; f16 beside every block type, so that the
+// kernels' reach of the memory is compared on the same bytes' pattern:
+//
+//	go test -run '^$' -bench 'DecodeGEMVs|ReadBandwidth/256MiB' -benchtime 10x ./layers/ ./vec/
+func BenchmarkDecodeGEMVs(b *testing.B) {
+	type shape struct{ out, in int }
+	var shapes []shape
+	for range 8 {
+		shapes = append(shapes, shape{4096, 2048}, shape{2048, 2048}, shape{11264, 2048}, shape{2048, 5632})
+	}
+	shapes = append(shapes, shape{16384, 2048})
+	r := rand.New(rand.NewPCG(1, 1))
+	x := randF32(r, 5632, 1)
+	y := make([]float32, 16384)
+	for _, dt := range []dtype.DType{dtype.F16, dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q6_K} {
+		ws := make([]Matrix, len(shapes))
+		var total int64
+		for k, s := range shapes {
+			ws[k] = repeatedRowMatrix(b, r, dt, s.out, s.in)
+			total += int64(ws[k].Bytes())
+		}
+		var xq []byte
+		if dt.Quantized() {
+			xq = make([]byte, QuantizedInputBytes(Matrix{DType: dt, Cols: 5632}, 1))
+		}
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("medium/%v/workers=%d", dt, workers), func(b *testing.B) {
+				b.SetBytes(total)
+				for b.Loop() {
+					for _, w := range ws {
+						run := func(o0, o1 int) { require.NoError(b, LinearRows(y[:w.Rows], x[:w.Cols], w, o0, o1)) }
+						if dt.Quantized() {
+							a := quant.ActsFor(dt)
+							require.NoError(b, quant.QuantizeActs(a, xq[:a.RowBytes(w.Cols)], x[:w.Cols], w.Cols))
+							run = func(o0, o1 int) { require.NoError(b, LinearQuantRows(y[:w.Rows], xq, w, o0, o1)) }
+						}
+						cut := w.Rows // the second worker's rows begin at a whole group
+						var wg sync.WaitGroup
+						if workers == 2 {
+							cut = w.Rows / 2 / quant.GroupRows * quant.GroupRows
+							wg.Go(func() { run(cut, w.Rows) })
+						}
+						run(0, cut)
+						wg.Wait()
+					}
+				}
+			})
+		}
+	}
+}
+
+// repeatedRowMatrix is a rows×cols matrix of t whose rows all hold one row of normal
+// values: real weights' bytes, made without quantizing the whole matrix.
+func repeatedRowMatrix(b *testing.B, r *rand.Rand, t dtype.DType, rows, cols int) Matrix {
+	row := randF32(r, cols, 1)
+	if !t.Quantized() {
+		bits := make([]uint16, rows*cols)
+		for i := range bits {
+			bits[i] = dtype.FromF32(t, row[i%cols])
+		}
+		return Matrix16(t, rows, cols, bits)
+	}
+	rb := t.Bytes(cols)
+	ggml := make([]byte, rows*rb)
+	require.NoError(b, quant.Quantize(t, ggml[:rb], row))
+	for o := 1; o < rows; o++ {
+		copy(ggml[o*rb:], ggml[:rb])
+	}
+	w := Matrix{DType: t, Rows: rows, Cols: cols, Data: make([]byte, quant.PackedBytes(t, rows, cols))}
+	require.NoError(b, quant.Pack(t, w.Data, ggml, rows, cols))
+	return w
 }
 
 // BenchmarkAttentionDecode is one decode token at several context lengths (blocks of 16), in
