@@ -95,13 +95,17 @@ func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo)
 	if t == 0 {
 		t = info.DType
 	}
-	lead := 0
-	if bs := t.BlockSize(); reg.Col0%bs != 0 || reg.Col1%bs != 0 {
-		whole := Region{Row0: reg.Row0, Row1: reg.Row1, Col0: reg.Col0 / bs * bs, Col1: (reg.Col1 + bs - 1) / bs * bs}
-		rk.notes = append(rk.notes, shardNote{tensor: name, dtype: t, block: bs, cols: reg.Col1 - reg.Col0, extra: whole.Len() - reg.Len(), shard: reg.Len()})
-		reg, lead = whole, reg.Col0-whole.Col0
+	// A padded shard (the last FFN columns where the ranks do not divide the width) reaches
+	// past the tensor: only the part inside it is read, and the rest of the matrix is zeros.
+	nr, nc := info.Dims()
+	stored := Region{Row0: reg.Row0, Row1: min(reg.Row1, nr), Col0: reg.Col0, Col1: min(reg.Col1, nc)}
+	lead, bs := 0, t.BlockSize()
+	if stored.Col0%bs != 0 || stored.Col1%bs != 0 {
+		whole := Region{Row0: stored.Row0, Row1: stored.Row1, Col0: stored.Col0 / bs * bs, Col1: (stored.Col1 + bs - 1) / bs * bs}
+		rk.notes = append(rk.notes, shardNote{tensor: name, dtype: t, block: bs, cols: stored.Col1 - stored.Col0, extra: whole.Len() - stored.Len(), shard: stored.Len()})
+		stored, lead = whole, stored.Col0-whole.Col0
 	}
-	rows, cols := reg.Row1-reg.Row0, reg.Col1-reg.Col0
+	rows, cols := reg.Row1-reg.Row0, (lead+reg.Col1-reg.Col0+bs-1)/bs*bs
 	if rk.m.opt.ShapeOnly {
 		rk.weightBytes += int64(quant.PackedBytes(t, rows, cols))
 		return layers.Matrix{DType: t, Rows: rows, Cols: cols}, lead, nil
@@ -113,6 +117,9 @@ func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo)
 	rk.bufs = append(rk.bufs, buf)
 	rk.weightBytes += int64(buf.Bytes())
 	mat := layers.Matrix{DType: t, Rows: rows, Cols: cols, Data: buf.Bytes8()}
+	if stored != reg {
+		return mat, lead, rk.readPadded(src, name, stored, t, mat)
+	}
 	if !t.Quantized() {
 		return mat, lead, src.Read(name, reg, BufferDest(buf))
 	}
@@ -124,6 +131,43 @@ func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo)
 		return layers.Matrix{}, 0, fmt.Errorf("%s %v: %w", name, reg, err)
 	}
 	return mat, lead, nil
+}
+
+// readPadded reads region stored of tensor name into the first rows and columns of the
+// zeroed matrix mat, larger than it: each stored row's values (in GGML's row layout) are
+// followed by zeros up to mat's width, the rows past the stored ones stay zero, and block
+// types are then packed into package quant's layout. Zero weights (and zero block scales)
+// contribute exactly nothing to any output.
+func (rk *llamaRank) readPadded(src Source, name string, stored Region, t dtype.DType, mat layers.Matrix) error {
+	rows, cols := stored.Row1-stored.Row0, stored.Col1-stored.Col0
+	if rows <= 0 || cols <= 0 {
+		return nil // the shard is all padding
+	}
+	stage, err := rk.dev.Alloc(t, rows*cols)
+	if err != nil {
+		return fmt.Errorf("%s %v: %w", name, stored, err)
+	}
+	defer stage.Free()
+	if err := src.Read(name, stored, BufferDest(stage)); err != nil {
+		return err
+	}
+	staged := stage.Bytes8()
+	rowBytes, width := t.Bytes(cols), t.Bytes(mat.Cols)
+	padded := mat.Data
+	if t.Quantized() {
+		padded = make([]byte, rows*width)
+	}
+	for r := range rows {
+		copy(padded[r*width:], staged[r*rowBytes:(r+1)*rowBytes])
+	}
+	if !t.Quantized() {
+		return nil
+	}
+	n := quant.PackedBytes(t, rows, mat.Cols)
+	if err := quant.Pack(t, mat.Data[:n], padded, rows, mat.Cols); err != nil {
+		return fmt.Errorf("%s %v: %w", name, stored, err)
+	}
+	return nil
 }
 
 // loadVector reads a whole norm weight as f32 (every rank holds all of it).

@@ -45,13 +45,20 @@ func tpPromptIDs(n, vocab int) []int32 {
 }
 
 // tpPreset returns a named preset; "tiny-odd" is tiny with a vocabulary that no TP degree
-// above 1 divides (the last rank holds padding rows) and tied embeddings.
+// above 1 divides (the last rank holds padding rows) and tied embeddings, "tiny-ffn" tiny
+// with an FFN of 196 that TP 8 pads to 200.
 func tpPreset(t *testing.T, name string) Config {
 	t.Helper()
-	if name == "tiny-odd" {
+	switch name {
+	case "tiny-odd", "tiny-ffn":
 		cfg, err := Preset("tiny")
 		require.NoError(t, err)
-		cfg.Name, cfg.Vocab, cfg.TiedEmbeddings = "tiny-odd", 509, true
+		cfg.Name = name
+		if name == "tiny-odd" {
+			cfg.Vocab, cfg.TiedEmbeddings = 509, true
+		} else {
+			cfg.Intermediate = 196
+		}
 		return cfg
 	}
 	cfg, err := Preset(name)
@@ -153,7 +160,7 @@ func tpTopGap(logits []float32) float64 {
 // Under the race detector demo runs only the 7-token prompt at TP = 1 and 8 (much
 // faster); tiny and tiny-odd run in full.
 func TestLlamaTPEquivalence(t *testing.T) {
-	for _, preset := range []string{"tiny", "tiny-odd", "demo"} {
+	for _, preset := range []string{"tiny", "tiny-odd", "tiny-ffn", "demo"} {
 		t.Run(preset, func(t *testing.T) {
 			promptLens, worlds, reverse := []int{1, 7, 100}, []int{2, 4, 8}, true
 			if preset == "demo" && llamaRaceDetector {
@@ -261,6 +268,27 @@ func TestLlamaWeightDType(t *testing.T) {
 	}
 }
 
+// TestLlamaPaddedQuantizedFFN: an FFN of 7 Q8_0 blocks over 3 ranks pads each rank's 75
+// columns to whole blocks and past the tensor's end (the last rank's down shard reads
+// columns 128-224 and holds zeros up to 256): the ranks give TP 1's greedy ids, and logits
+// within the activations' quantization of it.
+func TestLlamaPaddedQuantizedFFN(t *testing.T) {
+	cfg := tpPreset(t, "tiny")
+	cfg.Name, cfg.Heads, cfg.KVHeads, cfg.HeadDim, cfg.Intermediate = "tiny-ffn-q8_0", 12, 6, 16, 224
+	src, err := NewDummy(cfg, tpTestSeed)
+	require.NoError(t, err)
+	opt := tpTestOptions
+	opt.WeightDType = dtype.Q8_0
+	ids := tpPromptIDs(7, cfg.Vocab)
+	want := runPrompt(t, newTestLlama(t, 1, cfg, src, opt), ids)
+	m := newTestLlama(t, 3, cfg, src, opt)
+	require.Equal(t, 75, m.Plan().FFNPerRank)
+	got := runPrompt(t, m, ids)
+	d := requireLogitsClose(t, want.logits, got.logits, 1e-3, "TP 3 vs TP 1")
+	t.Logf("max |Δlogit| vs TP 1: %.3g", d)
+	require.Equal(t, want.greedy, got.greedy)
+}
+
 // TestLlamaShardingErrors: a TP degree the config cannot be sharded over is refused by
 // NewLlama with the reason.
 func TestLlamaShardingErrors(t *testing.T) {
@@ -278,7 +306,6 @@ func TestLlamaShardingErrors(t *testing.T) {
 	}{
 		{"heads over 3", tiny, 3, []string{"3 ranks", "8 attention heads do not split evenly"}},
 		{"heads over 6", tiny, 6, []string{"6 ranks", "8 attention heads do not split evenly"}},
-		{"ffn over 8", with(func(c *Config) { c.Intermediate = 196 }), 8, []string{"8 ranks", "FFN width 196 does not split evenly"}},
 		{"3 kv heads replicated over 8", with(func(c *Config) { c.Heads, c.KVHeads, c.HeadDim = 24, 3, 8 }), 8,
 			[]string{"8 ranks", "3 KV heads cannot be replicated evenly"}},
 		{"kv heads 6 over 4", with(func(c *Config) { c.Heads, c.KVHeads, c.HeadDim = 12, 6, 16 }), 4,

@@ -21,8 +21,10 @@ type Plan struct {
 	// HeadsPerRank query heads per rank; KVHeadsPerRank KV heads per rank (1 when
 	// replicated); KVReplicas is how many ranks hold a copy of each KV head.
 	HeadsPerRank, KVHeadsPerRank, KVReplicas int
-	// FFNPerRank intermediate columns per rank.
-	FFNPerRank int
+	// FFNPadded is the FFN width rounded up to a multiple of World; FFNPerRank columns of
+	// it per rank. The padding columns are zero rows of gate/up and zero columns of down,
+	// which contribute exactly nothing (SwiGLU of a zero gate is zero).
+	FFNPadded, FFNPerRank int
 	// VocabPadded is the vocabulary rounded up to a multiple of World; VocabPerRank rows
 	// of it per rank (the padding rows hold no token and never win sampling).
 	VocabPadded, VocabPerRank int
@@ -42,14 +44,14 @@ func NewPlan(world int, s Shape) (Plan, error) {
 		return fail("%d query heads do not group evenly over %d KV heads", s.Heads, s.KVHeads)
 	case s.Heads%world != 0:
 		return fail("%d attention heads do not split evenly", s.Heads)
-	case s.Intermediate%world != 0:
-		return fail("the FFN width %d does not split evenly", s.Intermediate)
 	case s.KVHeads >= world && s.KVHeads%world != 0:
 		return fail("%d KV heads do not split evenly", s.KVHeads)
 	case s.KVHeads < world && world%s.KVHeads != 0:
 		return fail("%d KV heads cannot be replicated evenly (the world size must be a multiple of them)", s.KVHeads)
 	}
-	p := Plan{World: world, Shape: s, HeadsPerRank: s.Heads / world, FFNPerRank: s.Intermediate / world}
+	p := Plan{World: world, Shape: s, HeadsPerRank: s.Heads / world}
+	p.FFNPadded = (s.Intermediate + world - 1) / world * world
+	p.FFNPerRank = p.FFNPadded / world
 	if s.KVHeads >= world {
 		p.KVHeadsPerRank, p.KVReplicas = s.KVHeads/world, 1
 	} else {
@@ -73,7 +75,8 @@ func (p Plan) KVHeads(r int) (k0, k1 int) {
 	return k, k + 1
 }
 
-// FFN returns the intermediate columns [f0, f1) rank r owns.
+// FFN returns the padded intermediate columns [f0, f1) rank r owns; columns at or past
+// Shape.Intermediate are padding.
 func (p Plan) FFN(r int) (f0, f1 int) { return r * p.FFNPerRank, (r + 1) * p.FFNPerRank }
 
 // VocabRows returns the padded vocabulary rows [v0, v1) rank r owns; rows at or past
@@ -86,6 +89,10 @@ func (p Plan) String() string {
 	if p.KVReplicas > 1 {
 		kv = fmt.Sprintf("1 KV head/rank, each replicated on %d ranks", p.KVReplicas)
 	}
-	return fmt.Sprintf("TP=%d: %d query heads/rank, %s, FFN %d/rank, vocab %d/rank (padded %d→%d)",
-		p.World, p.HeadsPerRank, kv, p.FFNPerRank, p.VocabPerRank, p.Shape.Vocab, p.VocabPadded)
+	ffn := fmt.Sprintf("FFN %d/rank", p.FFNPerRank)
+	if p.FFNPadded != p.Shape.Intermediate {
+		ffn += fmt.Sprintf(" (padded %d→%d)", p.Shape.Intermediate, p.FFNPadded)
+	}
+	return fmt.Sprintf("TP=%d: %d query heads/rank, %s, %s, vocab %d/rank (padded %d→%d)",
+		p.World, p.HeadsPerRank, kv, ffn, p.VocabPerRank, p.Shape.Vocab, p.VocabPadded)
 }

@@ -41,6 +41,19 @@ func TestPlan(t *testing.T) {
 	require.Equal(t, 2, p.KVHeadsPerRank)
 	f0, f1 := p.FFN(1)
 	require.Equal(t, []int{384, 768}, []int{f0, f1})
+	require.NotContains(t, p.String(), "FFN 384/rank (padded")
+}
+
+// TestPlanPadsTheFFN: an FFN width the ranks do not divide is padded to the next multiple
+// (stories260K's 172 over 8 ranks: 22 a rank, the last rank's last 4 columns padding).
+func TestPlanPadsTheFFN(t *testing.T) {
+	p, err := NewPlan(8, Shape{Hidden: 64, Intermediate: 172, Heads: 8, KVHeads: 4, HeadDim: 8, Vocab: 512})
+	require.NoError(t, err)
+	require.Equal(t, 176, p.FFNPadded)
+	require.Equal(t, 22, p.FFNPerRank)
+	f0, f1 := p.FFN(7)
+	require.Equal(t, []int{154, 176}, []int{f0, f1})
+	require.Contains(t, p.String(), "FFN 22/rank (padded 172→176)")
 }
 
 func TestPlanRefusesImpossible(t *testing.T) {
@@ -53,7 +66,6 @@ func TestPlanRefusesImpossible(t *testing.T) {
 		{9, func(s Shape) Shape { return s }, "world size must be 1 to 8"},
 		{0, func(s Shape) Shape { return s }, "world size must be 1 to 8"},
 		{3, func(s Shape) Shape { return s }, "8 attention heads do not split evenly"},
-		{4, func(s Shape) Shape { s.Intermediate = 770; return s }, "FFN width 770 does not split evenly"},
 		{8, func(s Shape) Shape { s.KVHeads = 3; s.Heads = 24; return s }, "3 KV heads cannot be replicated evenly"},
 		{2, func(s Shape) Shape { s.KVHeads = 3; return s }, "8 query heads do not group evenly over 3 KV heads"},
 		{2, func(s Shape) Shape { s.Vocab = 0; return s }, "every dimension must be positive"},
