@@ -11,10 +11,10 @@ RACE_PKGS = ./device/... ./comm/... ./vec/... ./fused/... ./cudagraph/... ./engi
 build:
 	$(GO) build -o bin/tpslice ./cmd/tpslice
 
-# The main job: the OpenAI-compatible server on the embedded demo model at TP = 8. It
+# The main job: the OpenAI-compatible server on the embedded stories260K at TP = 8. It
 # prints the URL and a curl that streams tokens; Ctrl-C stops it.
 run: build
-	./bin/tpslice serve --model demo --tp 8
+	./bin/tpslice serve --tp 8
 
 test: lint
 	$(GO) test -count=1 ./...

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -11,14 +12,16 @@ import (
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/stories260k"
 	"github.com/tpslice/tpslice/models/tokenizer"
 	"github.com/tpslice/tpslice/tp"
 )
 
 // Config says what to load and how to run it.
 type Config struct {
-	// Model is a preset name (dummy weights, built-in tokenizer) or a path: a GGUF file or a
-	// Hugging Face directory (config.json, safetensors, tokenizer.json).
+	// Model is "stories260K" (the embedded trained model), a preset name (dummy weights,
+	// built-in tokenizer) or a path: a GGUF file, a llama2.c checkpoint (.bin, its tokenizer
+	// beside it) or a Hugging Face directory (config.json, safetensors, tokenizer.json).
 	Model string
 	// TP is the tensor-parallel degree (1 to 8).
 	TP int
@@ -179,8 +182,22 @@ func (e *Engine) StagingBytesSaved() int64 { return e.group.Comm().GraphBytesSav
 // Graphs returns what was captured at start-up.
 func (e *Engine) Graphs() Graphs { return e.graphs }
 
-// open finds the model's config, weights and tokenizer.
+// open finds the model's config, weights and tokenizer: the embedded stories260K, a
+// preset, or a checkpoint path (a llama2.c .bin takes the tokenizer.bin or tok<vocab>.bin
+// beside it, as run.c's users keep them).
 func open(cfg Config) (models.Config, models.Source, *tokenizer.Tokenizer, error) {
+	if cfg.Model == stories260k.Name {
+		src, mcfg, err := models.Llama2CFromBytes(stories260k.Name, stories260k.Checkpoint)
+		if err != nil {
+			return models.Config{}, nil, nil, fmt.Errorf("engine: %w", err)
+		}
+		tok, err := tokenizer.FromLlama2CBytes(stories260k.Name+" tok512.bin", stories260k.Tokenizer)
+		if err != nil {
+			_ = src.Close()
+			return models.Config{}, nil, nil, fmt.Errorf("engine: %w", err)
+		}
+		return mcfg, src, tok, nil
+	}
 	if _, err := os.Stat(cfg.Model); err != nil {
 		mcfg, perr := models.Preset(cfg.Model)
 		if perr != nil {
@@ -200,12 +217,32 @@ func open(cfg Config) (models.Config, models.Source, *tokenizer.Tokenizer, error
 	if err != nil {
 		return models.Config{}, nil, nil, fmt.Errorf("engine: %w", err)
 	}
-	tok, err := tokenizer.Load(cfg.Model)
+	tokPath := cfg.Model
+	if src.Format() == "llama2.c" {
+		tokPath, err = llama2CTokenizer(cfg.Model, mcfg.Vocab)
+	}
+	var tok *tokenizer.Tokenizer
+	if err == nil {
+		tok, err = tokenizer.Load(tokPath)
+	}
 	if err != nil {
 		_ = src.Close()
 		return models.Config{}, nil, nil, fmt.Errorf("engine: tokenizer of %s: %w", cfg.Model, err)
 	}
 	return mcfg, src, tok, nil
+}
+
+// llama2CTokenizer finds the tokenizer of a llama2.c checkpoint: tokenizer.bin (run.c's
+// default) or tok<vocab>.bin (the tinyllamas' own) in the checkpoint's directory.
+func llama2CTokenizer(checkpoint string, vocab int) (string, error) {
+	dir := filepath.Dir(checkpoint)
+	tried := []string{filepath.Join(dir, "tokenizer.bin"), filepath.Join(dir, fmt.Sprintf("tok%d.bin", vocab))}
+	for _, p := range tried {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("a llama2.c checkpoint takes its tokenizer from %s or %s; neither exists", tried[0], tried[1])
 }
 
 // Model returns the loaded model.

@@ -16,8 +16,9 @@
 // Column-parallel layers read row ranges, row-parallel layers read column ranges (whole
 // blocks of a quantized type: a shard whose columns cut blocks holds the blocks it
 // touches, see Llama.ShardNotes). The sources are memory-mapped GGUF files (OpenGGUF),
-// memory-mapped Hugging Face safetensors, single or sharded (OpenSafetensors), and
-// deterministic dummy weights addressable by tensor, row and column block (NewDummy), so a
+// memory-mapped Hugging Face safetensors, single or sharded (OpenSafetensors), llama2.c
+// checkpoints from a file or from memory (OpenLlama2C, Llama2CFromBytes: the embedded
+// default model of package stories260k), and deterministic dummy weights addressable by tensor, row and column block (NewDummy), so a
 // shard read equals the same slice of a full read.
 //
 // GGUF checkpoints keep llama.cpp's RoPE layout (Q and K rows permuted so that RoPE rotates

@@ -8,12 +8,15 @@ import (
 )
 
 // Open opens a checkpoint by its path and returns its weights and config: a .gguf file
-// (OpenGGUF), or a Hugging Face directory, model.safetensors or
-// model.safetensors.index.json (OpenSafetensors, with ConfigFromHF reading the config.json
-// beside the weights).
+// (OpenGGUF), a llama2.c .bin checkpoint (OpenLlama2C), or a Hugging Face directory,
+// model.safetensors or model.safetensors.index.json (OpenSafetensors, with ConfigFromHF
+// reading the config.json beside the weights).
 func Open(path string) (*FileSource, Config, error) {
-	if strings.HasSuffix(strings.ToLower(path), ".gguf") {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".gguf":
 		return OpenGGUF(path)
+	case ".bin":
+		return OpenLlama2C(path)
 	}
 	st, err := os.Stat(path)
 	if err != nil {

@@ -1,8 +1,9 @@
 // Package tp owns the tensor-parallel group: its world size, the node, communicator and
 // per-rank streams the ranks run on, the rank workers that issue each rank's work, and the
 // sharding plan — which query heads, KV heads, FFN columns and vocabulary rows each rank
-// owns (KV heads are replicated when a model has fewer of them than ranks; the vocabulary
-// is padded to a multiple of the world size). Impossible plans are refused with the reason.
+// owns (KV heads are replicated when a model has fewer of them than ranks; the FFN width
+// and the vocabulary are padded to a multiple of the world size). Impossible plans (heads
+// the ranks do not divide) are refused with the reason.
 //
 // Data enters as a model shape and a world size and leaves as per-rank index ranges that
 // the weight loaders and layers use; tp knows nothing of file formats or HTTP.

@@ -22,6 +22,7 @@ import (
 	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/stories260k"
 	"github.com/tpslice/tpslice/tp"
 	"github.com/tpslice/tpslice/vec"
 )
@@ -124,7 +125,7 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	)
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.cfg.Model, "model", "demo", "a preset (tiny, demo, medium, …: dummy weights) or a GGUF file / Hugging Face directory")
+	fs.StringVar(&o.cfg.Model, "model", stories260k.Name, modelUsage)
 	fs.StringVar(&tps, "tp", "1,2,4,8", "TP degrees to run, comma-separated, each 1 to 8")
 	fs.StringVar(&batches, "batch", "1,8,32", "batch sizes (concurrent requests), comma-separated")
 	fs.IntVar(&o.promptLen, "prompt-len", 32, "prompt tokens of every request (seeded random ids)")

@@ -9,8 +9,13 @@ import (
 
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/stories260k"
 	"io"
 )
+
+// modelUsage is the help of --model for the commands that load a model, whose default is
+// the embedded stories260K.
+const modelUsage = "the model: stories260K (embedded, trained on TinyStories), a preset (tiny, demo, medium, …: dummy weights), or a GGUF file, llama2.c .bin or Hugging Face directory"
 
 // parseIntList reads a comma-separated list of distinct integers in [lo, hi] for flag
 // name, such as --tp 1,2,4,8; the error names the flag and the bad entry. A repeat would
@@ -31,9 +36,16 @@ func parseIntList(name, s string, lo, hi int) ([]int, error) {
 	return out, nil
 }
 
-// modelConfig reads a model's shape as engine.New resolves --model: a file or directory if
-// one exists at the path, else a preset.
+// modelConfig reads a model's shape as engine.New resolves --model: the embedded
+// stories260K, a file or directory if one exists at the path, else a preset.
 func modelConfig(model string) (models.Config, error) {
+	if model == stories260k.Name {
+		src, cfg, err := models.Llama2CFromBytes(model, stories260k.Checkpoint)
+		if err != nil {
+			return models.Config{}, err
+		}
+		return cfg, src.Close()
+	}
 	if _, err := os.Stat(model); err != nil {
 		return models.Preset(model)
 	}

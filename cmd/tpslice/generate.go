@@ -16,6 +16,7 @@ import (
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/fused"
+	"github.com/tpslice/tpslice/models/stories260k"
 	"github.com/tpslice/tpslice/topo"
 	"github.com/tpslice/tpslice/trace"
 )
@@ -62,9 +63,9 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	)
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.Model, "model", "demo", "a preset (tiny, demo, medium, …: dummy weights) or a GGUF file / Hugging Face directory")
+	fs.StringVar(&cfg.Model, "model", stories260k.Name, modelUsage)
 	fs.IntVar(&cfg.TP, "tp", 1, "tensor-parallel degree, 1 to 8")
-	fs.StringVar(&prompt, "prompt", "Hello", "the prompt")
+	fs.StringVar(&prompt, "prompt", "Once upon a time", "the prompt")
 	fs.IntVar(&req.MaxTokens, "max-tokens", 32, "tokens to generate at most")
 	fs.Float64Var(&temperature, "temperature", 1, "sampling temperature; 0 is greedy")
 	fs.Float64Var(&topP, "top-p", 1, "nucleus sampling: keep the most likely tokens up to this probability")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,6 +31,33 @@ func TestGenerateJSON(t *testing.T) {
 	text, _, err := runCLI(t, "generate", "--model", "tiny", "--tp", "2", "--max-tokens", "4", "--seed", "3")
 	require.NoError(t, err)
 	require.Contains(t, text, "# tiny at TP=2: prompt")
+}
+
+// TestGenerateDefaultModel: with no model named, generate runs the embedded stories260K
+// from its default prompt, and greedy decoding tells run.c's story at every TP degree;
+// the same file read from a path (llama2.c .bin, tok512.bin beside it) gives the same.
+func TestGenerateDefaultModel(t *testing.T) {
+	const story = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. " +
+		"She wanted to play with it, but it was too high.\nLily's mom said"
+	for _, tp := range []string{"1", "8"} {
+		out, _, err := runCLI(t, "generate", "--tp", tp, "--max-tokens", "64", "--temperature", "0", "--json")
+		require.NoError(t, err)
+		var rep generateReport
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		require.Equal(t, "stories260K", rep.Model)
+		require.Equal(t, []int32{1, 403, 407, 261, 378}, rep.PromptIDs)
+		require.Equal(t, story, "Once upon a time"+rep.Text, "TP %s", tp)
+	}
+	dir := filepath.Join("..", "..", "..", "shared", "models", "stories260K")
+	path := filepath.Join(dir, "stories260K.bin")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("../shared/models/stories260K is absent here (%v): the file path is not checked", err)
+	}
+	out, _, err := runCLI(t, "generate", "--model", path, "--tp", "4", "--max-tokens", "64", "--temperature", "0", "--json")
+	require.NoError(t, err)
+	var rep generateReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, story, "Once upon a time"+rep.Text)
 }
 
 // TestGenerateKVDType: generate runs with a 16-bit KV cache.

@@ -19,6 +19,7 @@ import (
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/fused"
+	"github.com/tpslice/tpslice/models/stories260k"
 	"github.com/tpslice/tpslice/server"
 	"github.com/tpslice/tpslice/topo"
 )
@@ -110,7 +111,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.Model, "model", "demo", "a preset (tiny, demo, medium, …: dummy weights) or a GGUF file / Hugging Face directory")
+	fs.StringVar(&cfg.Model, "model", stories260k.Name, modelUsage)
 	fs.IntVar(&cfg.TP, "tp", 1, "tensor-parallel degree, 1 to 8")
 	fs.StringVar(&opt.host, "host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
 	fs.IntVar(&opt.port, "port", 8000, "port to listen on (0: any free port)")
@@ -206,7 +207,7 @@ func curlHost(host string) string {
 
 // curlCommand is a curl that streams a completion from the server at base.
 func curlCommand(base, model string, auth bool) string {
-	body, _ := json.Marshal(map[string]any{"model": model, "prompt": "Hello my name is", "max_tokens": 32, "stream": true})
+	body, _ := json.Marshal(map[string]any{"model": model, "prompt": "Once upon a time", "max_tokens": 64, "temperature": 0, "stream": true})
 	cmd := "curl -N " + base + "/v1/completions -H 'Content-Type: application/json'"
 	if auth {
 		cmd += ` -H "Authorization: Bearer $` + apiKeyEnv + `"`

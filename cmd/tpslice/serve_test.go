@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -39,28 +41,15 @@ func (s *syncBuffer) String() string {
 // exits 0.
 func TestServe(t *testing.T) {
 	t.Setenv(apiKeyEnv, "sk-serve")
-	var stdout, stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run([]string{"serve", "--model", "tiny", "--tp", "2", "--port", "0", "--served-model-name", "tiny-2"}, &stdout, &stderr)
-	}()
-	require.Eventually(t, func() bool {
-		select {
-		case err := <-done:
-			t.Fatalf("serve returned early: %v\n%s", err, stderr.String())
-		default:
-		}
-		return strings.Contains(stdout.String(), "curl ")
-	}, 20*time.Second, 10*time.Millisecond)
-
-	out := stdout.String()
+	srv := startServe(t, "--model", "tiny", "--tp", "2", "--port", "0", "--served-model-name", "tiny-2")
+	out := srv.stdout.String()
 	m := regexp.MustCompile(`serving tiny-2 at TP=2 on (http://127\.0\.0\.1:\d+) `).FindStringSubmatch(out)
 	require.NotNil(t, m, "%s", out)
 	base := m[1]
 	curl := strings.TrimSpace(out[strings.Index(out, "curl "):])
 	require.Equal(t, `curl -N `+base+`/v1/completions -H 'Content-Type: application/json' -H "Authorization: Bearer $TPSLICE_API_KEY" `+
-		`-d '{"max_tokens":32,"model":"tiny-2","prompt":"Hello my name is","stream":true}'`, curl)
-	require.Contains(t, stderr.String(), "loading tiny at TP=2")
+		`-d '{"max_tokens":64,"model":"tiny-2","prompt":"Once upon a time","stream":true,"temperature":0}'`, curl)
+	require.Contains(t, srv.stderr.String(), "loading tiny at TP=2")
 
 	resp, err := http.Get(base + "/health")
 	require.NoError(t, err)
@@ -79,17 +68,80 @@ func TestServe(t *testing.T) {
 	} else {
 		t.Log("no curl on this machine: the printed command was checked, not run")
 	}
+	srv.stop(t)
+	_, err = net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), time.Second)
+	require.Error(t, err, "the port is closed")
+}
 
+// TestServeDefaultTellsTheStory: with no model named, serve runs the embedded stories260K
+// (make run's TP 8), and the request of the curl it prints streams run.c's greedy story.
+func TestServeDefaultTellsTheStory(t *testing.T) {
+	srv := startServe(t, "--tp", "8", "--port", "0")
+	out := srv.stdout.String()
+	m := regexp.MustCompile(`serving stories260K at TP=8 on (http://127\.0\.0\.1:\d+) `).FindStringSubmatch(out)
+	require.NotNil(t, m, "%s", out)
+	curl := strings.TrimSpace(out[strings.Index(out, "curl "):])
+	body := curl[strings.Index(curl, "-d '")+4 : len(curl)-1]
+	resp, err := http.Post(m[1]+"/v1/completions", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	sse, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", sse)
+	var text strings.Builder
+	for _, line := range strings.Split(string(sse), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var chunk struct {
+			Choices []struct {
+				Text string `json:"text"`
+			} `json:"choices"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(data), &chunk), data)
+		for _, c := range chunk.Choices {
+			text.WriteString(c.Text)
+		}
+	}
+	require.Equal(t, ", there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. "+
+		"She wanted to play with it, but it was too high.\nLily's mom said", text.String())
+	srv.stop(t)
+}
+
+// servedCLI is a `tpslice serve` running in this process.
+type servedCLI struct {
+	stdout, stderr *syncBuffer
+	done           chan error
+}
+
+// startServe runs `tpslice serve args…` and waits until it prints its curl.
+func startServe(t *testing.T, args ...string) servedCLI {
+	t.Helper()
+	srv := servedCLI{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	go func() { srv.done <- run(append([]string{"serve"}, args...), srv.stdout, srv.stderr) }()
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-srv.done:
+			t.Fatalf("serve returned early: %v\n%s", err, srv.stderr.String())
+		default:
+		}
+		return strings.Contains(srv.stdout.String(), "curl ")
+	}, 20*time.Second, 10*time.Millisecond)
+	return srv
+}
+
+// stop sends the process a real SIGTERM: serve returns nil, so the process would exit 0.
+func (srv servedCLI) stop(t *testing.T) {
+	t.Helper()
 	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))
 	select {
-	case err := <-done:
-		require.NoError(t, err, "%s", stderr.String())
+	case err := <-srv.done:
+		require.NoError(t, err, "%s", srv.stderr.String())
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not return after SIGTERM")
 	}
-	require.Contains(t, stderr.String(), "tpslice: stopped")
-	_, err = net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), time.Second)
-	require.Error(t, err, "the port is closed")
+	require.Contains(t, srv.stderr.String(), "tpslice: stopped")
 }
 
 func TestServeBadFlags(t *testing.T) {
@@ -134,5 +186,5 @@ func TestCurlCommand(t *testing.T) {
 	arg := cmd[strings.Index(cmd, " -d ")+4:]
 	got, err := exec.Command("sh", "-c", "printf %s "+arg).Output()
 	require.NoError(t, err)
-	require.Equal(t, `{"max_tokens":32,"model":"it's \"odd\"","prompt":"Hello my name is","stream":true}`, string(got))
+	require.Equal(t, `{"max_tokens":64,"model":"it's \"odd\"","prompt":"Once upon a time","stream":true,"temperature":0}`, string(got))
 }

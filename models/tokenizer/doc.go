@@ -4,13 +4,14 @@
 //
 // Data enters as a vocabulary file: FromGGUF reads the tokenizer.ggml.* metadata of a GGUF
 // file (vocab-only or a full model, read with gguf-parser-go; tensors are never touched),
-// FromHFTokenizerJSON reads a Hugging Face tokenizer.json, and Load picks one by content.
+// FromHFTokenizerJSON reads a Hugging Face tokenizer.json, FromLlama2C (and FromLlama2CBytes)
+// reads a tokenizer.bin of Karpathy's llama2.c, and Load picks one by content or name.
 // It leaves as a *Tokenizer, immutable and safe for concurrent use, whose Encode turns text
 // into ids, Decode turns ids into text with llama.cpp's detokenizer rules, and NewStream
 // returns a per-sequence incremental detokenizer that only ever emits complete UTF-8.
 //
 // The files hold one idea each: tokenizer.go (the type, fragments, Decode), spm.go
 // (SentencePiece merges), bpe.go (byte-level BPE merges and the byte↔rune map),
-// pretokenize.go (the GPT-2 pre-tokenizer regex by hand), gguf.go and hfjson.go (loaders),
-// stream.go (incremental detokenizer).
+// pretokenize.go (the GPT-2 pre-tokenizer regex by hand), gguf.go, hfjson.go and llama2c.go
+// (loaders), stream.go (incremental detokenizer).
 package tokenizer

@@ -7,8 +7,10 @@ import (
 	"strings"
 )
 
-// Load loads a tokenizer from a GGUF file, a tokenizer.json, or a directory holding a
-// tokenizer.json, telling them apart by content (GGUF files start with "GGUF").
+// Load loads a tokenizer from a GGUF file, a tokenizer.json, a directory holding a
+// tokenizer.json, or a llama2.c tokenizer file. GGUF files are told by content (they start
+// with "GGUF"), tokenizer.json by content ("{") or name (".json"); llama2.c files have no
+// magic, so a file that is neither and whose name ends in ".bin" is read as one.
 func Load(path string) (*Tokenizer, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -30,5 +32,8 @@ func Load(path string) (*Tokenizer, error) {
 	if strings.HasPrefix(strings.TrimSpace(string(magic[:n])), "{") || strings.HasSuffix(path, ".json") {
 		return FromHFTokenizerJSON(path)
 	}
-	return nil, fmt.Errorf("tokenizer: %s: neither a GGUF file nor a tokenizer.json", path)
+	if strings.HasSuffix(path, ".bin") {
+		return FromLlama2C(path)
+	}
+	return nil, fmt.Errorf("tokenizer: %s: neither a GGUF file nor a tokenizer.json (and not named *.bin, as Load wants a llama2.c tokenizer to be)", path)
 }
