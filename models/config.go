@@ -56,6 +56,10 @@ type Config struct {
 	ContextLength int
 	// RopeLayout is the RoPE pairing the checkpoint's Q and K rows are stored for.
 	RopeLayout RopeLayout
+	// Arch names the architecture when it is not Llama's ("qwen2", "qwen3"; "" is
+	// "llama"); QKVBias and QKNorm are its traits (see Arch), which the decoder follows.
+	Arch            string
+	QKVBias, QKNorm bool
 }
 
 // QDim is the width of the query projection's output, Heads·HeadDim.
@@ -97,12 +101,16 @@ func (c Config) Validate() error {
 	if c.RopeLayout != RopeAdjacentPairs && c.RopeLayout != RopeHalfSplit {
 		bad("RopeLayout", "must be RopeAdjacentPairs or RopeHalfSplit", c.RopeLayout)
 	}
+	if _, err := LookupArch(c.Arch); c.Arch != "" && err != nil {
+		bad("Arch", "must be one of "+knownArchs(), c.Arch)
+	}
 	return errors.Join(errs...)
 }
 
 // Tensors lists the model's tensors under their canonical names, with shapes [out, in] for
-// matrices and [n] for norm weights, all of element type t: token_embd.weight, then per
-// layer attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm, ffn_gate, ffn_up,
+// matrices and [n] for norm weights and biases, all of element type t: token_embd.weight,
+// then per layer attn_norm, attn_q, attn_k, attn_v (with their biases if QKVBias, then
+// attn_q_norm and attn_k_norm if QKNorm), attn_output, ffn_norm, ffn_gate, ffn_up,
 // ffn_down, then output_norm.weight and (unless TiedEmbeddings) output.weight.
 func (c Config) Tensors(t dtype.DType) []TensorInfo {
 	h, q, kv, ff := c.Hidden, c.QDim(), c.KVDim(), c.Intermediate
@@ -116,6 +124,15 @@ func (c Config) Tensors(t dtype.DType) []TensorInfo {
 		add(LayerTensorName(l, AttnQ), q, h)
 		add(LayerTensorName(l, AttnK), kv, h)
 		add(LayerTensorName(l, AttnV), kv, h)
+		if c.QKVBias {
+			add(LayerBiasName(l, AttnQ), q)
+			add(LayerBiasName(l, AttnK), kv)
+			add(LayerBiasName(l, AttnV), kv)
+		}
+		if c.QKNorm {
+			add(LayerTensorName(l, AttnQNorm), c.HeadDim)
+			add(LayerTensorName(l, AttnKNorm), c.HeadDim)
+		}
 		add(LayerTensorName(l, AttnOutput), h, q)
 		add(LayerTensorName(l, FFNNorm), h)
 		add(LayerTensorName(l, FFNGate), ff, h)

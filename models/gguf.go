@@ -15,7 +15,7 @@ import (
 // OpenGGUF memory-maps a GGUF file (v2 or v3, little-endian, one file) and returns its
 // tensors under their GGUF names, with shapes as [rows, cols] (GGUF lists dimensions
 // innermost first: ne[0] is the number of columns), and the model config from its
-// llama.* metadata (RopeLayout RopeAdjacentPairs). Tensors must be F32, F16, BF16 or one
+// metadata (ConfigFromGGUF). Tensors must be F32, F16, BF16 or one
 // of the block types Q8_0, Q4_0, Q4_K, Q5_K, Q6_K (kept as GGML's blocks); any other type
 // is an error naming the tensor and the type.
 func OpenGGUF(path string) (*FileSource, Config, error) {
@@ -40,11 +40,13 @@ func OpenGGUF(path string) (*FileSource, Config, error) {
 	return s, cfg, nil
 }
 
-// ConfigFromGGUF reads the model config from a GGUF file's metadata: llama.embedding_length,
-// block_count, attention.head_count, attention.head_count_kv (default head_count),
+// ConfigFromGGUF reads the model config from a GGUF file's metadata: general.architecture
+// (llama, qwen2 or qwen3: see Arch, which gives the RoPE layout and the layers' optional
+// tensors), then under that architecture's prefix (ARCH.): embedding_length, block_count,
+// attention.head_count, attention.head_count_kv (default head_count),
 // feed_forward_length, rope.freq_base (default 10000), attention.layer_norm_rms_epsilon,
 // context_length, attention.key_length (default embedding_length/head_count); the vocab
-// from llama.vocab_size, else the tokenizer.ggml.tokens array, else token_embd.weight;
+// from ARCH.vocab_size, else the tokenizer.ggml.tokens array, else token_embd.weight;
 // TiedEmbeddings when output.weight is absent. Large arrays are skipped, not read.
 func ConfigFromGGUF(path string) (Config, error) {
 	gf, err := parseGGUF(path, true)
@@ -175,37 +177,42 @@ func ggufShape(ti gguf.GGUFTensorInfo) ([]int, error) {
 	return []int{int(dims[1]), int(dims[0])}, nil
 }
 
-// configFromGGUF reads the llama.* metadata of a parsed file.
+// configFromGGUF reads the metadata of a parsed file (ConfigFromGGUF).
 func configFromGGUF(path string, gf *gguf.GGUFFile) (Config, error) {
 	kvs := gf.Header.MetadataKV
 	fail := func(format string, args ...any) (Config, error) {
 		return Config{}, fmt.Errorf("gguf %s: %s", path, fmt.Sprintf(format, args...))
 	}
-	arch, err := ggufString(kvs, "general.architecture")
+	archName, err := ggufString(kvs, "general.architecture")
 	if err != nil {
 		return fail("%v", err)
 	}
-	if arch != "llama" {
-		return fail("general.architecture is %q, want \"llama\"", arch)
+	arch, err := LookupArch(archName)
+	if err != nil {
+		return fail("general.architecture: %v", err)
 	}
-	cfg := Config{RopeLayout: RopeAdjacentPairs, RopeTheta: 10000}
+	cfg := Config{RopeLayout: arch.GGUFRope, RopeTheta: 10000, QKVBias: arch.QKVBias, QKNorm: arch.QKNorm}
+	if arch.Name != "llama" {
+		cfg.Arch = arch.Name
+	}
 	cfg.Name, _ = ggufString(kvs, "general.name")
 	if cfg.Name == "" {
 		cfg.Name = strings.TrimSuffix(filepath.Base(path), ".gguf")
 	}
+	key := func(k string) string { return arch.Name + "." + k } // the architecture's own keys
 	for _, f := range []struct {
 		key      string
 		dst      *int
 		required bool
 	}{
-		{"llama.embedding_length", &cfg.Hidden, true},
-		{"llama.block_count", &cfg.Layers, true},
-		{"llama.attention.head_count", &cfg.Heads, true},
-		{"llama.feed_forward_length", &cfg.Intermediate, true},
-		{"llama.context_length", &cfg.ContextLength, true},
-		{"llama.attention.head_count_kv", &cfg.KVHeads, false},
-		{"llama.attention.key_length", &cfg.HeadDim, false},
-		{"llama.vocab_size", &cfg.Vocab, false},
+		{key("embedding_length"), &cfg.Hidden, true},
+		{key("block_count"), &cfg.Layers, true},
+		{key("attention.head_count"), &cfg.Heads, true},
+		{key("feed_forward_length"), &cfg.Intermediate, true},
+		{key("context_length"), &cfg.ContextLength, true},
+		{key("attention.head_count_kv"), &cfg.KVHeads, false},
+		{key("attention.key_length"), &cfg.HeadDim, false},
+		{key("vocab_size"), &cfg.Vocab, false},
 	} {
 		v, ok, err := ggufInt(kvs, f.key)
 		if err != nil {
@@ -223,8 +230,8 @@ func configFromGGUF(path string, gf *gguf.GGUFFile) (Config, error) {
 		dst      *float64
 		required bool
 	}{
-		{"llama.rope.freq_base", &cfg.RopeTheta, false},
-		{"llama.attention.layer_norm_rms_epsilon", &cfg.RMSEps, true},
+		{key("rope.freq_base"), &cfg.RopeTheta, false},
+		{key("attention.layer_norm_rms_epsilon"), &cfg.RMSEps, true},
 	} {
 		v, ok, err := ggufFloat(kvs, f.key)
 		if err != nil {
@@ -242,19 +249,19 @@ func configFromGGUF(path string, gf *gguf.GGUFFile) (Config, error) {
 	}
 	if cfg.HeadDim == 0 && cfg.Heads > 0 {
 		if cfg.Hidden%cfg.Heads != 0 {
-			return fail("llama.embedding_length %d is not a multiple of llama.attention.head_count %d and llama.attention.key_length is absent", cfg.Hidden, cfg.Heads)
+			return fail("%s %d is not a multiple of %s %d and %s is absent", key("embedding_length"), cfg.Hidden, key("attention.head_count"), cfg.Heads, key("attention.key_length"))
 		}
 		cfg.HeadDim = cfg.Hidden / cfg.Heads
 	}
-	if v, ok, err := ggufInt(kvs, "llama.attention.value_length"); err != nil {
+	if v, ok, err := ggufInt(kvs, key("attention.value_length")); err != nil {
 		return fail("%v", err)
 	} else if ok && v != cfg.HeadDim {
-		return fail("llama.attention.value_length %d differs from the key length %d: not supported", v, cfg.HeadDim)
+		return fail("%s %d differs from the key length %d: not supported", key("attention.value_length"), v, cfg.HeadDim)
 	}
-	if v, ok, err := ggufInt(kvs, "llama.rope.dimension_count"); err != nil {
+	if v, ok, err := ggufInt(kvs, key("rope.dimension_count")); err != nil {
 		return fail("%v", err)
 	} else if ok && v != cfg.HeadDim {
-		return fail("llama.rope.dimension_count %d differs from the head dim %d: partial RoPE is not supported", v, cfg.HeadDim)
+		return fail("%s %d differs from the head dim %d: partial RoPE is not supported", key("rope.dimension_count"), v, cfg.HeadDim)
 	}
 	if cfg.Vocab == 0 {
 		if kv, ok := kvs.Get("tokenizer.ggml.tokens"); ok && kv.ValueType == gguf.GGUFMetadataValueTypeArray {
@@ -267,7 +274,7 @@ func configFromGGUF(path string, gf *gguf.GGUFFile) (Config, error) {
 		}
 	}
 	if cfg.Vocab == 0 {
-		return fail("vocab size: no llama.vocab_size, tokenizer.ggml.tokens or %s", TokenEmbd)
+		return fail("vocab size: no %s, tokenizer.ggml.tokens or %s", key("vocab_size"), TokenEmbd)
 	}
 	_, hasOutput := gf.TensorInfos.Get(Output)
 	cfg.TiedEmbeddings = !hasOutput

@@ -109,7 +109,7 @@ func NewLlama(g *tp.Group, cfg Config, src Source, opt LlamaOptions) (*Llama, er
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", cfg.Name, err)
 	}
-	rope, err := layers.NewRopeTable(cfg.HeadDim, cfg.ContextLength, cfg.RopeTheta)
+	rope, err := newRope(cfg, src)
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", cfg.Name, err)
 	}
@@ -231,7 +231,10 @@ type shardNote struct {
 type llamaLayer struct {
 	attnNorm, ffnNorm *device.Buffer
 	wq, wk, wv, wo    layers.Matrix
-	wgate, wup, wdown layers.Matrix
+	// bq, bk, bv: the rank's rows of the q, k, v biases (Arch.QKVBias); qNorm, kNorm: the
+	// per-head RMSNorm weights of q and k (Arch.QKNorm); nil where the model has none.
+	bq, bk, bv, qNorm, kNorm *device.Buffer
+	wgate, wup, wdown        layers.Matrix
 	// woLead, wdownLead: the columns of wo and wdown where the shard's own begin (see
 	// loadMatrix); 0 unless the split cut their blocks.
 	woLead, wdownLead int

@@ -9,6 +9,7 @@ import (
 	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/layers"
 	"github.com/tpslice/tpslice/quant"
+	"github.com/tpslice/tpslice/vec"
 )
 
 // MaxCandidates bounds the candidates each rank proposes per sampled token; wider top-k
@@ -278,6 +279,9 @@ func (rk *llamaRank) attention(s *device.Stream, l int, mb microBatch) error {
 		rk.linear(s, "k_proj", k, hin, ly.wk),
 		rk.linear(s, "v_proj", v, hin, ly.wv),
 		rk.single(s, "rope+kv_write", ropeWork, func() error {
+			if err := ly.qkvExtras(q, k, v, float32(cfg.RMSEps)); err != nil {
+				return err
+			}
 			if err := m.rope.Apply(cfg.RopeLayout, q, nq, k, nkv, mb.batch.Pos); err != nil {
 				return err
 			}
@@ -291,6 +295,29 @@ func (rk *llamaRank) attention(s *device.Stream, l int, mb microBatch) error {
 	}
 	return run(ops)
 }
+
+// qkvExtras applies what the architecture adds between the projections and RoPE, token
+// row by token row: the biases (q += bq, k += bk, v += bv) and the per-head RMSNorm of q
+// and k (layers.RMSNorm over each HeadDim-wide head).
+func (ly *llamaLayer) qkvExtras(q, k, v []float32, eps float32) error {
+	if ly.bq != nil {
+		for _, p := range []struct{ x, b []float32 }{{q, values(ly.bq)}, {k, values(ly.bk)}, {v, values(ly.bv)}} {
+			for r := 0; r < len(p.x); r += len(p.b) {
+				vec.AddF32(p.x[r:r+len(p.b)], p.b)
+			}
+		}
+	}
+	if ly.qNorm == nil {
+		return nil
+	}
+	if err := layers.RMSNorm(q, q, values(ly.qNorm), eps); err != nil {
+		return err
+	}
+	return layers.RMSNorm(k, k, values(ly.kNorm), eps)
+}
+
+// values is an f32 buffer's elements (its storage may be longer).
+func values(b *device.Buffer) []float32 { return b.Float32s()[:b.Len()] }
 
 // mlp enqueues the MLP block of layer l for mb: column-parallel gate and up, SwiGLU, and
 // the row-parallel down projection into x.

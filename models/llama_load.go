@@ -44,6 +44,21 @@ func newLlamaRank(m *Llama, r int, src Source) (*llamaRank, error) {
 		ly.wq = matrix(LayerTensorName(l, AttnQ), rowsOf(h0*hd, h1*hd))
 		ly.wk = matrix(LayerTensorName(l, AttnK), rowsOf(k0*hd, k1*hd))
 		ly.wv = matrix(LayerTensorName(l, AttnV), rowsOf(k0*hd, k1*hd))
+		if cfg.QKVBias && err == nil { // split with the rows of their projections
+			ly.bq, err = rk.loadVectorPart(src, LayerBiasName(l, AttnQ), h0*hd, h1*hd)
+			if err == nil {
+				ly.bk, err = rk.loadVectorPart(src, LayerBiasName(l, AttnK), k0*hd, k1*hd)
+			}
+			if err == nil {
+				ly.bv, err = rk.loadVectorPart(src, LayerBiasName(l, AttnV), k0*hd, k1*hd)
+			}
+		}
+		if cfg.QKNorm && err == nil { // over one head: every rank holds all of them
+			ly.qNorm, err = rk.loadVector(src, LayerTensorName(l, AttnQNorm))
+			if err == nil {
+				ly.kNorm, err = rk.loadVector(src, LayerTensorName(l, AttnKNorm))
+			}
+		}
 		ly.wo = matrix(LayerTensorName(l, AttnOutput), colsOf(h0*hd, h1*hd))
 		ly.woLead = lead
 		ly.wgate = matrix(LayerTensorName(l, FFNGate), rowsOf(f0, f1))
@@ -176,7 +191,16 @@ func (rk *llamaRank) loadVector(src Source, name string) (*device.Buffer, error)
 	if !ok {
 		return nil, fmt.Errorf("%v: no tensor %s", src, name)
 	}
-	buf, err := rk.dev.Alloc(dtype.F32, info.Elements())
+	return rk.loadVectorPart(src, name, 0, info.Elements())
+}
+
+// loadVectorPart reads elements [c0, c1) of a vector (a norm weight or a bias) as f32.
+func (rk *llamaRank) loadVectorPart(src Source, name string, c0, c1 int) (*device.Buffer, error) {
+	info, ok := src.Tensor(name)
+	if !ok {
+		return nil, fmt.Errorf("%v: no tensor %s", src, name)
+	}
+	buf, err := rk.dev.Alloc(dtype.F32, c1-c0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -185,5 +209,5 @@ func (rk *llamaRank) loadVector(src Source, name string) (*device.Buffer, error)
 	if rk.m.opt.ShapeOnly {
 		return buf, nil
 	}
-	return buf, src.Read(name, info.All(), BufferDest(buf))
+	return buf, src.Read(name, info.ColRange(c0, c1), BufferDest(buf))
 }

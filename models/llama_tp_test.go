@@ -46,18 +46,24 @@ func tpPromptIDs(n, vocab int) []int32 {
 
 // tpPreset returns a named preset; "tiny-odd" is tiny with a vocabulary that no TP degree
 // above 1 divides (the last rank holds padding rows) and tied embeddings, "tiny-ffn" tiny
-// with an FFN of 196 that TP 8 pads to 200.
+// with an FFN of 196 that TP 8 pads to 200, "tiny-qwen2" and "tiny-qwen3" tiny with those
+// architectures' traits.
 func tpPreset(t *testing.T, name string) Config {
 	t.Helper()
 	switch name {
-	case "tiny-odd", "tiny-ffn":
+	case "tiny-odd", "tiny-ffn", "tiny-qwen2", "tiny-qwen3":
 		cfg, err := Preset("tiny")
 		require.NoError(t, err)
 		cfg.Name = name
-		if name == "tiny-odd" {
+		switch name {
+		case "tiny-odd":
 			cfg.Vocab, cfg.TiedEmbeddings = 509, true
-		} else {
+		case "tiny-ffn":
 			cfg.Intermediate = 196
+		case "tiny-qwen2":
+			cfg.Arch, cfg.QKVBias = "qwen2", true
+		case "tiny-qwen3":
+			cfg.Arch, cfg.QKNorm = "qwen3", true
 		}
 		return cfg
 	}
@@ -160,7 +166,7 @@ func tpTopGap(logits []float32) float64 {
 // Under the race detector demo runs only the 7-token prompt at TP = 1 and 8 (much
 // faster); tiny and tiny-odd run in full.
 func TestLlamaTPEquivalence(t *testing.T) {
-	for _, preset := range []string{"tiny", "tiny-odd", "tiny-ffn", "demo"} {
+	for _, preset := range []string{"tiny", "tiny-odd", "tiny-ffn", "tiny-qwen2", "tiny-qwen3", "demo"} {
 		t.Run(preset, func(t *testing.T) {
 			promptLens, worlds, reverse := []int{1, 7, 100}, []int{2, 4, 8}, true
 			if preset == "demo" && llamaRaceDetector {

@@ -14,6 +14,9 @@ const (
 	OutputNorm = "output_norm.weight"
 	// Output is the LM head, [Vocab, Hidden]; absent when the embeddings are tied.
 	Output = "output.weight"
+	// RopeFreqs holds Llama 3.1's RoPE frequency factors, [HeadDim/2]: frequency i is
+	// divided by factor i. Optional, shared by every layer.
+	RopeFreqs = "rope_freqs.weight"
 )
 
 // Kinds of per-layer tensors: the part of a canonical name between "blk.N." and ".weight".
@@ -36,11 +39,21 @@ const (
 	FFNUp = "ffn_up"
 	// FFNDown is the MLP down projection, [Hidden, Intermediate].
 	FFNDown = "ffn_down"
+	// AttnQNorm and AttnKNorm are the per-head RMSNorm weights of q and k, [HeadDim]
+	// (Arch.QKNorm).
+	AttnQNorm = "attn_q_norm"
+	AttnKNorm = "attn_k_norm"
 )
 
 // LayerTensorName is the canonical name of a per-layer tensor: "blk.<layer>.<kind>.weight".
 func LayerTensorName(layer int, kind string) string {
 	return "blk." + strconv.Itoa(layer) + "." + kind + ".weight"
+}
+
+// LayerBiasName is the canonical name of a per-layer bias: "blk.<layer>.<kind>.bias"
+// (Arch.QKVBias: kinds AttnQ, AttnK and AttnV, each [rows of the projection]).
+func LayerBiasName(layer int, kind string) string {
+	return "blk." + strconv.Itoa(layer) + "." + kind + ".bias"
 }
 
 // ParseLayerTensorName splits a canonical per-layer name into its layer and kind; ok is

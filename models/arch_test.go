@@ -1,0 +1,130 @@
+package models
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestArchitecturesMatchLlamaCpp: the Llama 3.1 (RoPE frequency factors), Qwen2 (QKV
+// biases, NEOX RoPE) and Qwen3 (per-head q/k RMSNorm) files of ../shared/testdata/arch give
+// step-0 logits within 1e-4 of both llama.cpp's and the float64 oracle's at TP 1, 2, 4 and
+// 8, llama.cpp's greedy ids while its margins stay above 1e-3, and the same ids at every
+// TP degree.
+func TestArchitecturesMatchLlamaCpp(t *testing.T) {
+	for _, name := range []string{"llama3-tiny-f32", "qwen2-tiny-f32", "qwen3-tiny-f32"} {
+		t.Run(name, func(t *testing.T) {
+			base := filepath.Join("../../shared/testdata/arch", name)
+			requireShared(t, base+".gguf")
+			run := readLlamaCppLog(t, base+".p1.log")
+			refs := map[string][]float64{"llama.cpp": readStep0(t, base+".p1.step0.txt"), "the float64 oracle": readStep0(t, base+".p1.numpy64.txt")}
+			var ids [][]int32
+			for _, world := range []int{1, 2, 4, 8} {
+				src, cfg, err := Open(base + ".gguf")
+				require.NoError(t, err)
+				m := newTestLlama(t, world, cfg, src, LlamaOptions{MaxTokens: 64})
+				require.NoError(t, src.Close())
+				st := oneSequence(m, run.prompt, 0, 0)
+				require.NoError(t, m.Forward(st))
+				got := m.Logits(st)[0]
+				for ref, want := range refs {
+					worst := maxAbsDiff(want, got)
+					require.Less(t, worst, 1e-4, "tp=%d: largest step-0 logit difference from %s", world, ref)
+					t.Logf("tp=%d: step-0 logits within %.2g of %s", world, worst, ref)
+				}
+				ids = append(ids, greedy(t, m, run.prompt, len(run.greedy)))
+			}
+			n := run.trusted(1e-3)
+			require.Equal(t, run.greedy[:n], ids[0][:n], "greedy ids while llama.cpp's margin stays above 1e-3 (%d steps)", n)
+			for i, world := range []int{2, 4, 8} {
+				require.Equal(t, ids[0], ids[i+1], fmt.Sprintf("greedy ids at TP %d against TP 1", world))
+			}
+		})
+	}
+}
+
+// TestLlama3WithoutFrequencyFactorsFails: the logits test above sees the frequency
+// factors: the Llama 3.1 file read without its rope_freqs.weight misses the oracle by more
+// than 1e-4.
+func TestLlama3WithoutFrequencyFactorsFails(t *testing.T) {
+	base := "../../shared/testdata/arch/llama3-tiny-f32"
+	requireShared(t, base+".gguf")
+	run := readLlamaCppLog(t, base+".p1.log")
+	oracle := readStep0(t, base+".p1.numpy64.txt")
+	src, cfg, err := Open(base + ".gguf")
+	require.NoError(t, err)
+	defer src.Close()
+	_, ok := src.Tensor(RopeFreqs)
+	require.True(t, ok, "the file holds %s", RopeFreqs)
+	m := newTestLlama(t, 1, cfg, hidingSource{src, RopeFreqs}, LlamaOptions{MaxTokens: 64})
+	st := oneSequence(m, run.prompt, 0, 0)
+	require.NoError(t, m.Forward(st))
+	worst := maxAbsDiff(oracle, m.Logits(st)[0])
+	t.Logf("without the factors: step-0 logits %.2g from the oracle", worst)
+	require.Greater(t, worst, 1e-4)
+}
+
+// TestArchConfigs: the architectures' GGUF metadata become their configs' traits, and an
+// unknown architecture is refused with the supported ones.
+func TestArchConfigs(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		arch           string
+		bias, norm     bool
+		layout         RopeLayout
+		theta, factors bool
+	}{
+		{"llama3-tiny-f32", "", false, false, RopeAdjacentPairs, true, true},
+		{"qwen2-tiny-f32", "qwen2", true, false, RopeHalfSplit, false, false},
+		{"qwen3-tiny-f32", "qwen3", false, true, RopeHalfSplit, false, false},
+	} {
+		path := filepath.Join("../../shared/testdata/arch", tc.name+".gguf")
+		requireShared(t, path)
+		cfg, err := ConfigFromGGUF(path)
+		require.NoError(t, err)
+		require.Equal(t, tc.arch, cfg.Arch, tc.name)
+		require.Equal(t, tc.bias, cfg.QKVBias, tc.name)
+		require.Equal(t, tc.norm, cfg.QKNorm, tc.name)
+		require.Equal(t, tc.layout, cfg.RopeLayout, tc.name)
+		if tc.theta {
+			require.Equal(t, 500000.0, cfg.RopeTheta, tc.name)
+		}
+	}
+	_, err := LookupArch("gpt2")
+	require.ErrorContains(t, err, `architecture "gpt2" is not supported (supported: "llama", "qwen2", "qwen3")`)
+	bad := tpPreset(t, "tiny")
+	bad.Arch = "mamba"
+	require.ErrorContains(t, bad.Validate(), `Arch must be one of "llama", "qwen2", "qwen3", got mamba`)
+}
+
+// hidingSource is a Source without one of its tensors.
+type hidingSource struct {
+	Source
+	hidden string
+}
+
+func (s hidingSource) Tensor(name string) (TensorInfo, bool) {
+	if name == s.hidden {
+		return TensorInfo{}, false
+	}
+	return s.Source.Tensor(name)
+}
+
+func (s hidingSource) Tensors() []TensorInfo {
+	return slices.DeleteFunc(s.Source.Tensors(), func(t TensorInfo) bool { return t.Name == s.hidden })
+}
+
+// maxAbsDiff is the largest |want[i] - got[i]|; the lengths must match.
+func maxAbsDiff(want []float64, got []float32) float64 {
+	if len(want) != len(got) {
+		return float64(len(got) - len(want))
+	}
+	worst := 0.0
+	for i := range want {
+		worst = max(worst, abs64(want[i]-float64(got[i])))
+	}
+	return worst
+}
