@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/dtype"
 )
 
 // TestArchitecturesMatchLlamaCpp: the Llama 3.1 (RoPE frequency factors), Qwen2 (QKV
@@ -127,4 +129,45 @@ func maxAbsDiff(want []float64, got []float32) float64 {
 		worst = max(worst, abs64(want[i]-float64(got[i])))
 	}
 	return worst
+}
+
+// TestArchitecturesAsHF: the arch files written as Hugging Face checkpoints (safetensors
+// under HF names, Q and K in HF's half-split layout, config.json of their class; Llama
+// 3.1's frequency factors as its rope_scaling instead of rope_freqs.weight) give the
+// GGUF files' step-0 logits within 1e-4 and the same greedy ids, at TP 1 and 4.
+func TestArchitecturesAsHF(t *testing.T) {
+	for _, name := range []string{"llama3-tiny-f32", "qwen2-tiny-f32", "qwen3-tiny-f32"} {
+		t.Run(name, func(t *testing.T) {
+			base := filepath.Join("../../shared/testdata/arch", name)
+			requireShared(t, base+".gguf")
+			run := readLlamaCppLog(t, base+".p1.log")
+			gg, cfg := openChecked(t, base+".gguf")
+			ts, err := ReadAll(gg, dtype.F32)
+			require.NoError(t, err)
+			hfCfg := cfg
+			hfCfg.RopeLayout = RopeHalfSplit
+			if _, ok := gg.Tensor(RopeFreqs); ok { // the factors rope_scaling gives (this file's README)
+				hfCfg.RopeScaling = RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192}
+				ts = slices.DeleteFunc(ts, func(tn Tensor) bool { return tn.Info.Name == RopeFreqs })
+			}
+			dir := t.TempDir()
+			writeHFCheckpoint(t, dir, hfCfg, withQKLayout(t, cfg, ts, cfg.RopeLayout, RopeHalfSplit))
+			hf, gotCfg := openChecked(t, dir)
+			gotCfg.Name = hfCfg.Name
+			require.Equal(t, hfCfg, gotCfg, "config.json read back")
+			for _, world := range []int{1, 4} {
+				ggModel := newTestLlama(t, world, cfg, gg, LlamaOptions{MaxTokens: 64})
+				hfModel := newTestLlama(t, world, gotCfg, hf, LlamaOptions{MaxTokens: 64})
+				var logits [2][]float32
+				for i, m := range []*Llama{ggModel, hfModel} {
+					st := oneSequence(m, run.prompt, 0, 0)
+					require.NoError(t, m.Forward(st))
+					logits[i] = m.Logits(st)[0]
+				}
+				d := requireLogitsClose(t, logits[0], logits[1], 1e-4, fmt.Sprintf("tp=%d: safetensors vs GGUF", world))
+				t.Logf("tp=%d: step-0 logits of the HF checkpoint within %.2g of the GGUF file's", world, d)
+				require.Equal(t, greedy(t, ggModel, run.prompt, 16), greedy(t, hfModel, run.prompt, 16), "tp=%d: greedy ids", world)
+			}
+		})
+	}
 }

@@ -56,6 +56,9 @@ type Config struct {
 	ContextLength int
 	// RopeLayout is the RoPE pairing the checkpoint's Q and K rows are stored for.
 	RopeLayout RopeLayout
+	// RopeScaling scales RoPE's frequencies (Hugging Face's rope_scaling; a GGUF file
+	// stores the resulting factors as rope_freqs.weight instead).
+	RopeScaling RopeScaling
 	// Arch names the architecture when it is not Llama's ("qwen2", "qwen3"; "" is
 	// "llama"); QKVBias and QKNorm are its traits (see Arch), which the decoder follows.
 	Arch            string
@@ -100,6 +103,9 @@ func (c Config) Validate() error {
 	}
 	if c.RopeLayout != RopeAdjacentPairs && c.RopeLayout != RopeHalfSplit {
 		bad("RopeLayout", "must be RopeAdjacentPairs or RopeHalfSplit", c.RopeLayout)
+	}
+	if err := c.RopeScaling.validate(); err != nil {
+		errs = append(errs, fmt.Errorf("models: config %q: RopeScaling: %w", c.Name, err))
 	}
 	if _, err := LookupArch(c.Arch); c.Arch != "" && err != nil {
 		bad("Arch", "must be one of "+knownArchs(), c.Arch)

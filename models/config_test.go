@@ -219,8 +219,9 @@ func TestConfigFromHF(t *testing.T) {
 		{"missing vocab_size", `{"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4}`, "vocab_size"},
 		{"broken json", `{"hidden_size": 64,`, "c.json"},
 		{"wrong type", `{"hidden_size": "64"}`, "hidden_size"},
-		{"model_type", `{` + base + `, "model_type": "qwen2"}`, "model_type"},
-		{"rope_scaling", `{` + base + `, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}}`, "rope_scaling"},
+		{"model_type", `{` + base + `, "model_type": "gpt_neox"}`, `model_type "gpt_neox": supported are "llama", "mistral", "qwen2" and "qwen3"`},
+		{"rope_scaling incomplete", `{` + base + `, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}}`, "low_freq_factor missing"},
+		{"rope_scaling type", `{` + base + `, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}}`, `rope_type "yarn": only "llama3" is supported`},
 		{"attention_bias", `{` + base + `, "attention_bias": true}`, "attention_bias"},
 		{"hidden_act", `{` + base + `, "hidden_act": "gelu"}`, "hidden_act"},
 		{"bad kv heads", `{` + base + `, "num_key_value_heads": 3}`, "KVHeads"},
@@ -235,6 +236,38 @@ func TestConfigFromHF(t *testing.T) {
 	}
 	_, err = models.ConfigFromHF(filepath.Join(t.TempDir(), "absent"))
 	require.Error(t, err)
+}
+
+// TestConfigFromHFArchitectures: Qwen2, Qwen3 and Mistral config.json files become their
+// architectures' configs; Llama 3.1's rope_scaling is read; a Mistral sliding window caps
+// the context, Qwen's only where use_sliding_window is true.
+func TestConfigFromHFArchitectures(t *testing.T) {
+	base := `"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 8192`
+	read := func(body string) models.Config {
+		got, err := models.ConfigFromHF(writeFile(t, filepath.Join(t.TempDir(), "c.json"), "{"+base+", "+body+"}"))
+		require.NoError(t, err)
+		return got
+	}
+	q2 := read(`"model_type": "qwen2", "sliding_window": 4096, "use_sliding_window": false`)
+	require.Equal(t, "qwen2", q2.Arch)
+	require.True(t, q2.QKVBias)
+	require.Equal(t, 8192, q2.ContextLength)
+	q3 := read(`"model_type": "qwen3", "attention_bias": false`)
+	require.Equal(t, "qwen3", q3.Arch)
+	require.True(t, q3.QKNorm)
+	mistral := read(`"model_type": "mistral", "sliding_window": 4096`)
+	require.Equal(t, "", mistral.Arch)
+	require.Equal(t, 4096, mistral.ContextLength)
+	l31 := read(`"model_type": "llama", "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}`)
+	require.Equal(t, models.RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192}, l31.RopeScaling)
+	for _, c := range []models.Config{q2, q3, l31} {
+		path := filepath.Join(t.TempDir(), "config.json")
+		require.NoError(t, models.WriteHFConfig(path, c))
+		back, err := models.ConfigFromHF(path)
+		require.NoError(t, err)
+		back.Name = c.Name
+		require.Equal(t, c, back)
+	}
 }
 
 func TestWriteHFConfigRoundTrip(t *testing.T) {

@@ -99,6 +99,10 @@ func hfLayerKind(module string) (string, bool) {
 		return AttnNorm, true
 	case "post_attention_layernorm":
 		return FFNNorm, true
+	case "self_attn.q_norm":
+		return AttnQNorm, true
+	case "self_attn.k_norm":
+		return AttnKNorm, true
 	}
 	return "", false
 }
@@ -123,13 +127,18 @@ func hfLayerModule(kind string) (string, bool) {
 		return "input_layernorm", true
 	case FFNNorm:
 		return "post_attention_layernorm", true
+	case AttnQNorm:
+		return "self_attn.q_norm", true
+	case AttnKNorm:
+		return "self_attn.k_norm", true
 	}
 	return "", false
 }
 
-// CanonicalName maps a Hugging Face Llama tensor name (model.embed_tokens.weight,
-// model.layers.N.self_attn.q_proj.weight, …, model.norm.weight, lm_head.weight) to its
-// canonical GGUF name; ok is false for names it does not know.
+// CanonicalName maps a Hugging Face Llama-family tensor name (model.embed_tokens.weight,
+// model.layers.N.self_attn.q_proj.weight, its .bias, self_attn.q_norm.weight, …,
+// model.norm.weight, lm_head.weight) to its canonical GGUF name; ok is false for names it
+// does not know.
 func CanonicalName(hf string) (name string, ok bool) {
 	switch hf {
 	case "model.embed_tokens.weight":
@@ -147,12 +156,18 @@ func CanonicalName(hf string) (name string, ok bool) {
 	if !found {
 		return "", false
 	}
-	module, found := strings.CutSuffix(rest, ".weight")
-	if !found {
-		return "", false
-	}
 	layer, err := strconv.Atoi(num)
 	if err != nil || layer < 0 || strconv.Itoa(layer) != num {
+		return "", false
+	}
+	if module, found := strings.CutSuffix(rest, ".bias"); found {
+		if kind, ok := hfLayerKind(module); ok && isBiased(kind) {
+			return LayerBiasName(layer, kind), true
+		}
+		return "", false
+	}
+	module, found := strings.CutSuffix(rest, ".weight")
+	if !found {
 		return "", false
 	}
 	kind, ok := hfLayerKind(module)
@@ -162,7 +177,10 @@ func CanonicalName(hf string) (name string, ok bool) {
 	return LayerTensorName(layer, kind), true
 }
 
-// HFName maps a canonical tensor name to its Hugging Face Llama name; the inverse of
+// isBiased reports whether a layer kind may carry a bias (Arch.QKVBias).
+func isBiased(kind string) bool { return kind == AttnQ || kind == AttnK || kind == AttnV }
+
+// HFName maps a canonical tensor name to its Hugging Face name; the inverse of
 // CanonicalName.
 func HFName(name string) (string, error) {
 	switch name {
@@ -178,5 +196,12 @@ func HFName(name string) (string, error) {
 			return "model.layers." + strconv.Itoa(layer) + "." + module + ".weight", nil
 		}
 	}
-	return "", fmt.Errorf("models: tensor %q has no Hugging Face Llama name", name)
+	for _, kind := range []string{AttnQ, AttnK, AttnV} {
+		var layer int
+		if n, err := fmt.Sscanf(name, "blk.%d."+kind+".bias", &layer); err == nil && n == 1 && LayerBiasName(layer, kind) == name {
+			module, _ := hfLayerModule(kind)
+			return "model.layers." + strconv.Itoa(layer) + "." + module + ".bias", nil
+		}
+	}
+	return "", fmt.Errorf("models: tensor %q has no Hugging Face name", name)
 }
