@@ -171,3 +171,36 @@ func TestArchitecturesAsHF(t *testing.T) {
 		})
 	}
 }
+
+// TestArchitecturesQuantized: each arch file quantized on load to Q8_0 and to Q4_K (their
+// biases and norms stay f32) runs at TP 1 and 8 (TP 8 cuts o_proj's 256-value Q4_K blocks)
+// with the same greedy ids, its step-0 logits near the float64
+// oracle of the f32 weights (Q8_0 within 0.05, Q4_K within 0.4 on these 0.02-scale random
+// weights: their rounding, measured 0.017-0.022 and 0.20-0.25).
+func TestArchitecturesQuantized(t *testing.T) {
+	for _, name := range []string{"llama3-tiny-f32", "qwen2-tiny-f32", "qwen3-tiny-f32"} {
+		for _, tc := range []struct {
+			dt  dtype.DType
+			tol float64
+		}{{dtype.Q8_0, 0.05}, {dtype.Q4_K, 0.4}} {
+			t.Run(fmt.Sprintf("%s/%v", name, tc.dt), func(t *testing.T) {
+				base := filepath.Join("../../shared/testdata/arch", name)
+				requireShared(t, base+".gguf")
+				run := readLlamaCppLog(t, base+".p1.log")
+				oracle := readStep0(t, base+".p1.numpy64.txt")
+				src, cfg := openChecked(t, base+".gguf")
+				var ids [][]int32
+				for _, world := range []int{1, 8} {
+					m := newTestLlama(t, world, cfg, src, LlamaOptions{MaxTokens: 64, WeightDType: tc.dt})
+					st := oneSequence(m, run.prompt, 0, 0)
+					require.NoError(t, m.Forward(st))
+					worst := maxAbsDiff(oracle, m.Logits(st)[0])
+					require.Less(t, worst, tc.tol, "tp=%d: step-0 logits vs the oracle", world)
+					t.Logf("tp=%d: step-0 logits within %.2g of the f32 oracle", world, worst)
+					ids = append(ids, greedy(t, m, run.prompt, 8))
+				}
+				require.Equal(t, ids[0], ids[1], "greedy ids at TP 8 against TP 1")
+			})
+		}
+	}
+}
