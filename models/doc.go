@@ -2,9 +2,12 @@
 // tensor-parallel rank loads only its shard.
 //
 // A Config holds a model's shape (hidden size, layers, heads, KV heads, FFN width, vocab,
-// RoPE base and layout, RMSNorm epsilon). It comes from a preset (Preset, Presets), from a
-// GGUF file's llama.* metadata (ConfigFromGGUF) or from a Hugging Face config.json
-// (ConfigFromHF).
+// RoPE base, layout and scaling, RMSNorm epsilon) and its architecture's traits as data
+// (Arch: Llama 2/3/3.1 and Mistral, Qwen2's q/k/v biases, Qwen3's per-head q/k norm, Llama
+// 3.1's RoPE frequency factors; one decoder runs them all). It comes from a preset
+// (Preset, Presets), from a GGUF file's general.architecture and ARCH.* metadata
+// (ConfigFromGGUF), from a Hugging Face config.json (ConfigFromHF) or from a llama2.c
+// checkpoint's header (OpenLlama2C).
 //
 // Weights enter through a Source: a set of tensors under canonical GGUF names
 // (token_embd.weight, blk.N.attn_q.weight, …, output.weight), each with a TensorInfo
