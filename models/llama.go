@@ -230,14 +230,11 @@ type shardNote struct {
 
 type llamaLayer struct {
 	attnNorm, ffnNorm *device.Buffer
-	wq, wk, wv, wo    layers.Matrix
-	// bq, bk, bv: the rank's rows of the q, k, v biases (Arch.QKVBias); qNorm, kNorm: the
-	// per-head RMSNorm weights of q and k (Arch.QKNorm); nil where the model has none.
-	bq, bk, bv, qNorm, kNorm *device.Buffer
-	wgate, wup, wdown        layers.Matrix
-	// woLead, wdownLead: the columns of wo and wdown where the shard's own begin (see
-	// loadMatrix); 0 unless the split cut their blocks.
-	woLead, wdownLead int
+	q, k, v, gate, up columnLinear
+	o, down           rowLinear
+	// qNorm, kNorm: the per-head RMSNorm weights of q and k (Arch.QKNorm); nil where the
+	// model has none.
+	qNorm, kNorm *device.Buffer
 }
 
 func (rk *llamaRank) free() {

@@ -189,7 +189,7 @@ func (rk *llamaRank) enqueue(s *device.Stream, st Step) error {
 		err = quantize()
 	}
 	if err == nil {
-		err = rk.linear(s, "lm_head", logits, in, rk.head)()
+		err = rk.linear(s, "lm_head", logits, in, rk.head, nil)()
 	}
 	if err == nil {
 		err = rk.candidates(s, S, st.Candidates)
@@ -271,15 +271,15 @@ func (rk *llamaRank) attention(s *device.Stream, l int, mb microBatch) error {
 	ropeWork := device.Work{Class: device.ClassElementwise, Bytes: int64(T * ((2*(nq+nkv)+2*nkv)*4 + 2*nkv*kvElem) * hd)}
 	attnWork := device.Work{Class: device.ClassAttention, Bytes: int64(2 * T * nq * hd * 4),
 		ContextBytes: int64(T * 2 * nkv * hd * kvElem), ContextFLOPs: int64(T * 4 * nq * hd)}
-	hin, quantizeH := rk.quantizeInput(s, "quantize_h", h, H, 0, t0, ly.wq, ly.wk, ly.wv)
-	ain, quantizeAttn := rk.quantizeInput(s, "quantize_attn", att, nq*hd, ly.woLead, t0, ly.wo)
+	hin, quantizeH := rk.quantizeInput(s, "quantize_h", h, H, 0, t0, ly.q.w, ly.k.w, ly.v.w)
+	ain, quantizeAttn := rk.quantizeInput(s, "quantize_attn", att, nq*hd, ly.o.lead, t0, ly.o.w)
 	ops := []func() error{
 		quantizeH,
-		rk.linear(s, "q_proj", q, hin, ly.wq),
-		rk.linear(s, "k_proj", k, hin, ly.wk),
-		rk.linear(s, "v_proj", v, hin, ly.wv),
+		rk.column(s, "q_proj", q, hin, ly.q),
+		rk.column(s, "k_proj", k, hin, ly.k),
+		rk.column(s, "v_proj", v, hin, ly.v),
 		rk.single(s, "rope+kv_write", ropeWork, func() error {
-			if err := ly.qkvExtras(q, k, v, float32(cfg.RMSEps)); err != nil {
+			if err := ly.normQK(q, k, float32(cfg.RMSEps)); err != nil {
 				return err
 			}
 			if err := m.rope.Apply(cfg.RopeLayout, q, nq, k, nkv, mb.batch.Pos); err != nil {
@@ -291,22 +291,14 @@ func (rk *llamaRank) attention(s *device.Stream, l int, mb microBatch) error {
 			return layers.AttentionRange(att, q, nq, rk.kv, l, mb.batch, a.scratch[b.Index], u0, u1)
 		}),
 		quantizeAttn,
-		rk.linear(s, "o_proj", a.x.Float32s()[t0*H:t1*H], ain, ly.wo),
+		rk.row(s, "o_proj", a.x.Float32s()[t0*H:t1*H], ain, ly.o),
 	}
 	return run(ops)
 }
 
-// qkvExtras applies what the architecture adds between the projections and RoPE, token
-// row by token row: the biases (q += bq, k += bk, v += bv) and the per-head RMSNorm of q
-// and k (layers.RMSNorm over each HeadDim-wide head).
-func (ly *llamaLayer) qkvExtras(q, k, v []float32, eps float32) error {
-	if ly.bq != nil {
-		for _, p := range []struct{ x, b []float32 }{{q, values(ly.bq)}, {k, values(ly.bk)}, {v, values(ly.bv)}} {
-			for r := 0; r < len(p.x); r += len(p.b) {
-				vec.AddF32(p.x[r:r+len(p.b)], p.b)
-			}
-		}
-	}
+// normQK is Qwen3's per-head RMSNorm of q and k before RoPE (layers.RMSNorm over each
+// HeadDim-wide head), where the layer has one (Arch.QKNorm).
+func (ly *llamaLayer) normQK(q, k []float32, eps float32) error {
 	if ly.qNorm == nil {
 		return nil
 	}
@@ -326,16 +318,16 @@ func (rk *llamaRank) mlp(s *device.Stream, l int, mb microBatch) error {
 	t0, t1 := mb.t0, mb.t1
 	h := a.h.Float32s()[t0*H : t1*H]
 	gate, up := a.gate.Float32s()[t0*fr:t1*fr], a.up.Float32s()[t0*fr:t1*fr]
-	hin, quantizeH := rk.quantizeInput(s, "quantize_h", h, H, 0, t0, ly.wgate, ly.wup)
-	gin, quantizeGate := rk.quantizeInput(s, "quantize_act", gate, fr, ly.wdownLead, t0, ly.wdown)
+	hin, quantizeH := rk.quantizeInput(s, "quantize_h", h, H, 0, t0, ly.gate.w, ly.up.w)
+	gin, quantizeGate := rk.quantizeInput(s, "quantize_act", gate, fr, ly.down.lead, t0, ly.down.w)
 	return run([]func() error{
 		quantizeH,
-		rk.linear(s, "gate_proj", gate, hin, ly.wgate),
-		rk.linear(s, "up_proj", up, hin, ly.wup),
+		rk.column(s, "gate_proj", gate, hin, ly.gate),
+		rk.column(s, "up_proj", up, hin, ly.up),
 		rk.single(s, "swiglu", device.Work{Class: device.ClassElementwise, Bytes: int64(3 * len(gate) * 4)},
 			func() error { return layers.SwiGLU(gate, gate, up) }),
 		quantizeGate,
-		rk.linear(s, "down_proj", a.x.Float32s()[t0*H:t1*H], gin, ly.wdown),
+		rk.row(s, "down_proj", a.x.Float32s()[t0*H:t1*H], gin, ly.down),
 	})
 }
 
@@ -460,22 +452,45 @@ func (rk *llamaRank) grid(s *device.Stream, name string, units, work int, w devi
 	}
 }
 
-// linear returns an op that computes y = x·wᵀ with w's output rows split among the SMs:
-// from the f32 input, or from its quantization for w's type.
-func (rk *llamaRank) linear(s *device.Stream, name string, y []float32, in linearInput, w layers.Matrix) func() error {
+// linear returns an op that computes y = x·wᵀ (+ bias, where one is given: each block
+// adds it to the outputs it computed, the epilogue of its GEMM) with w's output rows split
+// among the SMs: from the f32 input, or from its quantization for w's type.
+func (rk *llamaRank) linear(s *device.Stream, name string, y []float32, in linearInput, w layers.Matrix, bias *device.Buffer) func() error {
 	T := in.rows
 	inBytes := len(in.x) * 4
 	if w.DType.Quantized() {
 		inBytes = layers.QuantizedInputBytes(w, T)
 	}
 	gemm := device.Work{Class: device.ClassGEMM, Bytes: int64(w.Bytes() + inBytes + T*w.Rows*4), FLOPs: 2 * int64(T) * int64(w.Rows) * int64(w.Cols)}
+	var b []float32
+	if bias != nil {
+		b = values(bias)
+		gemm.Bytes += int64(len(b)*4 + 2*T*w.Rows*4)
+	}
 	align := quant.RowAlign(w.DType) // the SMs split whole groups of a grouped layout
 	units := (w.Rows + align - 1) / align
 	return rk.grid(s, name, units, T*w.Rows*w.Cols, gemm, func(_ device.Block, u0, u1 int) error {
 		o0, o1 := u0*align, min(u1*align, w.Rows)
+		var err error
 		if w.DType.Quantized() {
-			return layers.LinearQuantRows(y, in.q[quant.ActsFor(w.DType)], w, o0, o1)
+			err = layers.LinearQuantRows(y, in.q[quant.ActsFor(w.DType)], w, o0, o1)
+		} else {
+			err = layers.LinearRows(y, in.x, w, o0, o1)
 		}
-		return layers.LinearRows(y, in.x, w, o0, o1)
+		for t := 0; b != nil && err == nil && t < T; t++ {
+			vec.AddF32(y[t*w.Rows+o0:t*w.Rows+o1], b[o0:o1])
+		}
+		return err
 	})
+}
+
+// column returns the op of a column-parallel layer: its rows of y = x·Wᵀ + bias.
+func (rk *llamaRank) column(s *device.Stream, name string, y []float32, in linearInput, c columnLinear) func() error {
+	return rk.linear(s, name, y, in, c.w, c.bias)
+}
+
+// row returns the op of a row-parallel layer: its partial sums of y = x·Wᵀ, which the
+// fused all-reduce that follows adds up.
+func (rk *llamaRank) row(s *device.Stream, name string, y []float32, in linearInput, r rowLinear) func() error {
+	return rk.linear(s, name, y, in, r.w, nil)
 }

@@ -24,47 +24,48 @@ func newLlamaRank(m *Llama, r int, src Source) (*llamaRank, error) {
 	}
 	rk.v0 = v0
 	var err error
-	var lead int // of the last matrix loaded
 	matrix := func(name string, rows func(TensorInfo) Region) layers.Matrix {
 		if err != nil {
 			return layers.Matrix{}
 		}
 		var mat layers.Matrix
-		mat, lead, err = rk.loadMatrix(src, name, rows)
+		mat, _, err = rk.loadMatrix(src, name, rows)
 		return mat
 	}
 	rowsOf := func(a, b int) func(TensorInfo) Region {
 		return func(t TensorInfo) Region { return t.RowRange(a, b) }
 	}
-	colsOf := func(a, b int) func(TensorInfo) Region {
-		return func(t TensorInfo) Region { return t.ColRange(a, b) }
+	column := func(l int, kind string, r0, r1 int) columnLinear {
+		if err != nil {
+			return columnLinear{}
+		}
+		var c columnLinear
+		c, err = rk.loadColumn(src, l, kind, r0, r1)
+		return c
+	}
+	row := func(l int, kind string, c0, c1 int) rowLinear {
+		if err != nil {
+			return rowLinear{}
+		}
+		var r rowLinear
+		r.w, r.lead, err = rk.loadMatrix(src, LayerTensorName(l, kind), func(t TensorInfo) Region { return t.ColRange(c0, c1) })
+		return r
 	}
 	for l := range cfg.Layers {
 		var ly llamaLayer
-		ly.wq = matrix(LayerTensorName(l, AttnQ), rowsOf(h0*hd, h1*hd))
-		ly.wk = matrix(LayerTensorName(l, AttnK), rowsOf(k0*hd, k1*hd))
-		ly.wv = matrix(LayerTensorName(l, AttnV), rowsOf(k0*hd, k1*hd))
-		if cfg.QKVBias && err == nil { // split with the rows of their projections
-			ly.bq, err = rk.loadVectorPart(src, LayerBiasName(l, AttnQ), h0*hd, h1*hd)
-			if err == nil {
-				ly.bk, err = rk.loadVectorPart(src, LayerBiasName(l, AttnK), k0*hd, k1*hd)
-			}
-			if err == nil {
-				ly.bv, err = rk.loadVectorPart(src, LayerBiasName(l, AttnV), k0*hd, k1*hd)
-			}
-		}
+		ly.q = column(l, AttnQ, h0*hd, h1*hd)
+		ly.k = column(l, AttnK, k0*hd, k1*hd)
+		ly.v = column(l, AttnV, k0*hd, k1*hd)
+		ly.o = row(l, AttnOutput, h0*hd, h1*hd)
+		ly.gate = column(l, FFNGate, f0, f1)
+		ly.up = column(l, FFNUp, f0, f1)
+		ly.down = row(l, FFNDown, f0, f1)
 		if cfg.QKNorm && err == nil { // over one head: every rank holds all of them
 			ly.qNorm, err = rk.loadVector(src, LayerTensorName(l, AttnQNorm))
 			if err == nil {
 				ly.kNorm, err = rk.loadVector(src, LayerTensorName(l, AttnKNorm))
 			}
 		}
-		ly.wo = matrix(LayerTensorName(l, AttnOutput), colsOf(h0*hd, h1*hd))
-		ly.woLead = lead
-		ly.wgate = matrix(LayerTensorName(l, FFNGate), rowsOf(f0, f1))
-		ly.wup = matrix(LayerTensorName(l, FFNUp), rowsOf(f0, f1))
-		ly.wdown = matrix(LayerTensorName(l, FFNDown), colsOf(f0, f1))
-		ly.wdownLead = lead
 		if err == nil {
 			ly.attnNorm, err = rk.loadVector(src, LayerTensorName(l, AttnNorm))
 		}
@@ -90,6 +91,17 @@ func newLlamaRank(m *Llama, r int, src Source) (*llamaRank, error) {
 		return nil, err
 	}
 	return rk, nil
+}
+
+// loadColumn reads rows [r0, r1) of layer l's projection kind, and of its bias where the
+// architecture has one (Arch.QKVBias: q, k and v).
+func (rk *llamaRank) loadColumn(src Source, l int, kind string, r0, r1 int) (columnLinear, error) {
+	w, _, err := rk.loadMatrix(src, LayerTensorName(l, kind), func(t TensorInfo) Region { return t.RowRange(r0, r1) })
+	if err != nil || !rk.m.cfg.QKVBias || !isBiased(kind) {
+		return columnLinear{w: w}, err
+	}
+	bias, err := rk.loadVectorPart(src, LayerBiasName(l, kind), r0, r1)
+	return columnLinear{w: w, bias: bias}, err
 }
 
 // loadMatrix reads a region of a 2-D tensor into a new device buffer on the rank's device

@@ -31,7 +31,7 @@ func (rk *llamaRank) allocQuantInputs() error {
 		}
 	}
 	for _, ly := range rk.layers {
-		for _, w := range []layers.Matrix{ly.wq, ly.wk, ly.wv, ly.wo, ly.wgate, ly.wup, ly.wdown} {
+		for _, w := range []layers.Matrix{ly.q.w, ly.k.w, ly.v.w, ly.o.w, ly.gate.w, ly.up.w, ly.down.w} {
 			each(w)
 		}
 	}
