@@ -72,13 +72,15 @@ type Graphs struct {
 // Engine runs generation on one model over a TP group. Concurrent Generate calls are
 // batched by the scheduler (continuous batching).
 type Engine struct {
-	cfg      Config
-	group    *tp.Group
-	model    *models.Llama
-	tok      *tokenizer.Tokenizer
-	blocks   *BlockPool
-	padBlock int32 // KV block that padding rows of a bucket write to
-	sched    scheduler
+	cfg   Config
+	group *tp.Group
+	model *models.Llama
+	tok   *tokenizer.Tokenizer
+	// endOfGeneration holds the ids that end a sequence: EOS and the end-of-turn tokens.
+	endOfGeneration map[int32]bool
+	blocks          *BlockPool
+	padBlock        int32 // KV block that padding rows of a bucket write to
+	sched           scheduler
 
 	// decodeGraphs[bucket] holds the graphs proposing one candidate per rank (index 1,
 	// greedy) and gathering the full logits (index 0, any other sampling); none when eager.
@@ -109,6 +111,10 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	defer src.Close()
+	extraEOG, err := modelEndOfGenerationIDs(cfg.Model)
+	if err != nil {
+		return nil, fmt.Errorf("engine: end-of-generation tokens of %s: %w", cfg.Model, err)
+	}
 	if tok.VocabSize() > mcfg.Vocab {
 		return nil, fmt.Errorf("engine: %s: the tokenizer has %d tokens, the model only %d", cfg.Model, tok.VocabSize(), mcfg.Vocab)
 	}
@@ -130,7 +136,8 @@ func New(cfg Config) (*Engine, error) {
 	}
 	// The last block is kept out of the pool: padding rows of a bucket write there.
 	n := m.Options().KVBlocks
-	e := &Engine{cfg: cfg, group: g, model: m, tok: tok, blocks: NewBlockPool(n - 1), padBlock: int32(n - 1)}
+	e := &Engine{cfg: cfg, group: g, model: m, tok: tok, endOfGeneration: endOfGeneration(tok, extraEOG),
+		blocks: NewBlockPool(n - 1), padBlock: int32(n - 1)}
 	if !cfg.Eager {
 		if err := e.captureGraphs(); err != nil {
 			m.Close()

@@ -34,7 +34,7 @@ type Token struct {
 
 // Finish reasons, as OpenAI names them.
 const (
-	FinishStop   = "stop"   // EOS or a stop string
+	FinishStop   = "stop"   // EOS, an end-of-turn token or a stop string
 	FinishLength = "length" // MaxTokens or the context length
 )
 

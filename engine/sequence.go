@@ -28,7 +28,9 @@ type sequence struct {
 }
 
 // deliver records the token chosen for the sequence and streams its text; it marks the
-// sequence done on EOS, a stop string, or its token limit.
+// sequence done on an end-of-generation token (EOS, or an end of turn such as <|eot_id|>
+// or <|im_end|>: a chat template's turn ends there), a stop string, or its token limit.
+// The end token counts as output but has no text.
 func (e *Engine) deliver(s *sequence, id int32) {
 	if s.first.IsZero() {
 		s.first = time.Now()
@@ -36,7 +38,7 @@ func (e *Engine) deliver(s *sequence, id int32) {
 	}
 	s.next = id
 	s.result.OutputIDs = append(s.result.OutputIDs, id)
-	if int(id) == e.tok.EOS() {
+	if e.endOfGeneration[id] {
 		s.result.FinishReason, s.done = FinishStop, true
 		return
 	}

@@ -2,8 +2,11 @@
 //
 // Requests enter as JSON on POST /v1/completions and /v1/chat/completions; the server
 // checks them (errors as OpenAI sends them: {"error": {"message", "type", "param",
-// "code"}} with the status), renders chat messages with the model's Jinja chat template,
-// tokenizes, admits them under a bound on waiting requests, and calls engine.Generate.
+// "code"}} with the status), renders chat messages with the model's Jinja chat template
+// (as Hugging Face transformers renders it: see ChatTemplate), tokenizes, admits them
+// under a bound on waiting requests, and calls engine.Generate, which ends a sequence at
+// EOS or an end-of-turn token. vLLM's POST /tokenize and /detokenize show the ids a
+// prompt or a conversation becomes, and the text of ids.
 // Tokens leave as one JSON body or as Server-Sent Events (stream: true), chunk for chunk
 // as OpenAI and vLLM send them, ending with "data: [DONE]". A client that leaves a stream
 // cancels its generation, which frees its KV blocks. GET /v1/models, /health and /metrics

@@ -50,13 +50,16 @@ func (s *Server) chatCompletions(rc *fasthttp.RequestCtx, l *loaded, arrived tim
 	if e != nil {
 		return e
 	}
-	text, err := s.tmpl.render(msgs, l.bos, l.eos)
+	text, err := s.tmpl.renderMessages(msgs, true, l.bos, l.eos)
 	if err != nil {
 		return badRequest("messages", "%v", err)
 	}
-	ids, err := l.specials.encode(text, l.e.Tokenizer())
+	ids, err := l.specials.encode(text, l.e.Tokenizer(), true)
 	if err != nil {
 		return badRequest("messages", "tokenizing the rendered conversation: %v", err)
+	}
+	if len(ids) == 0 {
+		return badRequest("messages", "the rendered conversation is empty and the vocabulary adds no BOS token")
 	}
 	c := chatStream{id: newID("chatcmpl-"), created: time.Now().Unix(), model: l.name, includeUsage: p.includeUsage}
 	return s.generate(rc, l, p, ids, "messages", arrived, "/v1/chat/completions", c)

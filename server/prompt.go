@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"slices"
 
 	"github.com/tpslice/tpslice/models/tokenizer"
@@ -120,8 +119,9 @@ func newSpecials(tok *tokenizer.Tokenizer) specials {
 
 // encode tokenizes a rendered chat prompt as llama.cpp does with parse_special: control
 // tokens written as text become their ids, the text between them is encoded on its own,
-// and BOS is prepended where the vocabulary adds it unless the template wrote it.
-func (s specials) encode(text string, tok *tokenizer.Tokenizer) ([]int32, error) {
+// and with addBOS, BOS is prepended where the vocabulary adds it unless the template wrote
+// it. The result may be empty.
+func (s specials) encode(text string, tok *tokenizer.Tokenizer, addBOS bool) ([]int32, error) {
 	var out []int
 	seg := 0
 	flush := func(end int) error {
@@ -148,11 +148,8 @@ func (s specials) encode(text string, tok *tokenizer.Tokenizer) ([]int32, error)
 	if err := flush(len(text)); err != nil {
 		return nil, err
 	}
-	if tok.AddsBOS() && tok.BOS() >= 0 && (len(out) == 0 || out[0] != tok.BOS()) {
+	if addBOS && tok.AddsBOS() && tok.BOS() >= 0 && (len(out) == 0 || out[0] != tok.BOS()) {
 		out = append([]int{tok.BOS()}, out...)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("the rendered prompt is empty and the vocabulary adds no BOS token")
 	}
 	return toInt32(out), nil
 }

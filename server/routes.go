@@ -15,7 +15,7 @@ import (
 // route is one endpoint.
 type route struct {
 	method string
-	v1     bool // under /v1/: needs the engine and, when configured, the API key
+	v1     bool // the API (/v1/, /tokenize, /detokenize): needs the engine and, when configured, the API key
 	handle func(rc *fasthttp.RequestCtx, l *loaded, arrived time.Time) *apiError
 }
 
@@ -27,6 +27,10 @@ func (s *Server) routes(path string) (route, bool) {
 		return route{http.MethodPost, true, s.chatCompletions}, true
 	case "/v1/models":
 		return route{http.MethodGet, true, s.models}, true
+	case "/tokenize": // vLLM's, outside /v1/
+		return route{http.MethodPost, true, s.tokenize}, true
+	case "/detokenize":
+		return route{http.MethodPost, true, s.detokenize}, true
 	case "/health":
 		return route{http.MethodGet, false, s.health}, true
 	case "/metrics":

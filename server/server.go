@@ -41,7 +41,8 @@ type Config struct {
 	// ModelName is the model's name in requests and responses (default: the model's
 	// Config().Name).
 	ModelName string
-	// APIKey, when set, is required on /v1/ routes as "Authorization: Bearer <key>".
+	// APIKey, when set, is required on /v1/ routes, /tokenize and /detokenize as
+	// "Authorization: Bearer <key>".
 	APIKey string
 	// MaxWaiting bounds the requests admitted that have no token yet; one more is refused
 	// with 429 (default DefaultMaxWaiting).
@@ -75,7 +76,7 @@ type loaded struct {
 type Server struct {
 	cfg     Config
 	log     *log.Logger
-	tmpl    *chatTemplate
+	tmpl    *ChatTemplate
 	http    *fasthttp.Server
 	eng     atomic.Pointer[loaded]
 	metrics *metrics
@@ -102,7 +103,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PingInterval == 0 {
 		cfg.PingInterval = DefaultPingInterval
 	}
-	tmpl, err := compileChatTemplate(cfg.ChatTemplate, cfg.ChatTemplateOrigin)
+	tmpl, err := CompileChatTemplate(cfg.ChatTemplate, cfg.ChatTemplateOrigin)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/stories260k"
+	"github.com/tpslice/tpslice/models/tokenizer"
+	"github.com/tpslice/tpslice/server"
+)
+
+const chatTemplateUsage = "usage: tpslice chat-template (--model M | --template FILE.jinja [--bos S] [--eos S]) --messages FILE.json [--no-generation-prompt]"
+
+// chatTemplate prints the prompt a conversation renders to, exactly as the server (and
+// Hugging Face) renders it, with no newline added:
+//
+//	tpslice chat-template --model M --messages FILE.json
+//	tpslice chat-template --template FILE.jinja [--bos S] [--eos S] --messages FILE.json
+//
+// --model takes what serve takes; its template is the one serve uses (LoadChatTemplate),
+// bos_token and eos_token the text of its vocabulary's BOS and EOS. FILE.json is a JSON
+// array of messages, or an object with "messages" (and "tools"), as a request body has.
+func chatTemplate(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("chat-template", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, chatTemplateUsage)
+		fmt.Fprintln(stderr, "\nPrints the prompt the chat template renders the messages to, with no newline added.")
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
+	model := fs.String("model", "", modelUsage+"; its chat template and BOS/EOS text are used")
+	templatePath := fs.String("template", "", "a Jinja chat template `FILE` instead of a model's")
+	bos := fs.String("bos", "", "bos_token's text for --template (e.g. <s>)")
+	eos := fs.String("eos", "", "eos_token's text for --template (e.g. </s>)")
+	messagesPath := fs.String("messages", "", "a JSON `FILE`: an array of messages, or an object with \"messages\" (and \"tools\")")
+	noGenerationPrompt := fs.Bool("no-generation-prompt", false, "do not open the assistant's turn (add_generation_prompt false)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	fail := func(format string, a ...any) error { return fmt.Errorf("chat-template: "+format, a...) }
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case fs.NArg() > 0:
+		return fail("unexpected argument %q", fs.Arg(0))
+	case set["model"] == set["template"]:
+		fs.Usage()
+		return fail("give one of --model and --template")
+	case set["model"] && (set["bos"] || set["eos"]):
+		return fail("--bos and --eos go with --template; a model's come from its vocabulary")
+	case *messagesPath == "":
+		fs.Usage()
+		return fail("--messages is required")
+	}
+	messages, tools, err := readConversation(*messagesPath)
+	if err != nil {
+		return fail("--messages %s: %w", *messagesPath, err)
+	}
+
+	var src, origin string
+	if set["template"] {
+		b, err := os.ReadFile(*templatePath)
+		if err != nil {
+			return fail("--template: %w", err)
+		}
+		src, origin = string(b), *templatePath
+	} else if src, origin, *bos, *eos, err = modelChatTemplate(*model); err != nil {
+		return fail("%w", err)
+	}
+	if src == "" {
+		fmt.Fprintf(stderr, "tpslice: %s has no chat template; using the server's plain one (\"role: content\" lines)\n", *model)
+	}
+	tmpl, err := server.CompileChatTemplate(src, origin)
+	if err != nil {
+		return fail("%w", err)
+	}
+	prompt, err := tmpl.Render(server.ChatInput{Messages: messages, Tools: tools, AddGenerationPrompt: !*noGenerationPrompt, BOS: *bos, EOS: *eos})
+	if err != nil {
+		return fail("%w", err)
+	}
+	_, err = io.WriteString(stdout, prompt)
+	return err
+}
+
+// readConversation reads a messages file: a JSON array of messages, or an object holding
+// "messages" and optionally "tools".
+func readConversation(path string) (messages, tools json.RawMessage, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	b = bytes.TrimSpace(b)
+	if !json.Valid(b) {
+		return nil, nil, errors.New("not valid JSON")
+	}
+	if len(b) > 0 && b[0] == '[' {
+		return b, nil, nil
+	}
+	var body struct {
+		Messages json.RawMessage `json:"messages"`
+		Tools    json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(b, &body); err != nil || len(body.Messages) == 0 {
+		return nil, nil, errors.New(`want a JSON array of messages or an object with "messages"`)
+	}
+	return body.Messages, body.Tools, nil
+}
+
+// modelChatTemplate finds the template serve would use for model, and the text of its
+// vocabulary's BOS and EOS. The embedded model, presets and llama2.c checkpoints have no
+// template (src ""), as do model files that ship none.
+func modelChatTemplate(model string) (src, origin, bos, eos string, err error) {
+	if _, statErr := os.Stat(model); statErr != nil && model != stories260k.Name {
+		if _, err := models.Preset(model); err != nil {
+			return "", "", "", "", fmt.Errorf("--model %q is neither a file or directory (%v) nor a preset: %w", model, statErr, err)
+		}
+	}
+	src, origin, err = server.LoadChatTemplate(model)
+	if err != nil || src == "" {
+		return "", "", "", "", err
+	}
+	tok, err := tokenizer.Load(model) // only GGUF files and HF directories carry templates
+	if err != nil {
+		return "", "", "", "", fmt.Errorf("the vocabulary of %s (for bos_token and eos_token): %w", model, err)
+	}
+	return src, origin, tok.Piece(tok.BOS()), tok.Piece(tok.EOS()), nil
+}
