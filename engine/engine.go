@@ -74,7 +74,7 @@ type Graphs struct {
 type Engine struct {
 	cfg   Config
 	group *tp.Group
-	model *models.Llama
+	model Model
 	tok   *tokenizer.Tokenizer
 	// endOfGeneration holds the ids that end a sequence: EOS and the end-of-turn tokens.
 	endOfGeneration map[int32]bool
@@ -253,7 +253,7 @@ func llama2CTokenizer(checkpoint string, vocab int) (string, error) {
 }
 
 // Model returns the loaded model.
-func (e *Engine) Model() *models.Llama { return e.model }
+func (e *Engine) Model() Model { return e.model }
 
 // Tokenizer returns the model's tokenizer.
 func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }

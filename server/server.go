@@ -13,7 +13,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/tpslice/tpslice/engine"
-	"github.com/tpslice/tpslice/models"
 	"github.com/tpslice/tpslice/models/tokenizer"
 )
 
@@ -21,7 +20,7 @@ import (
 type Engine interface {
 	Generate(ctx context.Context, req engine.Request, emit func(engine.Token) error) (engine.Result, error)
 	Tokenizer() *tokenizer.Tokenizer
-	Model() *models.Llama
+	Model() engine.Model
 	Blocks() *engine.BlockPool
 }
 

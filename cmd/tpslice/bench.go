@@ -21,7 +21,6 @@ import (
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/fused"
-	"github.com/tpslice/tpslice/models"
 	"github.com/tpslice/tpslice/models/stories260k"
 	"github.com/tpslice/tpslice/tp"
 	"github.com/tpslice/tpslice/vec"
@@ -367,7 +366,7 @@ func newBenchProgress(w io.Writer, cells int) *benchProgress {
 }
 
 // notes prints the model's shard notes (printShardNotes) above the bar.
-func (p *benchProgress) notes(m *models.Llama) {
+func (p *benchProgress) notes(m engine.Model) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tty {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/models"
 	"github.com/tpslice/tpslice/models/stories260k"
 	"io"
@@ -77,8 +78,8 @@ func (f dtypeFlag) Set(s string) error {
 
 // printShardNotes says once, on w, where the TP split cut the blocks of a quantized type
 // (models.Llama.ShardNotes).
-func printShardNotes(w io.Writer, m *models.Llama) {
+func printShardNotes(w io.Writer, m engine.Model) {
 	for _, n := range m.ShardNotes() {
-		fmt.Fprintf(w, "tpslice: TP=%d: %s\n", m.Plan().World, n)
+		fmt.Fprintf(w, "tpslice: TP=%d: %s\n", m.Group().World(), n)
 	}
 }
