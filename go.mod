@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/NVIDIA/go-nvml v0.13.4-1
 	github.com/ardanlabs/jinja v1.8.0
+	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/gpustack/gguf-parser-go v0.28.1
 	github.com/prometheus/client_golang v1.25.0
 	github.com/valyala/fasthttp v1.78.0

@@ -106,18 +106,19 @@ func (q *bpeQueue) Pop() any {
 }
 
 // encodeBPE appends the byte-level BPE tokenization of one raw-text fragment to out: the
-// GPT-2 pre-tokenizer splits it, and each pre-token is merged on its own.
+// vocab's pre-tokenizer splits it, and each pre-token is merged on its own.
 func (t *Tokenizer) encodeBPE(fragment string, out []int) ([]int, error) {
-	var err error
-	for _, word := range splitGPT2(fragment) {
+	words, err := t.pre.split(fragment)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %s: %w", t.source, err)
+	}
+	for _, word := range words {
 		if ids, ok := t.cache.get(word); ok {
 			out = append(out, ids...)
 			continue
 		}
 		n := len(out)
-		if out, err = t.bpeWord(word, out); err != nil {
-			return nil, err
-		}
+		out = t.bpeWord(word, out)
 		t.cache.put(word, append([]int(nil), out[n:]...))
 	}
 	return out, nil
@@ -129,12 +130,16 @@ func (t *Tokenizer) encodeBPE(fragment string, out []int) ([]int, error) {
 //	symbols = the characters of w
 //	repeat: merge the adjacent pair (a, b) with the lowest rank in the merges list (leftmost
 //	        on ties), until no adjacent pair is a merge
-//	each symbol → its token, or one token per character (byte) when it is not in the vocab
-func (t *Tokenizer) bpeWord(word string, out []int) ([]int, error) {
+//	each symbol → its token; a symbol not in the vocab → each of its bytes that is a
+//	        one-byte token, the others dropped
+//
+// So a vocab that lacks the token of some byte (falcon's has none for several control
+// characters, \v among them; starcoder's none for 0xFF) drops that byte, as llama.cpp does.
+func (t *Tokenizer) bpeWord(word string, out []int) []int {
 	w := encodeByteLevel(word)
 	if t.ignoreMerges {
 		if id, ok := t.toID[w]; ok {
-			return append(out, id), nil
+			return append(out, id)
 		}
 	}
 	symbols := characters(w)
@@ -174,13 +179,11 @@ func (t *Tokenizer) bpeWord(word string, out []int) ([]int, error) {
 			out = append(out, id)
 			continue
 		}
-		for _, r := range s { // not in the vocab: one token per byte
-			b := runeToByte[r]
-			if t.byteID[b] < 0 {
-				return nil, fmt.Errorf("tokenizer: %s: the vocab has no token %q for byte 0x%02X", t.source, string(r), b)
+		for j := 0; j < len(s); j++ {
+			if id, ok := t.toID[s[j:j+1]]; ok {
+				out = append(out, id)
 			}
-			out = append(out, t.byteID[b])
 		}
 	}
-	return out, nil
+	return out
 }

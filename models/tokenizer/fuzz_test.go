@@ -88,3 +88,48 @@ func requireRoundTrip(t *testing.T, tok *Tokenizer, s string) {
 		}
 	}
 }
+
+// FuzzByteLevelRoundTrip: with the byte-level vocabs of every other pre-tokenizer (llama3,
+// deepseek-llm, starcoder, falcon), Tokenize never fails or panics, with or without parsing
+// special tokens, and Decode(Encode(s)) is s less the bytes the vocab has no token for
+// (falcon lacks several control characters, starcoder 0xFF; llama.cpp drops them too).
+// For deepseek-llm only where s is valid UTF-8: that vocab has user-defined tokens "ÿ",
+// "þ", "ø", … in place of the byte tokens of 0xC0, 0xC1 and 0xF5–0xFF (bytes valid UTF-8
+// never holds), so those bytes come back as the characters.
+func FuzzByteLevelRoundTrip(f *testing.F) {
+	type vocab struct {
+		tok          *Tokenizer
+		allBytesBack bool
+	}
+	var vocabs []vocab
+	for _, file := range []string{"ggml-vocab-llama-bpe.gguf", "ggml-vocab-deepseek-llm.gguf", "ggml-vocab-starcoder.gguf", "ggml-vocab-falcon.gguf"} {
+		vocabs = append(vocabs, vocab{loadShared(f, "tokenizer", file), file != "ggml-vocab-deepseek-llm.gguf"})
+		fuzzSeeds(f, file)
+	}
+	f.Add("<|begin_of_text|>ø\r\n 123456 ’x <fim_prefix>>>TITLE<<\v\x19")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, v := range vocabs {
+			var kept []byte // s less the bytes without a token
+			for i := 0; i < len(s); i++ {
+				if v.tok.byteID[s[i]] >= 0 {
+					kept = append(kept, s[i])
+				}
+			}
+			want := string(kept)
+			for _, parse := range []bool{false, true} {
+				ids, err := v.tok.Tokenize(s, false, parse)
+				if err != nil {
+					t.Fatalf("%s: Tokenize(%q, parse %v): %v", v.tok, s, parse, err)
+				}
+				got, err := v.tok.Decode(ids)
+				if err != nil {
+					t.Fatalf("%s: Decode: %v", v.tok, err)
+				}
+				// parsed control tokens decode to nothing, so only plain text must come back
+				if !parse && (v.allBytesBack || utf8.ValidString(s)) && got != want {
+					t.Fatalf("%s: Decode(Encode(%q)) = %q, want %q", v.tok, s, got, want)
+				}
+			}
+		}
+	})
+}

@@ -27,20 +27,21 @@ const (
 	keyAddSpacePfx = "tokenizer.ggml.add_space_prefix"
 )
 
-// gpt2PreTokenizers are the tokenizer.ggml.pre values for which llama.cpp uses exactly the
-// GPT-2 regex with byte-level BPE (LLAMA_VOCAB_PRE_TYPE_GPT2 and the types that share its
-// regex). Others (llama3, qwen2, deepseek, "default", …) split text differently.
-var gpt2PreTokenizers = []string{"gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "mpt", "olmo", "jais", "trillion"}
-
 // FromGGUF loads the tokenizer stored in a GGUF file's tokenizer.ggml.* metadata. The file
 // may be vocab-only (no tensors) or a full model; tensor data is never read. Supported are
-// tokenizer.ggml.model "llama" (SentencePiece) and "gpt2" with a GPT-2 pre-tokenizer
-// (tokenizer.ggml.pre "gpt-2" and the types llama.cpp runs with the same regex). Errors name
-// the file and the missing or malformed field.
+// tokenizer.ggml.model "llama" (SentencePiece) and "gpt2" (byte-level BPE) with a
+// tokenizer.ggml.pre that llama.cpp runs with one of the regex lists of pretokenize_types.go:
+// gpt-2, llama-bpe (llama3, llama-v3), qwen2, deepseek-llm, deepseek-coder, falcon,
+// starcoder, refact, default and the names that share their regexes (dbrx, smaug-bpe, mpt,
+// olmo, stablelm2, …). Any other value is an error naming it and the supported list; a
+// missing one is too (llama.cpp would fall back to its "default" regexes with a warning).
+// Errors name the file and the missing or malformed field.
 //
 // Defaults follow llama.cpp: for "llama", BOS 1, EOS 2, unknown 0, add_bos_token true,
-// add_space_prefix true; for "gpt2", add_bos_token false. A gpt2 vocab without
-// bos_token_id/eos_token_id has none (−1), where llama.cpp would fall back to id 11.
+// add_space_prefix true; for "gpt2", add_bos_token false except with the llama3
+// pre-tokenizer, which also takes a pre-token that is a vocab entry as that one token
+// (ignore_merges). A gpt2 vocab without bos_token_id/eos_token_id has none (−1), where
+// llama.cpp would fall back to id 11.
 func FromGGUF(path string) (tok *Tokenizer, err error) {
 	defer func() { // gguf-parser-go panics on some malformed values; turn that into an error
 		if r := recover(); r != nil {
@@ -71,11 +72,16 @@ func FromGGUF(path string) (tok *Tokenizer, err error) {
 			return nil, err
 		}
 		if !ok {
-			return nil, fmt.Errorf("tokenizer: %s: %s missing: a gpt2 vocab needs its pre-tokenizer type (want one of %s)", path, keyPre, strings.Join(gpt2PreTokenizers, ", "))
+			return nil, fmt.Errorf("tokenizer: %s: %s missing: a gpt2 vocab needs its pre-tokenizer type (want one of %s)", path, keyPre, supportedPreTypes())
 		}
-		if !contains(gpt2PreTokenizers, pre) {
-			return nil, fmt.Errorf("tokenizer: %s: %s %q is not supported: byte-level BPE here runs the GPT-2 regex only (%s)", path, keyPre, pre, strings.Join(gpt2PreTokenizers, ", "))
+		typ, ok := bpePreTypes[pre]
+		if !ok {
+			return nil, fmt.Errorf("tokenizer: %s: %s %q is not a supported pre-tokenizer type (want one of %s)", path, keyPre, pre, supportedPreTypes())
 		}
+		if v.pre, err = typ.preTokenizer(); err != nil {
+			return nil, fmt.Errorf("tokenizer: %s: %s %q: %w", path, keyPre, pre, err)
+		}
+		v.ignoreMerges, v.addBOS = typ.ignoreMerges, typ.addBOS
 	default:
 		return nil, fmt.Errorf("tokenizer: %s: %s %q is not supported (want llama or gpt2)", path, keyModel, model)
 	}
@@ -158,15 +164,6 @@ func splitMerge(m string) ([2]string, error) {
 		}
 	}
 	return [2]string{}, fmt.Errorf("merge %q is not two pieces separated by a space", m)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ggufMeta reads typed tokenizer fields from a parsed GGUF file, checking each value's type

@@ -106,8 +106,9 @@ func TestFromGGUFErrors(t *testing.T) {
 		{"add_bos not a bool", with(base, "tokenizer.ggml.add_bos_token", uint32(1)), []string{"tokenizer.ggml.add_bos_token holds Uint32"}},
 		{"merges missing", without(gpt2, "tokenizer.ggml.merges"), []string{"tokenizer.ggml.merges missing"}},
 		{"merge malformed", with(gpt2, "tokenizer.ggml.merges", []string{"a b", "ab"}), []string{"tokenizer.ggml.merges[1]", `"ab"`}},
-		{"pre missing", without(gpt2, "tokenizer.ggml.pre"), []string{"tokenizer.ggml.pre missing"}},
-		{"pre unsupported", with(gpt2, "tokenizer.ggml.pre", "llama3"), []string{"tokenizer.ggml.pre", `"llama3"`}},
+		{"pre missing", without(gpt2, "tokenizer.ggml.pre"), []string{"tokenizer.ggml.pre missing", "llama-bpe"}},
+		{"pre unsupported", with(gpt2, "tokenizer.ggml.pre", "tekken"), []string{`tokenizer.ggml.pre "tekken" is not a supported pre-tokenizer type`, "gpt-2", "llama-bpe", "qwen2", "deepseek-llm", "falcon", "starcoder"}},
+		{"pre not a string", with(gpt2, "tokenizer.ggml.pre", uint32(3)), []string{"tokenizer.ggml.pre holds Uint32"}},
 		{"byte token malformed", with(base, "tokenizer.ggml.token_type", func() []int32 {
 			_, _, types := spmVocab()
 			types[len(types)-1] = int32(TypeByte)

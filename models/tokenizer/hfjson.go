@@ -32,14 +32,6 @@ type hfTokenizerJSON struct {
 	} `json:"model"`
 }
 
-// hfPreTokenizer is a pre_tokenizer entry: ByteLevel or a Sequence of them.
-type hfPreTokenizer struct {
-	Type           string           `json:"type"`
-	AddPrefixSpace bool             `json:"add_prefix_space"`
-	UseRegex       *bool            `json:"use_regex"`
-	PreTokenizers  []hfPreTokenizer `json:"pretokenizers"`
-}
-
 // hfPostProcessor is a post_processor entry: TemplateProcessing, or a Sequence holding one.
 type hfPostProcessor struct {
 	Type       string            `json:"type"`
@@ -63,12 +55,14 @@ type hfTokenizerConfig struct {
 }
 
 // FromHFTokenizerJSON loads a Hugging Face tokenizer.json holding a byte-level BPE model
-// (model.type BPE; pre_tokenizer ByteLevel with the GPT-2 regex, alone or as the only entry
-// of a Sequence; no normalizer), such as GPT-2's. Added tokens marked special become control
-// tokens, the others user-defined tokens (matched in text before BPE). BOS and EOS come from
-// a tokenizer_config.json next to the file when there is one, else from a
-// TemplateProcessing post_processor (which also says whether they are added), else from
-// well-known names ("<s>", "</s>", "<|endoftext|>", …). Errors name the file and the field.
+// (model.type BPE; no normalizer) whose pre_tokenizer is ByteLevel with the GPT-2 regex, such
+// as GPT-2's, or a Sequence of Split regexes (behavior Isolated) and Digits ending in
+// ByteLevel, such as Llama 3's, Qwen2's or DeepSeek's (hfjson_pretokenizer.go). Added tokens
+// marked special become control tokens, the others user-defined tokens (matched in text
+// before BPE). BOS and EOS come from a tokenizer_config.json next to the file when there is
+// one, else from a TemplateProcessing post_processor (which also says whether they are
+// added), else from well-known names ("<s>", "</s>", "<|endoftext|>", …). Errors name the
+// file and the field.
 func FromHFTokenizerJSON(path string) (*Tokenizer, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -102,7 +96,7 @@ func FromHFTokenizerJSON(path string) (*Tokenizer, error) {
 		return nil, bad("normalizer", "%s is not supported (byte-level BPE uses none)", n)
 	}
 	v := vocab{kind: ByteLevelBPE, bos: -1, eos: -1, unk: -1, ignoreMerges: tj.Model.IgnoreMerges}
-	if v.hfPrefixSpace, err = hfByteLevel(tj.PreTokenizer); err != nil {
+	if v.pre, v.hfPrefixSpace, err = hfPreTokenizerOf(tj.PreTokenizer); err != nil {
 		return nil, bad("pre_tokenizer", "%v", err)
 	}
 
@@ -168,28 +162,6 @@ func FromHFTokenizerJSON(path string) (*Tokenizer, error) {
 		return nil, err
 	}
 	return build(path, v)
-}
-
-// hfByteLevel checks that the pre_tokenizer is GPT-2's ByteLevel and returns its
-// add_prefix_space.
-func hfByteLevel(raw json.RawMessage) (bool, error) {
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return false, errors.New("missing (want ByteLevel)")
-	}
-	var p hfPreTokenizer
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return false, err
-	}
-	if p.Type == "Sequence" && len(p.PreTokenizers) == 1 {
-		p = p.PreTokenizers[0]
-	}
-	if p.Type != "ByteLevel" {
-		return false, fmt.Errorf("type %q is not supported (want ByteLevel with the GPT-2 regex)", p.Type)
-	}
-	if p.UseRegex != nil && !*p.UseRegex {
-		return false, errors.New("ByteLevel with use_regex false (a custom split before it) is not supported")
-	}
-	return p.AddPrefixSpace, nil
 }
 
 // hfMerges reads model.merges, either ["a b", …] or [["a", "b"], …].

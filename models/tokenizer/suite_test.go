@@ -18,6 +18,10 @@ var suites = []struct {
 }{
 	{"ggml-vocab-llama-spm.gguf", SentencePiece, 32000},
 	{"ggml-vocab-gpt-2.gguf", ByteLevelBPE, 50257},
+	{"ggml-vocab-llama-bpe.gguf", ByteLevelBPE, 128256},
+	{"ggml-vocab-deepseek-llm.gguf", ByteLevelBPE, 102400},
+	{"ggml-vocab-starcoder.gguf", ByteLevelBPE, 49152},
+	{"ggml-vocab-falcon.gguf", ByteLevelBPE, 65024},
 }
 
 // TestSuiteEncode requires llama.cpp's ids for every case, encoded without special tokens.

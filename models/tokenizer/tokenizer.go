@@ -14,8 +14,9 @@ const (
 	// SentencePiece is SentencePiece BPE with byte fallback: GGUF tokenizer.ggml.model
 	// "llama" (llama.cpp's LLAMA_VOCAB_TYPE_SPM).
 	SentencePiece Kind = iota + 1
-	// ByteLevelBPE is GPT-2 byte-level BPE: GGUF tokenizer.ggml.model "gpt2" with the gpt-2
-	// pre-tokenizer, or a Hugging Face BPE model with a ByteLevel pre-tokenizer.
+	// ByteLevelBPE is GPT-2 style byte-level BPE: GGUF tokenizer.ggml.model "gpt2" with one
+	// of llama.cpp's pre-tokenizers (tokenizer.ggml.pre: gpt-2, llama-bpe, qwen2, …), or a
+	// Hugging Face BPE model with a ByteLevel pre-tokenizer (after Split regexes or not).
 	ByteLevelBPE
 )
 
@@ -80,13 +81,17 @@ type Tokenizer struct {
 
 	bos, eos, unk  int // −1 when absent
 	addBOS, addEOS bool
-	addSpacePrefix bool  // SentencePiece: prefix raw text with a space, strip it when decoding
-	userDefined    []int // user-defined tokens, longest text first: split out of raw text before encoding
-	byteID         [256]int
-	ranks          map[[2]string]int // byte-level BPE merge ranks
-	hfPrefixSpace  bool              // HF ByteLevel add_prefix_space
-	ignoreMerges   bool              // HF model.ignore_merges: a pre-token in the vocab is one token
-	cache          *bpeCache
+	addSpacePrefix bool // SentencePiece: prefix raw text with a space, strip it when decoding
+	// specials are the control, user-defined and unknown tokens, longest text first (llama.cpp's
+	// cache_special_tokens): split out of raw text before encoding, the user-defined ones always,
+	// the others when parsing special tokens.
+	specials      []int
+	byteID        [256]int
+	ranks         map[[2]string]int // byte-level BPE merge ranks
+	pre           *preTokenizer     // byte-level BPE pre-tokenizer
+	hfPrefixSpace bool              // HF ByteLevel add_prefix_space
+	ignoreMerges  bool              // a pre-token in the vocab is one token (llama.cpp's ignore_merges)
+	cache         *bpeCache
 }
 
 // vocab is what a loader hands to build.
@@ -99,6 +104,7 @@ type vocab struct {
 	bos, eos, unk  int
 	addBOS, addEOS bool
 	addSpacePrefix bool
+	pre            *preTokenizer // byte-level BPE; nil: GPT-2's
 	hfPrefixSpace  bool
 	ignoreMerges   bool
 }
@@ -115,7 +121,7 @@ func build(source string, v vocab) (*Tokenizer, error) {
 		toID: make(map[string]int, n), text: make([]string, n),
 		bos: v.bos, eos: v.eos, unk: v.unk,
 		addBOS: v.addBOS, addEOS: v.addEOS,
-		hfPrefixSpace: v.hfPrefixSpace, ignoreMerges: v.ignoreMerges,
+		pre: v.pre, hfPrefixSpace: v.hfPrefixSpace, ignoreMerges: v.ignoreMerges,
 	}
 	if t.types == nil {
 		t.types = make([]TokenType, n)
@@ -159,6 +165,9 @@ func build(source string, v vocab) (*Tokenizer, error) {
 			}
 		}
 		t.cache = newBPECache()
+		if t.pre == nil {
+			t.pre = gpt2PreTokenizer
+		}
 	default:
 		return nil, fmt.Errorf("tokenizer: %s: unknown tokenizer kind %v", source, v.kind)
 	}
@@ -175,12 +184,14 @@ func build(source string, v vocab) (*Tokenizer, error) {
 		if t.text[id], err = t.pieceText(id); err != nil {
 			return nil, fmt.Errorf("tokenizer: %s: %w", source, err)
 		}
-		if t.types[id] == TypeUserDefined {
-			t.userDefined = append(t.userDefined, id)
+		if typ := t.types[id]; typ == TypeControl || typ == TypeUserDefined || typ == TypeUnknown {
+			t.specials = append(t.specials, id)
 		}
 	}
-	sort.SliceStable(t.userDefined, func(i, j int) bool {
-		return len(t.tokens[t.userDefined[i]]) > len(t.tokens[t.userDefined[j]])
+	// llama.cpp sorts with std::sort, which leaves the order of equal lengths open; the id
+	// order is as good and is the same every time.
+	sort.SliceStable(t.specials, func(i, j int) bool {
+		return len(t.tokens[t.specials[i]]) > len(t.tokens[t.specials[j]])
 	})
 	return t, nil
 }
@@ -215,6 +226,18 @@ func (t *Tokenizer) pieceText(id int) (string, error) {
 
 // Kind returns the tokenizer's algorithm.
 func (t *Tokenizer) Kind() Kind { return t.kind }
+
+// PreTokenizer names the regexes that split text before byte-level BPE: "gpt-2", "llama3",
+// "qwen2", "deepseek-llm", "deepseek-coder", "falcon", "starcoder" or "default", the llama.cpp
+// type whose regexes they are (tokenizer.ggml.pre "mpt" runs "gpt-2", "smaug-bpe" and
+// "llama-bpe" run "llama3"; so do a tokenizer.json's Split patterns when they are those
+// regexes), or "custom" for other patterns. It is "" for SentencePiece.
+func (t *Tokenizer) PreTokenizer() string {
+	if t.pre == nil {
+		return ""
+	}
+	return t.pre.name
+}
 
 // VocabSize returns the number of token ids, the valid ids being 0 to VocabSize()-1.
 func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
@@ -273,16 +296,28 @@ type fragment struct {
 	id   int // −1 for raw text
 }
 
-// fragments splits user-defined tokens out of text, longest token first, as llama.cpp's
-// tokenizer_st_partition does without parse_special (control tokens are never parsed).
-func (t *Tokenizer) fragments(text string) []fragment {
+// fragments splits special tokens out of text, longest token first, as llama.cpp's
+// tokenizer_st_partition: user-defined tokens always, control and unknown tokens only with
+// parseSpecial.
+func (t *Tokenizer) fragments(text string, parseSpecial bool) []fragment {
 	if text == "" {
 		return nil
 	}
+	var present [256]bool // the bytes of text: a token whose first byte is absent cannot occur
+	for i := 0; i < len(text); i++ {
+		present[text[i]] = true
+	}
 	frags := []fragment{{text: text, id: -1}}
-	for _, id := range t.userDefined {
+	var next []fragment
+	for _, id := range t.specials {
+		if typ := t.types[id]; !parseSpecial && typ != TypeUserDefined {
+			continue
+		}
 		w := t.tokens[id]
-		var next []fragment
+		if !present[w[0]] {
+			continue
+		}
+		next = next[:0]
 		for _, f := range frags {
 			if f.id >= 0 {
 				next = append(next, f)
@@ -304,21 +339,31 @@ func (t *Tokenizer) fragments(text string) []fragment {
 				next = append(next, fragment{text: s, id: -1})
 			}
 		}
-		frags = next
+		frags, next = next, frags
 	}
 	return frags
 }
 
 // Encode turns text into token ids, as llama.cpp's llama_tokenize with parse_special false:
-// control-token text such as "<s>" is tokenized as plain text, user-defined tokens are
-// matched first. With addSpecial, BOS is prepended when the vocab adds it
-// (tokenizer.ggml.add_bos_token; default true for llama vocabs, false for gpt2) and EOS
-// appended when it adds that. Text need not be valid UTF-8: SentencePiece falls back to byte
-// tokens and byte-level BPE encodes the bytes themselves, so both round-trip through Decode.
-// (There llama.cpp differs: its SentencePiece takes a character's length from its first byte
-// unchecked, and its byte-level BPE replaces invalid bytes with U+FFFD. For valid UTF-8 the
-// ids are the same.)
+// control-token text such as "<s>" or "<|eot_id|>" is tokenized as plain text, user-defined
+// tokens are matched first. With addSpecial, BOS is prepended when the vocab adds it
+// (tokenizer.ggml.add_bos_token; default true for llama vocabs and the llama3 pre-tokenizer,
+// false for other gpt2 ones) and EOS appended when it adds that. Text need not be valid
+// UTF-8: SentencePiece falls back to byte tokens and byte-level BPE encodes the bytes
+// themselves, so both round-trip through Decode, except that a byte-level vocab without the
+// token of some byte drops that byte, as llama.cpp does (falcon's lacks several control
+// characters). (For invalid UTF-8 llama.cpp differs: its SentencePiece takes a character's
+// length from its first byte unchecked, and its byte-level BPE replaces invalid bytes with
+// U+FFFD. For valid UTF-8 the ids are the same.)
 func (t *Tokenizer) Encode(text string, addSpecial bool) ([]int, error) {
+	return t.Tokenize(text, addSpecial, false)
+}
+
+// Tokenize is Encode with llama.cpp's parse_special: with parseSpecial, the text of control
+// and unknown tokens ("<|begin_of_text|>", "<|im_start|>", "<s>") becomes those tokens, as a
+// rendered chat template needs. As in llama.cpp, a BOS written in the text is kept even when
+// addSpecial prepends one too.
+func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) ([]int, error) {
 	out := make([]int, 0, len(text)/3+2)
 	if addSpecial && t.addBOS {
 		if t.bos < 0 {
@@ -328,7 +373,7 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) ([]int, error) {
 	}
 	prevSpecial := true // SentencePiece: prefix a space to the first fragment and after a token
 	var err error
-	for _, f := range t.fragments(text) {
+	for _, f := range t.fragments(text, parseSpecial) {
 		if f.id >= 0 {
 			out = append(out, f.id)
 			prevSpecial = true
