@@ -54,7 +54,7 @@ func (s *Server) chatCompletions(rc *fasthttp.RequestCtx, l *loaded, arrived tim
 	if err != nil {
 		return badRequest("messages", "%v", err)
 	}
-	ids, err := l.specials.encode(text, l.e.Tokenizer(), true)
+	ids, err := encodeChat(text, l.e.Tokenizer(), true)
 	if err != nil {
 		return badRequest("messages", "tokenizing the rendered conversation: %v", err)
 	}

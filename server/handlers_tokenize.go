@@ -90,7 +90,7 @@ func (s *Server) tokenize(rc *fasthttp.RequestCtx, l *loaded, _ time.Time) *apiE
 		if err != nil {
 			return badRequest("messages", "%v", err)
 		}
-		if ids, err = l.specials.encode(text, tok, req.AddSpecialTokens != nil && *req.AddSpecialTokens); err != nil {
+		if ids, err = encodeChat(text, tok, req.AddSpecialTokens != nil && *req.AddSpecialTokens); err != nil {
 			return badRequest("messages", "tokenizing the rendered conversation: %v", err)
 		}
 	}

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 
 	"github.com/tpslice/tpslice/models/tokenizer"
 )
@@ -91,61 +90,13 @@ func checkContext(n int, p params, contextLen int, param string) *apiError {
 	return e
 }
 
-// specials finds control-token text (such as "<s>" or "<|im_start|>") in a rendered chat
-// prompt, which must become the control tokens themselves: chat templates write them as
-// text, and tokenizer.Encode tokenizes such text as plain text (llama.cpp's
-// parse_special false).
-type specials struct {
-	byFirst map[byte][]special // by first byte, longest first
-}
-
-type special struct {
-	text string
-	id   int32
-}
-
-func newSpecials(tok *tokenizer.Tokenizer) specials {
-	s := specials{byFirst: map[byte][]special{}}
-	for id := range tok.VocabSize() {
-		if p := tok.Piece(id); p != "" && tok.IsControl(id) {
-			s.byFirst[p[0]] = append(s.byFirst[p[0]], special{text: p, id: int32(id)})
-		}
-	}
-	for _, l := range s.byFirst {
-		slices.SortFunc(l, func(a, b special) int { return len(b.text) - len(a.text) })
-	}
-	return s
-}
-
-// encode tokenizes a rendered chat prompt as llama.cpp does with parse_special: control
-// tokens written as text become their ids, the text between them is encoded on its own,
-// and with addBOS, BOS is prepended where the vocabulary adds it unless the template wrote
-// it. The result may be empty.
-func (s specials) encode(text string, tok *tokenizer.Tokenizer, addBOS bool) ([]int32, error) {
-	var out []int
-	seg := 0
-	flush := func(end int) error {
-		if end == seg {
-			return nil
-		}
-		ids, err := tok.Encode(text[seg:end], false)
-		out = append(out, ids...)
-		return err
-	}
-	for i := 0; i < len(text); i++ {
-		for _, sp := range s.byFirst[text[i]] {
-			if len(text)-i >= len(sp.text) && text[i:i+len(sp.text)] == sp.text {
-				if err := flush(i); err != nil {
-					return nil, err
-				}
-				out = append(out, int(sp.id))
-				i += len(sp.text) - 1
-				seg = i + 1
-				break
-			}
-		}
-	}
-	if err := flush(len(text)); err != nil {
+// encodeChat tokenizes a rendered chat prompt as llama.cpp does with parse_special: the
+// control tokens a template writes as text ("<s>", "<|im_start|>") become their ids, and
+// with addBOS, BOS is prepended where the vocabulary adds it unless the template wrote it.
+// The result may be empty.
+func encodeChat(text string, tok *tokenizer.Tokenizer, addBOS bool) ([]int32, error) {
+	out, err := tok.Tokenize(text, false, true)
+	if err != nil {
 		return nil, err
 	}
 	if addBOS && tok.AddsBOS() && tok.BOS() >= 0 && (len(out) == 0 || out[0] != tok.BOS()) {

@@ -65,7 +65,6 @@ type loaded struct {
 	e          Engine
 	name       string
 	contextLen int
-	specials   specials
 	bos, eos   string // the text of BOS and EOS, for chat templates
 	coll       *collectives
 }
@@ -136,7 +135,7 @@ func (s *Server) SetEngine(e Engine) {
 		name = m.Config().Name
 	}
 	s.eng.Store(&loaded{
-		e: e, name: name, contextLen: m.Config().ContextLength, specials: newSpecials(tok),
+		e: e, name: name, contextLen: m.Config().ContextLength,
 		bos: tok.Piece(tok.BOS()), eos: tok.Piece(tok.EOS()), coll: newCollectives(m.Group().Comm().Recorder(0)),
 	})
 }
