@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	gguf "github.com/gpustack/gguf-parser-go"
 
@@ -61,41 +59,14 @@ func endOfGeneration(tok *tokenizer.Tokenizer, extra []int) map[int32]bool {
 	return set
 }
 
-// modelEndOfGenerationIDs reads the end-of-generation ids a model file names beyond its
-// vocabulary: a GGUF file's ggufEndOfGenerationKeys, a Hugging Face directory's
-// generation_config.json eos_token_id (an id or a list, which vLLM stops on). Presets, the
-// embedded model and llama2.c checkpoints name none.
-func modelEndOfGenerationIDs(model string) ([]int, error) {
-	st, err := os.Stat(model)
-	switch {
-	case err != nil:
-		return nil, nil // a preset or the embedded model
-	case st.IsDir():
-		return generationConfigEOS(filepath.Join(model, "generation_config.json"))
-	}
-	f, err := os.Open(model)
-	if err != nil {
-		return nil, err
-	}
-	magic := make([]byte, 4)
-	_, err = io.ReadFull(f, magic)
-	f.Close()
-	if err != nil || string(magic) != "GGUF" {
-		return nil, nil // a llama2.c checkpoint
-	}
-	return ggufEndOfGenerationIDs(model)
-}
-
-func ggufEndOfGenerationIDs(path string) (ids []int, err error) {
+// ggufEndOfGenerationIDs reads the token ids of ggufEndOfGenerationKeys from a GGUF
+// header (parsed from path).
+func ggufEndOfGenerationIDs(path string, gf *gguf.GGUFFile) (ids []int, err error) {
 	defer func() { // gguf-parser-go panics on some malformed values
 		if r := recover(); r != nil {
 			ids, err = nil, fmt.Errorf("%s: malformed GGUF metadata: %v", path, r)
 		}
 	}()
-	gf, err := gguf.ParseGGUFFile(path, gguf.SkipLargeMetadata())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	for _, key := range ggufEndOfGenerationKeys {
 		kv, ok := gf.Header.MetadataKV.Get(key)
 		if !ok {

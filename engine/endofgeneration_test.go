@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tpslice/tpslice/models"
 	"github.com/tpslice/tpslice/models/tokenizer"
 )
 
@@ -46,9 +47,11 @@ func TestEndOfGenerationIDs(t *testing.T) {
 	if _, err := os.Stat(llama3); err != nil {
 		t.Skipf("the Llama 3 vocab of the shared test data is absent (%v)", err)
 	}
-	tok, err := tokenizer.Load(llama3)
+	gf, err := models.ParseGGUF(llama3)
 	require.NoError(t, err)
-	extra, err := modelEndOfGenerationIDs(llama3)
+	tok, err := tokenizer.FromGGUFFile(llama3, gf)
+	require.NoError(t, err)
+	extra, err := ggufEndOfGenerationIDs(llama3, gf)
 	require.NoError(t, err)
 	set := endOfGeneration(tok, extra)
 	for id, text := range map[int32]string{128001: "<|end_of_text|>", 128008: "<|eom_id|>", 128009: "<|eot_id|>"} {
@@ -62,22 +65,22 @@ func TestEndOfGenerationIDs(t *testing.T) {
 // TestGenerationConfigEOS reads vLLM's stop ids from a Hugging Face directory.
 func TestGenerationConfigEOS(t *testing.T) {
 	dir := t.TempDir()
-	ids, err := modelEndOfGenerationIDs(dir)
+	ids, err := generationConfigEOS(filepath.Join(dir, "generation_config.json"))
 	require.NoError(t, err)
 	require.Empty(t, ids, "no generation_config.json")
 	write := func(s string) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(s), 0o644))
 	}
 	write(`{"eos_token_id": [128001, 128008, 128009]}`)
-	ids, err = modelEndOfGenerationIDs(dir)
+	ids, err = generationConfigEOS(filepath.Join(dir, "generation_config.json"))
 	require.NoError(t, err)
 	require.Equal(t, []int{128001, 128008, 128009}, ids)
 	write(`{"eos_token_id": 151645}`)
-	ids, err = modelEndOfGenerationIDs(dir)
+	ids, err = generationConfigEOS(filepath.Join(dir, "generation_config.json"))
 	require.NoError(t, err)
 	require.Equal(t, []int{151645}, ids)
 	write(`{"eos_token_id": "x"}`)
-	_, err = modelEndOfGenerationIDs(dir)
+	_, err = generationConfigEOS(filepath.Join(dir, "generation_config.json"))
 	require.ErrorContains(t, err, "eos_token_id must be a token id or a list")
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,15 +107,11 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.MaxRunning < 1 || cfg.MaxWaiting < 1 || cfg.MaxBatchTokens < cfg.MaxRunning {
 		return nil, fmt.Errorf("engine: max running %d, max waiting %d, max batch tokens %d: each must be positive and the batch must hold the running sequences", cfg.MaxRunning, cfg.MaxWaiting, cfg.MaxBatchTokens)
 	}
-	mcfg, src, tok, err := open(cfg)
+	mcfg, src, tok, extraEOG, err := open(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	extraEOG, err := modelEndOfGenerationIDs(cfg.Model)
-	if err != nil {
-		return nil, fmt.Errorf("engine: end-of-generation tokens of %s: %w", cfg.Model, err)
-	}
 	if tok.VocabSize() > mcfg.Vocab {
 		return nil, fmt.Errorf("engine: %s: the tokenizer has %d tokens, the model only %d", cfg.Model, tok.VocabSize(), mcfg.Vocab)
 	}
@@ -189,54 +186,73 @@ func (e *Engine) StagingBytesSaved() int64 { return e.group.Comm().GraphBytesSav
 // Graphs returns what was captured at start-up.
 func (e *Engine) Graphs() Graphs { return e.graphs }
 
-// open finds the model's config, weights and tokenizer: the embedded stories260K, a
-// preset, or a checkpoint path (a llama2.c .bin takes the tokenizer.bin or tok<vocab>.bin
-// beside it, as run.c's users keep them).
-func open(cfg Config) (models.Config, models.Source, *tokenizer.Tokenizer, error) {
-	if cfg.Model == stories260k.Name {
-		src, mcfg, err := models.Llama2CFromBytes(stories260k.Name, stories260k.Checkpoint)
-		if err != nil {
-			return models.Config{}, nil, nil, fmt.Errorf("engine: %w", err)
-		}
-		tok, err := tokenizer.FromLlama2CBytes(stories260k.Name+" tok512.bin", stories260k.Tokenizer)
-		if err != nil {
+// open finds the model's config, weights, tokenizer and the ids besides EOS that end a
+// generation: the embedded stories260K, a preset, or a checkpoint path (a GGUF file's
+// header parsed once for all of them; a llama2.c .bin takes the tokenizer.bin or
+// tok<vocab>.bin beside it, as run.c's users keep them).
+func open(cfg Config) (mcfg models.Config, src models.Source, tok *tokenizer.Tokenizer, eog []int, err error) {
+	fail := func(format string, args ...any) (models.Config, models.Source, *tokenizer.Tokenizer, []int, error) {
+		if src != nil {
 			_ = src.Close()
-			return models.Config{}, nil, nil, fmt.Errorf("engine: %w", err)
 		}
-		return mcfg, src, tok, nil
+		return models.Config{}, nil, nil, nil, fmt.Errorf("engine: "+format, args...)
 	}
-	if _, err := os.Stat(cfg.Model); err != nil {
+	switch st, statErr := os.Stat(cfg.Model); {
+	case cfg.Model == stories260k.Name:
+		if src, mcfg, err = models.Llama2CFromBytes(stories260k.Name, stories260k.Checkpoint); err != nil {
+			return fail("%w", err)
+		}
+		if tok, err = tokenizer.FromLlama2CBytes(stories260k.Name+" tok512.bin", stories260k.Tokenizer); err != nil {
+			return fail("%w", err)
+		}
+	case statErr != nil:
 		mcfg, perr := models.Preset(cfg.Model)
 		if perr != nil {
-			return models.Config{}, nil, nil, fmt.Errorf("engine: model %q is neither a file or directory (%v) nor a preset: %w", cfg.Model, err, perr)
+			return fail("model %q is neither a file or directory (%v) nor a preset: %w", cfg.Model, statErr, perr)
 		}
-		src, err := models.NewDummy(mcfg, cfg.Seed)
+		if src, err = models.NewDummy(mcfg, cfg.Seed); err != nil {
+			return fail("%w", err)
+		}
+		if tok, err = tokenizer.Synthetic(mcfg.Vocab); err != nil {
+			return fail("preset %s: %w", cfg.Model, err)
+		}
+		return mcfg, src, tok, nil, nil
+	case !st.IsDir() && strings.EqualFold(filepath.Ext(cfg.Model), ".gguf"):
+		gf, err := models.ParseGGUF(cfg.Model)
 		if err != nil {
-			return models.Config{}, nil, nil, fmt.Errorf("engine: %w", err)
+			return fail("%w", err)
 		}
-		tok, err := tokenizer.Synthetic(mcfg.Vocab)
-		if err != nil {
-			return models.Config{}, nil, nil, fmt.Errorf("engine: preset %s: %w", cfg.Model, err)
+		if src, mcfg, err = models.OpenGGUFFile(cfg.Model, gf); err != nil {
+			return fail("%w", err)
 		}
-		return mcfg, src, tok, nil
+		if tok, err = tokenizer.FromGGUFFile(cfg.Model, gf); err != nil {
+			return fail("tokenizer of %s: %w", cfg.Model, err)
+		}
+		if eog, err = ggufEndOfGenerationIDs(cfg.Model, gf); err != nil {
+			return fail("end-of-generation tokens of %s: %w", cfg.Model, err)
+		}
+	default:
+		var fs *models.FileSource
+		if fs, mcfg, err = models.Open(cfg.Model); err != nil {
+			return fail("%w", err)
+		}
+		src = fs
+		tokPath := cfg.Model
+		if fs.Format() == "llama2.c" {
+			if tokPath, err = llama2CTokenizer(cfg.Model, mcfg.Vocab); err != nil {
+				return fail("tokenizer of %s: %w", cfg.Model, err)
+			}
+		}
+		if tok, err = tokenizer.Load(tokPath); err != nil {
+			return fail("tokenizer of %s: %w", cfg.Model, err)
+		}
+		if st.IsDir() {
+			if eog, err = generationConfigEOS(filepath.Join(cfg.Model, "generation_config.json")); err != nil {
+				return fail("end-of-generation tokens of %s: %w", cfg.Model, err)
+			}
+		}
 	}
-	src, mcfg, err := models.Open(cfg.Model)
-	if err != nil {
-		return models.Config{}, nil, nil, fmt.Errorf("engine: %w", err)
-	}
-	tokPath := cfg.Model
-	if src.Format() == "llama2.c" {
-		tokPath, err = llama2CTokenizer(cfg.Model, mcfg.Vocab)
-	}
-	var tok *tokenizer.Tokenizer
-	if err == nil {
-		tok, err = tokenizer.Load(tokPath)
-	}
-	if err != nil {
-		_ = src.Close()
-		return models.Config{}, nil, nil, fmt.Errorf("engine: tokenizer of %s: %w", cfg.Model, err)
-	}
-	return mcfg, src, tok, nil
+	return mcfg, src, tok, eog, nil
 }
 
 // llama2CTokenizer finds the tokenizer of a llama2.c checkpoint: tokenizer.bin (run.c's

@@ -19,10 +19,21 @@ import (
 // of the block types Q8_0, Q4_0, Q4_K, Q5_K, Q6_K (kept as GGML's blocks); any other type
 // is an error naming the tensor and the type.
 func OpenGGUF(path string) (*FileSource, Config, error) {
-	gf, err := parseGGUF(path, false)
+	gf, err := ParseGGUF(path)
 	if err != nil {
 		return nil, Config{}, err
 	}
+	return OpenGGUFFile(path, gf)
+}
+
+// ParseGGUF reads a GGUF file's header (its metadata and tensor table) once for all its
+// readers: the weights and config (OpenGGUFFile), the tokenizer (tokenizer.FromGGUFFile)
+// and the engine's end-of-generation keys. Errors name the file, and a file that is not a
+// GGUF one says what it looks like.
+func ParseGGUF(path string) (*gguf.GGUFFile, error) { return parseGGUF(path, false) }
+
+// OpenGGUFFile is OpenGGUF for a header ParseGGUF read from path.
+func OpenGGUFFile(path string, gf *gguf.GGUFFile) (*FileSource, Config, error) {
 	cfg, err := configFromGGUF(path, gf)
 	if err != nil {
 		return nil, Config{}, err

@@ -52,6 +52,17 @@ func FromGGUF(path string) (tok *Tokenizer, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %s: reading GGUF: %w", path, err)
 	}
+	return FromGGUFFile(path, f)
+}
+
+// FromGGUFFile is FromGGUF for a header already parsed (with its large arrays, the
+// vocabulary's) from path, so that one parse serves the weights and the tokenizer.
+func FromGGUFFile(path string, f *gguf.GGUFFile) (tok *Tokenizer, err error) {
+	defer func() { // gguf-parser-go panics on some malformed values; turn that into an error
+		if r := recover(); r != nil {
+			tok, err = nil, fmt.Errorf("tokenizer: %s: malformed GGUF: %v", path, r)
+		}
+	}()
 	md := ggufMeta{path: path, file: f}
 
 	model, ok, err := md.str(keyModel)
