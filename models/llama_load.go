@@ -48,7 +48,7 @@ func newLlamaRank(m *Llama, r int, src Source) (*llamaRank, error) {
 			return rowLinear{}
 		}
 		var r rowLinear
-		r.w, r.lead, err = rk.loadMatrix(src, LayerTensorName(l, kind), func(t TensorInfo) Region { return t.ColRange(c0, c1) })
+		r, err = rk.loadRow(src, l, kind, c0, c1)
 		return r
 	}
 	for l := range cfg.Layers {
@@ -102,6 +102,13 @@ func (rk *llamaRank) loadColumn(src Source, l int, kind string, r0, r1 int) (col
 	}
 	bias, err := rk.loadVectorPart(src, LayerBiasName(l, kind), r0, r1)
 	return columnLinear{w: w, bias: bias}, err
+}
+
+// loadRow reads columns [c0, c1) of layer l's projection kind (whole blocks of a quantized
+// type, see loadMatrix).
+func (rk *llamaRank) loadRow(src Source, l int, kind string, c0, c1 int) (rowLinear, error) {
+	w, lead, err := rk.loadMatrix(src, LayerTensorName(l, kind), func(t TensorInfo) Region { return t.ColRange(c0, c1) })
+	return rowLinear{w: w, lead: lead}, err
 }
 
 // loadMatrix reads a region of a 2-D tensor into a new device buffer on the rank's device
