@@ -137,7 +137,7 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
 	fs.BoolVar(&o.cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
 	var err error

@@ -85,7 +85,7 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.apiKey, "api-key", "", "send \"Authorization: Bearer KEY\" (default: $"+apiKeyEnv+")")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "deadline of one request")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	fs.Visit(func(f *flag.Flag) {

@@ -41,7 +41,7 @@ func chatTemplate(args []string, stdout, stderr io.Writer) error {
 	eos := fs.String("eos", "", "eos_token's text for --template (e.g. </s>)")
 	messagesPath := fs.String("messages", "", "a JSON `FILE`: an array of messages, or an object with \"messages\" (and \"tools\")")
 	noGenerationPrompt := fs.Bool("no-generation-prompt", false, "do not open the assistant's turn (add_generation_prompt false)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	fail := func(format string, a ...any) error { return fmt.Errorf("chat-template: "+format, a...) }

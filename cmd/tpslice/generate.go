@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/fused"
@@ -83,11 +84,14 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&traceFile, "trace", "", "write the kernels every stream ran during generation to `FILE` (Chrome/Perfetto JSON: ui.perfetto.dev, chrome://tracing)")
 	fs.BoolVar(&cfg.Overlap, "overlap", false, "run steps of 2+ tokens as two micro-batches, all-reduces on a comm stream overlapping compute")
 	fs.IntVar(&cfg.CommSMs, "comm-sms", 1, "SMs of the comm stream with --overlap (the compute stream gets the rest)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("generate: unexpected argument %q (give the prompt with --prompt)", fs.Arg(0))
+		return usageError{fmt.Errorf("generate: unexpected argument %q (give the prompt with --prompt)", fs.Arg(0))}
+	}
+	if cfg.TP < 1 || cfg.TP > device.MaxDevices {
+		return usageError{fmt.Errorf("generate: --tp must be 1 to %d, got %d", device.MaxDevices, cfg.TP)}
 	}
 	var err error
 	if dt != "" {

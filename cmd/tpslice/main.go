@@ -5,6 +5,10 @@
 //	tpslice plan [flags]              the same predicted on a GPU node (H100, H200, A100, B200, L40S)
 //	tpslice topo [flags]              the GPUs and their links, nvidia-smi topo -m style (NVML or simulated)
 //	tpslice chat-template [flags]     the prompt a chat template renders messages to, as Hugging Face does
+//	tpslice version                   the version and commit the binary was built from
+//
+// Exit status: 0 on success and for -h/--help, 2 for a mistake in the command line, 1 for
+// any other failure; errors are printed once, on stderr.
 //
 // Run "tpslice COMMAND -h" for a command's flags.
 package main
@@ -36,23 +40,23 @@ func commands() []command {
 		{"tokenize", "print the token ids and pieces of a text (GGUF or tokenizer.json vocab)", tokenize},
 		{"chat-template", "print the prompt a model's (or a file's) chat template renders messages to, as Hugging Face renders it", chatTemplate},
 		{"topo", "print the GPU topology (NVML, or simulated without a driver) and the fabric and profile it maps to", topoCmd},
+		{"version", "print the version, commit and Go toolchain the binary was built from", version},
 	}
 }
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "tpslice:", err)
-		}
-		os.Exit(2)
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "tpslice:", err)
 	}
+	os.Exit(exitCode(err))
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {
-			return errors.New("no command given")
+			return usageError{errors.New("no command given")}
 		}
 		return nil
 	}
@@ -65,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	usage(stderr)
-	return fmt.Errorf("unknown command %q", args[0])
+	return usageError{fmt.Errorf("unknown command %q", args[0])}
 }
 
 func usage(w io.Writer) {

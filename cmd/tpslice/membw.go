@@ -30,7 +30,7 @@ func membw(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&mib, "mib", 256, "buffer size in MiB (far larger than the last-level cache)")
 	fs.IntVar(&rounds, "rounds", 5, "rounds; the best counts")
 	fs.BoolVar(&asJSON, "json", false, `print {"read_gbps": …} instead of a line`)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if threads < 1 || mib < 1 || rounds < 1 || fs.NArg() > 0 {

@@ -73,7 +73,7 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	overlap := fs.Bool("overlap", false, "two micro-batches, collectives on a comm stream (batches of 2 or more)")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	plotDir := fs.String("plot", "", "write latency_vs_tp.png and breakdown.png to this directory")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/fused"
@@ -134,28 +135,33 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.BoolVar(&cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
 	fs.BoolVar(&cfg.Overlap, "overlap", false, "run steps of 2+ tokens as two micro-batches, all-reduces on a comm stream overlapping compute")
 	fs.IntVar(&cfg.CommSMs, "comm-sms", 1, "SMs of the comm stream with --overlap (the compute stream gets the rest)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return cfg, opt, err
 	}
 	fail := func(format string, a ...any) (engine.Config, serveOptions, error) {
 		return cfg, opt, fmt.Errorf("serve: "+format, a...)
 	}
+	bad := func(format string, a ...any) (engine.Config, serveOptions, error) { // the command line's own mistake
+		return cfg, opt, usageError{fmt.Errorf("serve: "+format, a...)}
+	}
 	if fs.NArg() > 0 {
-		return fail("unexpected argument %q", fs.Arg(0))
+		return bad("unexpected argument %q", fs.Arg(0))
 	}
 	switch {
+	case cfg.TP < 1 || cfg.TP > device.MaxDevices:
+		return bad("--tp must be 1 to %d, got %d", device.MaxDevices, cfg.TP)
 	case opt.port < 0 || opt.port > 65535:
-		return fail("--port must be in [0, 65535], got %d", opt.port)
+		return bad("--port must be in [0, 65535], got %d", opt.port)
 	case opt.srv.MaxWaiting < 1:
-		return fail("--max-waiting must be at least 1, got %d", opt.srv.MaxWaiting)
+		return bad("--max-waiting must be at least 1, got %d", opt.srv.MaxWaiting)
 	case cfg.MaxRunning < 0:
-		return fail("--max-running must be ≥ 0, got %d", cfg.MaxRunning)
+		return bad("--max-running must be ≥ 0, got %d", cfg.MaxRunning)
 	case opt.bodyLimit < 1024:
-		return fail("--max-body-bytes must be at least 1K, got %d", opt.bodyLimit)
+		return bad("--max-body-bytes must be at least 1K, got %d", opt.bodyLimit)
 	case opt.shutdownTimeout < 0:
-		return fail("--shutdown-timeout must be ≥ 0, got %v", opt.shutdownTimeout)
+		return bad("--shutdown-timeout must be ≥ 0, got %v", opt.shutdownTimeout)
 	case cfg.MaxBatchTokens < 0:
-		return fail("--max-batch-tokens must be ≥ 0, got %d", cfg.MaxBatchTokens)
+		return bad("--max-batch-tokens must be ≥ 0, got %d", cfg.MaxBatchTokens)
 	}
 	var err error
 	if dt != "" {

@@ -38,7 +38,7 @@ func tokenize(args []string, stdout, stderr io.Writer) error {
 	model := fs.String("model", "", "GGUF file (vocab-only or full model), tokenizer.json, or a directory holding one")
 	noBOS := fs.Bool("no-bos", false, "do not add the special tokens the vocab asks for (BOS)")
 	asJSON := fs.Bool("json", false, `print one JSON object {"ids": [...], "pieces": [...]}`)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *model == "" {

@@ -39,7 +39,7 @@ func topoCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&spec, "topology", topo.Auto, topologyUsage())
 	fs.IntVar(&gpus, "gpus", device.MaxDevices, "GPUs of a simulated topology")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of the matrix")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestExitCodes: --help exits 0 for every command, mistakes in the command line exit 2
+// with their error said once (no usage dump), other failures exit 1.
+func TestExitCodes(t *testing.T) {
+	for _, c := range commands() {
+		t.Run(c.name+" --help", func(t *testing.T) {
+			_, stderr, err := runCLI(t, c.name, "--help")
+			require.Equal(t, 0, exitCode(err), "%v", err)
+			require.Contains(t, stderr, "usage: tpslice "+c.name)
+		})
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "no command given"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"generate", "--bogus"}, 2, "generate: flag provided but not defined: -bogus (tpslice generate -h lists its flags)"},
+		{[]string{"generate", "--tp"}, 2, "flag needs an argument: -tp"},
+		{[]string{"generate", "--tp", "0"}, 2, "generate: --tp must be 1 to 8, got 0"},
+		{[]string{"generate", "--tp", "16"}, 2, "generate: --tp must be 1 to 8, got 16"},
+		{[]string{"serve", "--tp", "0"}, 2, "serve: --tp must be 1 to 8, got 0"},
+		{[]string{"serve", "stray"}, 2, `serve: unexpected argument "stray"`},
+		{[]string{"generate", "--model", "gpt-9"}, 1, `model "gpt-9" is neither a file or directory`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, stderr, err := runCLI(t, tc.args...)
+			require.ErrorContains(t, err, tc.want)
+			require.Equal(t, tc.code, exitCode(err), "%v", err)
+			require.NotContains(t, stderr, tc.want, "the error is printed once, by main")
+			require.NotContains(t, stderr, "Usage of", "no flag usage dump")
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, err := runCLI(t, "version")
+	require.NoError(t, err)
+	require.Regexp(t, `^tpslice \S+ \(.+\) go\S+ \w+/\w+\n$`, out)
+}
