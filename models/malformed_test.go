@@ -293,3 +293,13 @@ func slicesEqual(a, b []float32) bool {
 	}
 	return true
 }
+
+// TestOpenRefusesOtherFiles: a file that is no checkpoint is refused as such, not blamed
+// for a config.json it never had.
+func TestOpenRefusesOtherFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "notes.txt")
+	require.NoError(t, os.WriteFile(path, []byte("hello"), 0o644))
+	_, _, err := models.Open(path)
+	require.ErrorContains(t, err, path+": not a checkpoint")
+	require.NotContains(t, err.Error(), "config.json")
+}

@@ -9,8 +9,9 @@ import (
 
 // Open opens a checkpoint by its path and returns its weights and config: a .gguf file
 // (OpenGGUF), a llama2.c .bin checkpoint (OpenLlama2C), or a Hugging Face directory,
-// model.safetensors or model.safetensors.index.json (OpenSafetensors, with ConfigFromHF
-// reading the config.json beside the weights).
+// *.safetensors file or model.safetensors.index.json (OpenSafetensors, with ConfigFromHF
+// reading the config.json beside the weights). Any other file is refused with what it is
+// not, rather than blamed for a config.json it never had.
 func Open(path string) (*FileSource, Config, error) {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".gguf":
@@ -24,6 +25,9 @@ func Open(path string) (*FileSource, Config, error) {
 	}
 	dir := path
 	if !st.IsDir() {
+		if !strings.HasSuffix(path, ".safetensors") && !strings.HasSuffix(path, ".json") {
+			return nil, Config{}, fmt.Errorf("models: open %s: not a checkpoint: want a .gguf file, a llama2.c .bin, a .safetensors file or index, or a Hugging Face directory", path)
+		}
 		dir = filepath.Dir(path)
 	}
 	cfg, err := ConfigFromHF(dir)
