@@ -255,6 +255,34 @@ func open(cfg Config) (mcfg models.Config, src models.Source, tok *tokenizer.Tok
 	return mcfg, src, tok, eog, nil
 }
 
+// LoadTokenizer loads only the tokenizer of a model named as Config.Model names it (the
+// embedded stories260K, a preset, a GGUF file, a Hugging Face directory or tokenizer.json,
+// a llama2.c checkpoint with its tokenizer beside it, or a llama2.c tokenizer file itself),
+// for tools that tokenize without loading weights.
+func LoadTokenizer(model string) (*tokenizer.Tokenizer, error) {
+	if model == stories260k.Name {
+		return tokenizer.FromLlama2CBytes(stories260k.Name+" tok512.bin", stories260k.Tokenizer)
+	}
+	if _, err := os.Stat(model); err != nil {
+		mcfg, perr := models.Preset(model)
+		if perr != nil {
+			return nil, fmt.Errorf("engine: model %q is neither a file or directory (%v) nor a preset: %w", model, err, perr)
+		}
+		return tokenizer.Synthetic(mcfg.Vocab)
+	}
+	if strings.EqualFold(filepath.Ext(model), ".bin") {
+		if src, mcfg, err := models.OpenLlama2C(model); err == nil { // a checkpoint, not a tokenizer file
+			_ = src.Close()
+			path, err := llama2CTokenizer(model, mcfg.Vocab)
+			if err != nil {
+				return nil, fmt.Errorf("engine: tokenizer of %s: %w", model, err)
+			}
+			model = path
+		}
+	}
+	return tokenizer.Load(model)
+}
+
 // llama2CTokenizer finds the tokenizer of a llama2.c checkpoint: tokenizer.bin (run.c's
 // default) or tok<vocab>.bin (the tinyllamas' own) in the checkpoint's directory.
 func llama2CTokenizer(checkpoint string, vocab int) (string, error) {

@@ -9,7 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tpslice/tpslice/models/tokenizer"
+	"github.com/tpslice/tpslice/engine"
+	"github.com/tpslice/tpslice/models/stories260k"
 )
 
 // tokenizeReport is tokenize's --json output.
@@ -20,40 +21,30 @@ type tokenizeReport struct {
 
 // tokenize prints the token ids and vocabulary pieces of TEXT:
 //
-//	tpslice tokenize --model PATH [--no-bos] [--json] TEXT
+//	tpslice tokenize [--model M] [--no-bos] [--json] TEXT
 //
-// PATH is a GGUF file (vocab-only or a full model), a tokenizer.json, or a directory holding
-// one. Flags go before TEXT: Go's flag parsing stops at the first argument that is not a
+// M is what generate takes (engine.LoadTokenizer: stories260K by default, a preset, a GGUF
+// file, vocab-only too, a Hugging Face directory or tokenizer.json, a llama2.c checkpoint
+// or tokenizer). Flags go before TEXT: Go's flag parsing stops at the first argument that is not a
 // flag, so "tokenize --model m hello --json" would read "--json" as a second argument (an
 // error). TEXT is one argument; quote it.
 func tokenize(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: tpslice tokenize --model PATH [--no-bos] [--json] TEXT")
-		fmt.Fprintln(stderr, "\nPrints TEXT's token ids and vocabulary pieces. Flags go before TEXT; quote TEXT.")
-		fmt.Fprintln(stderr, "\nflags:")
-		fs.PrintDefaults()
-	}
-	model := fs.String("model", "", "GGUF file (vocab-only or full model), tokenizer.json, or a directory holding one")
+	model := fs.String("model", stories260k.Name, modelUsage+"; also a vocab-only GGUF file, a tokenizer.json or a llama2.c tokenizer.bin")
 	noBOS := fs.Bool("no-bos", false, "do not add the special tokens the vocab asks for (BOS)")
 	asJSON := fs.Bool("json", false, `print one JSON object {"ids": [...], "pieces": [...]}`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *model == "" {
-		fs.Usage()
-		return errors.New("tokenize: --model is required")
-	}
 	switch fs.NArg() {
 	case 0:
-		fs.Usage()
-		return errors.New("tokenize: no TEXT given")
+		return usageError{errors.New("tokenize: no TEXT given (tpslice tokenize [--model M] TEXT)")}
 	case 1:
 	default:
-		return fmt.Errorf("tokenize: want one TEXT argument, got %d (%q); quote the text, and put flags before it", fs.NArg(), fs.Args())
+		return usageError{fmt.Errorf("tokenize: want one TEXT argument, got %d (%q); quote the text, and put flags before it", fs.NArg(), fs.Args())}
 	}
-	tok, err := tokenizer.Load(*model)
+	tok, err := engine.LoadTokenizer(*model)
 	if err != nil {
 		return fmt.Errorf("tokenize: %w", err)
 	}

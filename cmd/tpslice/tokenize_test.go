@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -86,6 +87,17 @@ func TestTokenizeHFJSON(t *testing.T) {
 	}
 }
 
+// TestTokenizeModels: tokenize takes what generate takes: the embedded stories260K by
+// default (run.c's ids for its prompt) and the presets.
+func TestTokenizeModels(t *testing.T) {
+	out, _, err := runTokenize(t, "Once upon a time")
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(out, "ids: 1 403 407 261 378\n"), out)
+	out, _, err = runTokenize(t, "--model", "demo", "--json", "Hello")
+	require.NoError(t, err)
+	require.Contains(t, out, `"ids":[`)
+}
+
 // TestTokenizeErrors: bad arguments are errors that say what is wrong (the arguments are
 // checked before the vocab file is opened, so these need no test data).
 func TestTokenizeErrors(t *testing.T) {
@@ -97,7 +109,7 @@ func TestTokenizeErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no model", []string{"hello"}, "--model is required"},
+		{"unknown preset", []string{"--model", "gpt-9", "hello"}, `model "gpt-9" is neither a file or directory`},
 		{"no text", []string{"--model", spm}, "no TEXT given"},
 		{"two texts", []string{"--model", spm, "hello", "world"}, "want one TEXT argument, got 2"},
 		{"flag after text", []string{"--model", spm, "hello", "--json"}, "put flags before it"},
