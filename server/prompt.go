@@ -27,6 +27,11 @@ func completionPrompt(raw json.RawMessage, tok *tokenizer.Tokenizer) ([]int32, *
 	if len(list) == 0 {
 		return nil, badRequest("prompt", "prompt is an empty array")
 	}
+	for i, item := range list { // json.Unmarshal would read a null as token 0
+		if string(bytes.TrimSpace(item)) == "null" {
+			return nil, badRequest("prompt", "prompt item %d is null: want a string or a token id", i)
+		}
+	}
 	var ids []int32
 	if err := json.Unmarshal(raw, &ids); err == nil {
 		return checkIDs(ids, tok)

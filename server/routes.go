@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -76,6 +77,9 @@ func (s *Server) dispatch(rc *fasthttp.RequestCtx, r route, found bool, arrived 
 		rc.Response.Header.Set("Allow", r.method)
 		return &apiError{Status: http.StatusMethodNotAllowed, Type: typeInvalidRequest, Code: "method_not_allowed",
 			Message: fmt.Sprintf("%s %s is not allowed; use %s.", method, rc.Path(), r.method)}
+	case method == http.MethodPost && !isJSON(rc.Request.Header.ContentType()):
+		return &apiError{Status: http.StatusUnsupportedMediaType, Type: typeInvalidRequest, Code: "unsupported_media_type",
+			Message: fmt.Sprintf("the body must be JSON (Content-Type: application/json), got Content-Type %q", clip(rc.Request.Header.ContentType()))}
 	}
 	var l *loaded
 	if r.v1 {
@@ -112,15 +116,33 @@ func (s *Server) authorize(rc *fasthttp.RequestCtx) *apiError {
 // handleTransportError answers requests fasthttp could not read (a body over the limit,
 // a malformed request line) with an OpenAI error body.
 func (s *Server) handleTransportError(rc *fasthttp.RequestCtx, err error) {
-	e := badRequest("", "the request could not be read: %v", err)
-	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+	// The answer says what went wrong, never fasthttp's text (which quotes the bytes read).
+	e := badRequest("", "the HTTP request is malformed")
+	var netErr net.Error
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		e = &apiError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large",
 			Message: fmt.Sprintf("the request body is larger than the limit of %d bytes", s.cfg.MaxBodyBytes)}
+	case errors.As(err, &netErr) && netErr.Timeout():
+		e = &apiError{Status: http.StatusRequestTimeout, Type: typeInvalidRequest, Code: "request_timeout",
+			Message: "the request did not arrive in time"}
+		rc.SetConnectionClose()
 	}
+	s.log.Printf("request from %v could not be read: %v", rc.RemoteAddr(), err)
 	writeError(rc, e)
 	endpoint := string(rc.Path())
 	if _, ok := s.routes(endpoint); !ok {
 		endpoint = "other"
 	}
 	s.metrics.request(endpoint, e.Status)
+}
+
+// isJSON reports whether a Content-Type is JSON's (application/json, any parameters such
+// as charset); an absent one is taken as JSON, as OpenAI's clients do not always send it.
+func isJSON(ct []byte) bool {
+	if len(ct) == 0 {
+		return true
+	}
+	media, _, _ := strings.Cut(string(ct), ";")
+	return strings.EqualFold(strings.TrimSpace(media), "application/json")
 }

@@ -24,6 +24,12 @@ type Engine interface {
 	Blocks() *engine.BlockPool
 }
 
+// How long a request's headers, and then its body, may take to arrive.
+const (
+	HeaderTimeout = 5 * time.Second
+	BodyTimeout   = 60 * time.Second
+)
+
 // Defaults of Config's zero fields.
 const (
 	DefaultMaxWaiting   = 128
@@ -118,10 +124,17 @@ func New(cfg Config) (*Server, error) {
 		ErrorHandler:       s.handleTransportError,
 		Name:               "tpslice",
 		MaxRequestBodySize: cfg.MaxBodyBytes,
-		ReadTimeout:        60 * time.Second, // headers and body; also bounds an idle keep-alive
-		IdleTimeout:        60 * time.Second,
-		CloseOnShutdown:    true,
-		Logger:             s.log,
+		// A request's headers must arrive within HeaderTimeout (a slowloris client is
+		// answered 408 then); its body then has BodyTimeout.
+		ReadTimeout: HeaderTimeout,
+		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+			return fasthttp.RequestConfig{ReadTimeout: BodyTimeout}
+		},
+		IdleTimeout: 60 * time.Second,
+		// The API reads JSON only: a multipart body is answered 415, not parsed.
+		DisablePreParseMultipartForm: true,
+		CloseOnShutdown:              true,
+		Logger:                       s.log,
 	}
 	return s, nil
 }
