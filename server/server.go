@@ -32,9 +32,10 @@ const (
 
 // Defaults of Config's zero fields.
 const (
-	DefaultMaxWaiting   = 128
-	DefaultMaxBodyBytes = 1 << 20
-	DefaultPingInterval = 5 * time.Second
+	DefaultMaxWaiting     = 128
+	DefaultMaxBodyBytes   = 1 << 20
+	DefaultMaxConnections = 1024
+	DefaultPingInterval   = 5 * time.Second
 )
 
 // abortWait bounds how long Shutdown waits, once its grace period is over and it ended the
@@ -55,6 +56,9 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; a larger one is refused with 413 (default
 	// DefaultMaxBodyBytes).
 	MaxBodyBytes int
+	// MaxConnections bounds the connections served at once, idle keep-alives included; one
+	// more is answered 503 and closed (default DefaultMaxConnections).
+	MaxConnections int
 	// PingInterval is how long a stream may stay silent (a long prefill) before the server
 	// sends an SSE comment ": ping", which also finds clients that left (default
 	// DefaultPingInterval; negative: never).
@@ -104,6 +108,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
 	if cfg.PingInterval == 0 {
 		cfg.PingInterval = DefaultPingInterval
 	}
@@ -124,6 +131,7 @@ func New(cfg Config) (*Server, error) {
 		ErrorHandler:       s.handleTransportError,
 		Name:               "tpslice",
 		MaxRequestBodySize: cfg.MaxBodyBytes,
+		Concurrency:        cfg.MaxConnections,
 		// A request's headers must arrive within HeaderTimeout (a slowloris client is
 		// answered 408 then); its body then has BodyTimeout.
 		ReadTimeout: HeaderTimeout,

@@ -121,6 +121,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.IntVar(&opt.srv.MaxWaiting, "max-waiting", server.DefaultMaxWaiting, "requests waiting for their first token at most; more get 429")
 	fs.IntVar(&cfg.MaxRunning, "max-running", 0, "sequences decoded together at most (continuous batching; 0: the engine's default, 16)")
 	fs.Var(&opt.bodyLimit, "max-body-bytes", "request body size limit (e.g. 64K, 1M); larger bodies get 413")
+	fs.IntVar(&opt.srv.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once (idle keep-alives included); one more gets 503")
 	fs.DurationVar(&opt.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long requests in flight may take to finish before they are ended")
 	fs.DurationVar(&opt.srv.PingInterval, "ping-interval", server.DefaultPingInterval, "send \": ping\" on a stream silent this long (a long prefill); negative: never")
 	fs.StringVar(&opt.chatTemplate, "chat-template", "", "a Jinja chat template `FILE` (default: the model's own, else a plain one)")
@@ -156,6 +157,8 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 		return bad("--max-waiting must be at least 1, got %d", opt.srv.MaxWaiting)
 	case cfg.MaxRunning < 0:
 		return bad("--max-running must be ≥ 0, got %d", cfg.MaxRunning)
+	case opt.srv.MaxConnections < 1:
+		return bad("--max-connections must be at least 1, got %d", opt.srv.MaxConnections)
 	case opt.bodyLimit < 1024:
 		return bad("--max-body-bytes must be at least 1K, got %d", opt.bodyLimit)
 	case opt.shutdownTimeout < 0:
