@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -9,10 +10,22 @@ import (
 
 // models serves GET /v1/models: the one model served.
 func (s *Server) models(rc *fasthttp.RequestCtx, l *loaded, _ time.Time) *apiError {
-	writeJSON(rc, modelList{Object: "list", Data: []modelCard{{
-		ID: l.name, Object: "model", Created: s.created, OwnedBy: "tpslice", MaxModelLen: l.contextLen,
-	}}})
+	writeJSON(rc, modelList{Object: "list", Data: []modelCard{s.card(l)}})
 	return nil
+}
+
+// model serves GET /v1/models/{id}: the served model's card, or 404 for any other id.
+func (s *Server) model(rc *fasthttp.RequestCtx, l *loaded, _ time.Time) *apiError {
+	if id := strings.TrimPrefix(string(rc.Path()), "/v1/models/"); id != l.name {
+		return modelNotFound(id, l.name)
+	}
+	writeJSON(rc, s.card(l))
+	return nil
+}
+
+// card describes the served model as OpenAI's model object (with vLLM's max_model_len).
+func (s *Server) card(l *loaded) modelCard {
+	return modelCard{ID: l.name, Object: "model", Created: s.created, OwnedBy: "tpslice", MaxModelLen: l.contextLen}
 }
 
 // health serves GET /health: 200 once the engine is loaded (its ranks are up and its

@@ -83,3 +83,37 @@ func TestMaxConnections(t *testing.T) {
 		return resp.StatusCode == http.StatusServiceUnavailable
 	}, 5*time.Second, 50*time.Millisecond, "the third connection is refused with 503")
 }
+
+// TestRetrieveModel: GET /v1/models/{id} gives the served model's card, 404 for another.
+func TestRetrieveModel(t *testing.T) {
+	ts := start(t, Config{ModelName: "tiny-2"}, newEngine(t))
+	resp, body := ts.get(t, "/v1/models/tiny-2")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	var card struct {
+		ID, Object  string
+		MaxModelLen int `json:"max_model_len"`
+	}
+	require.NoError(t, json.Unmarshal(body, &card))
+	require.Equal(t, "tiny-2", card.ID)
+	require.Equal(t, "model", card.Object)
+	require.Positive(t, card.MaxModelLen)
+	resp, body = ts.get(t, "/v1/models/gpt-4")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.Contains(t, string(body), "model_not_found")
+}
+
+// TestUnimplementedParametersRefused: parameters this server does not implement yet are
+// a 400 naming them, never silently ignored; their defaults pass.
+func TestUnimplementedParametersRefused(t *testing.T) {
+	ts := start(t, Config{}, newEngine(t))
+	for field, value := range map[string]string{
+		"logit_bias": `{"5": 10}`, "response_format": `{"type": "json_object"}`, "repetition_penalty": `1.2`,
+		"min_tokens": `3`, "ignore_eos": `true`, "stop_token_ids": `[7]`, "include_stop_str_in_output": `true`,
+	} {
+		resp, body := ts.post(t, "/v1/completions", `{"prompt": "Hi", "max_tokens": 1, "`+field+`": `+value+`}`)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", field, body)
+		require.Contains(t, string(body), `"param":"`+field+`"`, field)
+	}
+	resp, body := ts.post(t, "/v1/completions", `{"prompt": "Hi", "max_tokens": 1, "logit_bias": {}, "response_format": {"type": "text"}, "repetition_penalty": 1, "ignore_eos": false}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/tpslice/tpslice/engine"
@@ -27,6 +28,14 @@ type commonParams struct {
 	FrequencyPenalty *float64        `json:"frequency_penalty"`
 	Logprobs         json.RawMessage `json:"logprobs"` // an integer for completions, a boolean for chat
 	TopLogprobs      *int            `json:"top_logprobs"`
+	// Not implemented yet, so refused unless at their defaults rather than ignored.
+	LogitBias         map[string]float64     `json:"logit_bias"`
+	ResponseFormat    *struct{ Type string } `json:"response_format"`
+	RepetitionPenalty *float64               `json:"repetition_penalty"`
+	MinTokens         *int                   `json:"min_tokens"`
+	IgnoreEOS         *bool                  `json:"ignore_eos"`
+	StopTokenIDs      []int                  `json:"stop_token_ids"`
+	IncludeStopStr    *bool                  `json:"include_stop_str_in_output"`
 }
 
 type streamOptions struct {
@@ -69,6 +78,22 @@ func decodeParams(body []byte, maxParam string, maxOverride *int) (params, *apiE
 	}
 	if c.TopLogprobs != nil && *c.TopLogprobs != 0 {
 		return p, unsupported("top_logprobs", "top_logprobs")
+	}
+	switch {
+	case len(c.LogitBias) > 0:
+		return p, unsupported("logit_bias", "logit_bias")
+	case c.ResponseFormat != nil && c.ResponseFormat.Type != "" && c.ResponseFormat.Type != "text":
+		return p, unsupported("response_format", fmt.Sprintf("response_format of type %q (only \"text\")", c.ResponseFormat.Type))
+	case c.RepetitionPenalty != nil && *c.RepetitionPenalty != 1:
+		return p, unsupported("repetition_penalty", "repetition_penalty other than 1")
+	case c.MinTokens != nil && *c.MinTokens != 0:
+		return p, unsupported("min_tokens", "min_tokens other than 0")
+	case c.IgnoreEOS != nil && *c.IgnoreEOS:
+		return p, unsupported("ignore_eos", "ignore_eos")
+	case len(c.StopTokenIDs) > 0:
+		return p, unsupported("stop_token_ids", "stop_token_ids")
+	case c.IncludeStopStr != nil && *c.IncludeStopStr:
+		return p, unsupported("include_stop_str_in_output", "include_stop_str_in_output")
 	}
 
 	maxTokens := c.MaxTokens

@@ -37,6 +37,9 @@ func (s *Server) routes(path string) (route, bool) {
 	case "/metrics":
 		return route{http.MethodGet, false, s.serveMetrics}, true
 	}
+	if strings.HasPrefix(path, "/v1/models/") { // OpenAI's retrieve model
+		return route{http.MethodGet, true, s.model}, true
+	}
 	return route{}, false
 }
 
