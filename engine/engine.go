@@ -186,9 +186,10 @@ func (e *Engine) StagingBytesSaved() int64 { return e.group.Comm().GraphBytesSav
 // Graphs returns what was captured at start-up.
 func (e *Engine) Graphs() Graphs { return e.graphs }
 
-// open finds the model's config, weights, tokenizer and the ids besides EOS that end a
-// generation: the embedded stories260K, a preset, or a checkpoint path (a GGUF file's
-// header parsed once for all of them; a llama2.c .bin takes the tokenizer.bin or
+// open finds the model's config, weights, tokenizer and the ids besides the tokenizer's
+// that end a generation (a Hugging Face generation_config.json's): the embedded
+// stories260K, a preset, or a checkpoint path (a GGUF file's header parsed once for the
+// weights and the tokenizer; a llama2.c .bin takes the tokenizer.bin or
 // tok<vocab>.bin beside it, as run.c's users keep them).
 func open(cfg Config) (mcfg models.Config, src models.Source, tok *tokenizer.Tokenizer, eog []int, err error) {
 	fail := func(format string, args ...any) (models.Config, models.Source, *tokenizer.Tokenizer, []int, error) {
@@ -227,9 +228,6 @@ func open(cfg Config) (mcfg models.Config, src models.Source, tok *tokenizer.Tok
 		}
 		if tok, err = tokenizer.FromGGUFFile(cfg.Model, gf); err != nil {
 			return fail("tokenizer of %s: %w", cfg.Model, err)
-		}
-		if eog, err = ggufEndOfGenerationIDs(cfg.Model, gf); err != nil {
-			return fail("end-of-generation tokens of %s: %w", cfg.Model, err)
 		}
 	default:
 		var fs *models.FileSource

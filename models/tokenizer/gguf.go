@@ -148,6 +148,15 @@ func FromGGUFFile(path string, f *gguf.GGUFFile) (tok *Tokenizer, err error) {
 			*s.id = -1 // a llama.cpp default that this small vocab does not have
 		}
 	}
+	for _, key := range ggufEndOfGenerationKeys {
+		id, ok, err := md.tokenID(key, n)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			v.eog = append(v.eog, id)
+		}
+	}
 	for _, s := range []struct {
 		key string
 		b   *bool

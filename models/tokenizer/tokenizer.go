@@ -79,7 +79,8 @@ type Tokenizer struct {
 	toID   map[string]int
 	text   []string // what each id decodes to (llama.cpp's token_to_piece with special=false)
 
-	bos, eos, unk  int // −1 when absent
+	bos, eos, unk  int   // −1 when absent
+	eog            []int // EndOfGeneration's ids
 	addBOS, addEOS bool
 	addSpacePrefix bool // SentencePiece: prefix raw text with a space, strip it when decoding
 	// specials are the control, user-defined and unknown tokens, longest text first (llama.cpp's
@@ -102,6 +103,7 @@ type vocab struct {
 	scores         []float32   // nil: all zero
 	merges         [][2]string // byte-level BPE, in rank order
 	bos, eos, unk  int
+	eog            []int // ids besides EOS that end a generation, where the file names them
 	addBOS, addEOS bool
 	addSpacePrefix bool
 	pre            *preTokenizer // byte-level BPE; nil: GPT-2's
@@ -193,6 +195,12 @@ func build(source string, v vocab) (*Tokenizer, error) {
 	sort.SliceStable(t.specials, func(i, j int) bool {
 		return len(t.tokens[t.specials[i]]) > len(t.tokens[t.specials[j]])
 	})
+	for _, id := range v.eog {
+		if id < 0 || id >= n {
+			return nil, fmt.Errorf("tokenizer: %s: end-of-generation token id %d is outside the vocabulary of %d tokens", source, id, n)
+		}
+	}
+	t.eog = endOfGeneration(t.tokens, t.eos, v.eog)
 	return t, nil
 }
 
