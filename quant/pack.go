@@ -33,15 +33,7 @@ func repack(t dtype.DType, dev, ggml []byte, rows, cols int, pack bool) error {
 	if len(dev) != PackedBytes(t, rows, cols) {
 		return fmt.Errorf("quant: repack %d rows of %d %v values: the device matrix takes %d bytes, have %d", rows, cols, t, PackedBytes(t, rows, cols), len(dev))
 	}
-	c, ok := groupCodecs[t]
-	if !ok { // the same layout
-		if pack {
-			copy(dev, ggml)
-		} else {
-			copy(ggml, dev)
-		}
-		return nil
-	}
+	c := groupCodecs[t] // every block type has one (checkRows refused the others)
 	if pack {
 		clear(dev) // nibbles are ORed in; a last group's missing rows stay zero
 	}
@@ -69,11 +61,7 @@ func DequantizeRow(t dtype.DType, dst []float32, data []byte, rows, r int) error
 	if len(data) != PackedBytes(t, rows, cols) || r < 0 || r >= rows {
 		return fmt.Errorf("quant: dequantize row %d of %d rows of %d %v values from %d bytes: want %d", r, rows, cols, t, len(data), PackedBytes(t, rows, cols))
 	}
-	c, ok := groupCodecs[t]
-	if !ok {
-		rb := t.Bytes(cols)
-		return Dequantize(t, dst, data[r*rb:(r+1)*rb])
-	}
+	c := groupCodecs[t] // every block type has one
 	bs, bb := t.BlockSize(), t.BlockBytes()
 	var block [256]byte // one block in GGML's layout
 	for b := range cols / bs {
