@@ -192,62 +192,58 @@ func (e *Engine) Graphs() Graphs { return e.graphs }
 // weights and the tokenizer; a llama2.c .bin takes the tokenizer.bin or
 // tok<vocab>.bin beside it, as run.c's users keep them).
 func open(cfg Config) (mcfg models.Config, src models.Source, tok *tokenizer.Tokenizer, eog []int, err error) {
+	// src is assigned only once its opener succeeded: a typed nil in it would not be nil.
 	fail := func(format string, args ...any) (models.Config, models.Source, *tokenizer.Tokenizer, []int, error) {
 		if src != nil {
 			_ = src.Close()
 		}
 		return models.Config{}, nil, nil, nil, fmt.Errorf("engine: "+format, args...)
 	}
-	switch st, statErr := os.Stat(cfg.Model); {
+	st, statErr := os.Stat(cfg.Model)
+	switch {
 	case cfg.Model == stories260k.Name:
-		if src, mcfg, err = models.Llama2CFromBytes(stories260k.Name, stories260k.Checkpoint); err != nil {
+		fs, c, err := models.Llama2CFromBytes(stories260k.Name, stories260k.Checkpoint)
+		if err != nil {
 			return fail("%w", err)
 		}
-		if tok, err = tokenizer.FromLlama2CBytes(stories260k.Name+" tok512.bin", stories260k.Tokenizer); err != nil {
-			return fail("%w", err)
-		}
+		src, mcfg = fs, c
 	case statErr != nil:
-		mcfg, perr := models.Preset(cfg.Model)
-		if perr != nil {
+		var perr error
+		if mcfg, perr = models.Preset(cfg.Model); perr != nil {
 			return fail("model %q is neither a file or directory (%v) nor a preset: %w", cfg.Model, statErr, perr)
 		}
-		if src, err = models.NewDummy(mcfg, cfg.Seed); err != nil {
+		dummy, err := models.NewDummy(mcfg, cfg.Seed)
+		if err != nil {
 			return fail("%w", err)
 		}
-		if tok, err = tokenizer.Synthetic(mcfg.Vocab); err != nil {
-			return fail("preset %s: %w", cfg.Model, err)
-		}
-		return mcfg, src, tok, nil, nil
-	case !st.IsDir() && strings.EqualFold(filepath.Ext(cfg.Model), ".gguf"):
+		src = dummy
+	case !st.IsDir() && strings.EqualFold(filepath.Ext(cfg.Model), ".gguf"): // one parse for both
 		gf, err := models.ParseGGUF(cfg.Model)
 		if err != nil {
 			return fail("%w", err)
 		}
-		if src, mcfg, err = models.OpenGGUFFile(cfg.Model, gf); err != nil {
+		fs, c, err := models.OpenGGUFFile(cfg.Model, gf)
+		if err != nil {
 			return fail("%w", err)
 		}
+		src, mcfg = fs, c
 		if tok, err = tokenizer.FromGGUFFile(cfg.Model, gf); err != nil {
 			return fail("tokenizer of %s: %w", cfg.Model, err)
 		}
+		return mcfg, src, tok, nil, nil
 	default:
-		var fs *models.FileSource
-		if fs, mcfg, err = models.Open(cfg.Model); err != nil {
+		fs, c, err := models.Open(cfg.Model)
+		if err != nil {
 			return fail("%w", err)
 		}
-		src = fs
-		tokPath := cfg.Model
-		if fs.Format() == "llama2.c" {
-			if tokPath, err = llama2CTokenizer(cfg.Model, mcfg.Vocab); err != nil {
-				return fail("tokenizer of %s: %w", cfg.Model, err)
-			}
-		}
-		if tok, err = tokenizer.Load(tokPath); err != nil {
-			return fail("tokenizer of %s: %w", cfg.Model, err)
-		}
-		if st.IsDir() {
-			if eog, err = generationConfigEOS(filepath.Join(cfg.Model, "generation_config.json")); err != nil {
-				return fail("end-of-generation tokens of %s: %w", cfg.Model, err)
-			}
+		src, mcfg = fs, c
+	}
+	if tok, err = LoadTokenizer(cfg.Model); err != nil {
+		return fail("tokenizer of %s: %w", cfg.Model, err)
+	}
+	if statErr == nil && st.IsDir() {
+		if eog, err = generationConfigEOS(filepath.Join(cfg.Model, "generation_config.json")); err != nil {
+			return fail("end-of-generation tokens of %s: %w", cfg.Model, err)
 		}
 	}
 	return mcfg, src, tok, eog, nil

@@ -130,3 +130,14 @@ func TestGraphsMatchEager(t *testing.T) {
 		require.Equal(t, outputs[true], outputs[false], "model %s", model)
 	}
 }
+
+// TestNewRefusesVocabOnlyGGUF: a GGUF file that parses but holds no weights (a vocab-only
+// file) is an error naming the missing tensor, and the source opened for it is closed.
+func TestNewRefusesVocabOnlyGGUF(t *testing.T) {
+	vocab := "../../shared/testdata/tokenizer/ggml-vocab-llama-spm.gguf"
+	if _, err := os.Stat(vocab); err != nil {
+		t.Skipf("shared test data not available (%v); it lives in ../shared next to the repository", err)
+	}
+	_, err := New(Config{Model: vocab, TP: 1})
+	require.ErrorContains(t, err, "tensor token_embd.weight [32000 4096] missing")
+}
