@@ -249,6 +249,25 @@ func open(cfg Config) (mcfg models.Config, src models.Source, tok *tokenizer.Tok
 	return mcfg, src, tok, eog, nil
 }
 
+// LoadConfig reads only the config (shape and architecture) of a model named as
+// Config.Model names it, for tools that price or check a model without loading it.
+func LoadConfig(model string) (models.Config, error) {
+	var src *models.FileSource
+	var cfg models.Config
+	var err error
+	if model == stories260k.Name {
+		src, cfg, err = models.Llama2CFromBytes(model, stories260k.Checkpoint)
+	} else if _, statErr := os.Stat(model); statErr != nil {
+		return models.Preset(model)
+	} else {
+		src, cfg, err = models.Open(model)
+	}
+	if err != nil {
+		return models.Config{}, err
+	}
+	return cfg, src.Close()
+}
+
 // LoadTokenizer loads only the tokenizer of a model named as Config.Model names it (the
 // embedded stories260K, a preset, a GGUF file, a Hugging Face directory or tokenizer.json,
 // a llama2.c checkpoint with its tokenizer beside it, or a llama2.c tokenizer file itself),

@@ -166,7 +166,7 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	if o.cfg.Algo, err = comm.ParseAlgo(algo); err != nil {
 		return o, fail("--algo: %w", err)
 	}
-	mcfg, err := modelConfig(o.cfg.Model)
+	mcfg, err := engine.LoadConfig(o.cfg.Model)
 	if err != nil {
 		return o, fail("--model %s: %w", o.cfg.Model, err)
 	}

@@ -2,15 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
-	"github.com/tpslice/tpslice/models"
-	"github.com/tpslice/tpslice/models/stories260k"
 	"io"
 )
 
@@ -35,26 +32,6 @@ func parseIntList(name, s string, lo, hi int) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-// modelConfig reads a model's shape as engine.New resolves --model: the embedded
-// stories260K, a file or directory if one exists at the path, else a preset.
-func modelConfig(model string) (models.Config, error) {
-	if model == stories260k.Name {
-		src, cfg, err := models.Llama2CFromBytes(model, stories260k.Checkpoint)
-		if err != nil {
-			return models.Config{}, err
-		}
-		return cfg, src.Close()
-	}
-	if _, err := os.Stat(model); err != nil {
-		return models.Preset(model)
-	}
-	src, cfg, err := models.Open(model)
-	if err != nil {
-		return models.Config{}, err
-	}
-	return cfg, src.Close()
 }
 
 // dtypeFlag is a flag naming an element type (f32, bf16 or f16) into *t; unset leaves it 0, which

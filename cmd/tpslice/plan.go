@@ -12,6 +12,7 @@ import (
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/hw"
 	"github.com/tpslice/tpslice/models"
@@ -127,7 +128,7 @@ func planConfig(hwName, model, dt, coll, algo, fusedFlag string, stderr io.Write
 	if c.Profile, err = planProfile(hwName, stderr); err != nil {
 		return c, fmt.Errorf("plan: --hw: %w", err)
 	}
-	if c.Model, err = modelConfig(model); err != nil {
+	if c.Model, err = engine.LoadConfig(model); err != nil {
 		return c, fmt.Errorf("plan: --model %q: %w", model, err)
 	}
 	if c.WeightDType, err = dtype.Parse(dt); err != nil {
