@@ -113,16 +113,20 @@ GLOBL q2nan<>(SB), RODATA|NOPTR, $4
 	VMOVD X0, (R10); \
 	ADDQ  $4, R10
 
+// QSETUP2(PLANESHIFT) is the AVX-512 file's QSETUP in 32-byte registers (CONSTS2).
+#define QSETUP2(PLANESHIFT) \
+	MOVQ dst+0(FP), DI; \
+	MOVQ x+8(FP), SI; \
+	MOVQ nb+16(FP), R8; \
+	MOVQ R8, R9; \
+	SHLQ $PLANESHIFT, R9; \
+	ADDQ DI, R9; \
+	LEAQ (R9)(R8*4), R10; \
+	CONSTS2
+
 // func quantActs256AVX2(dst *byte, x *float32, nb int)
 TEXT ·quantActs256AVX2(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ nb+16(FP), R8
-	MOVQ R8, R9
-	SHLQ $9, R9
-	ADDQ DI, R9
-	LEAQ (R9)(R8*4), R10
-	CONSTS2
+	QSETUP2(9)
 
 block2:
 	BLOCKBEGIN
@@ -165,14 +169,7 @@ absloop2:
 
 // func quantActs32AVX2(dst *byte, x *float32, nb int)
 TEXT ·quantActs32AVX2(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ nb+16(FP), R8
-	MOVQ R8, R9
-	SHLQ $6, R9
-	ADDQ DI, R9
-	LEAQ (R9)(R8*4), R10
-	CONSTS2
+	QSETUP2(6)
 
 block32:
 	BLOCKBEGIN

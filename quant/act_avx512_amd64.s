@@ -118,19 +118,25 @@ GLOBL nanF32<>(SB), RODATA|NOPTR, $4
 	VSHUFI32X4 $0x00, Z19, Z18, Z18; \
 	VSHUFI32X4 $0x88, Z18, Z16, Z0
 
+// QSETUP(PLANESHIFT) loads the arguments of a row of nb blocks whose planes take
+// 2^PLANESHIFT bytes a block: DI the planes, SI x, R8 nb, R9 the scales after the planes,
+// R10 the sums after the scales; Z31 and Z30 the abs mask and the largest finite bits.
+#define QSETUP(PLANESHIFT) \
+	MOVQ         dst+0(FP), DI; \
+	MOVQ         x+8(FP), SI; \
+	MOVQ         nb+16(FP), R8; \
+	MOVQ         R8, R9; \
+	SHLQ         $PLANESHIFT, R9; \
+	ADDQ         DI, R9; \
+	LEAQ         (R9)(R8*4), R10; \
+	VPBROADCASTD absMask<>(SB), Z31; \
+	VPBROADCASTD maxFinite<>(SB), Z30
+
 // func quantActs256AVX512(dst *byte, x *float32, nb int)
 // Registers: DI the block's planes, SI x, R8 blocks left, R9 the block's scale, R10 its 16
 // sums; the block's 256 values are Z0-Z15.
 TEXT ·quantActs256AVX512(SB), NOSPLIT, $0-24
-	MOVQ         dst+0(FP), DI
-	MOVQ         x+8(FP), SI
-	MOVQ         nb+16(FP), R8
-	MOVQ         R8, R9
-	SHLQ         $9, R9
-	ADDQ         DI, R9              // scales after 512·nb bytes of planes
-	LEAQ         (R9)(R8*4), R10     // sums after the scales
-	VPBROADCASTD absMask<>(SB), Z31
-	VPBROADCASTD maxFinite<>(SB), Z30
+	QSETUP(9)
 
 q256block:
 	VMOVUPS  (SI), Z0
@@ -215,15 +221,7 @@ q256block:
 // Registers: DI the block's planes, SI x, R8 blocks left, R9 the block's scale, R10 its
 // sum; the block's 32 values are Z0-Z1.
 TEXT ·quantActs32AVX512(SB), NOSPLIT, $0-24
-	MOVQ         dst+0(FP), DI
-	MOVQ         x+8(FP), SI
-	MOVQ         nb+16(FP), R8
-	MOVQ         R8, R9
-	SHLQ         $6, R9
-	ADDQ         DI, R9              // scales after 64·nb bytes of planes
-	LEAQ         (R9)(R8*4), R10     // sums after the scales
-	VPBROADCASTD absMask<>(SB), Z31
-	VPBROADCASTD maxFinite<>(SB), Z30
+	QSETUP(6)
 
 q32block:
 	VMOVUPS       (SI), Z0
