@@ -90,19 +90,17 @@ func dot32(t dtype.DType, w []byte, r int, a []byte, cols int) float32 {
 	nb, rr := cols/32, r%GroupRows
 	acts := viewActs(a, cols, 32)
 	scaleAt := 256 + 2*rr
+	weight := func(blk []byte, i int) int64 { return int64(quadValue(blk, i, rr)) - 8 }
 	if t == dtype.Q8_0 {
 		scaleAt = 512 + 2*rr
+		weight = func(blk []byte, i int) int64 { return int64(int8(blk[q8At(i, rr)])) }
 	}
 	var acc float32
 	for b := range nb {
 		blk := groupBlock(t, w, r, b, nb)
 		var isum int64
 		for i := range 32 {
-			v := int64(quadValue(blk, i, rr)) - 8
-			if t == dtype.Q8_0 {
-				v = int64(int8(blk[q8At(i, rr)]))
-			}
-			isum += v * acts.planeValue(32*b+i, 32)
+			isum += weight(blk, i) * acts.planeValue(32*b+i, 32)
 		}
 		acc += float32(float32(f16At(blk, scaleAt)*acts.d(b)) * float32(isum))
 	}
