@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/format"
 	"github.com/tpslice/tpslice/models/tokenizer"
 )
 
@@ -47,7 +47,7 @@ func TestEndOfGenerationIDs(t *testing.T) {
 	if _, err := os.Stat(llama3); err != nil {
 		t.Skipf("the Llama 3 vocab of the shared test data is absent (%v)", err)
 	}
-	gf, err := models.ParseGGUF(llama3)
+	gf, err := format.ParseGGUF(llama3)
 	require.NoError(t, err)
 	tok, err := tokenizer.FromGGUFFile(llama3, gf)
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/format"
 	"github.com/tpslice/tpslice/models/stories260k"
 	"github.com/tpslice/tpslice/models/tokenizer"
 	"github.com/tpslice/tpslice/tp"
@@ -191,9 +192,9 @@ func (e *Engine) Graphs() Graphs { return e.graphs }
 // stories260K, a preset, or a checkpoint path (a GGUF file's header parsed once for the
 // weights and the tokenizer; a llama2.c .bin takes the tokenizer.bin or
 // tok<vocab>.bin beside it, as run.c's users keep them).
-func open(cfg Config) (mcfg models.Config, src models.Source, tok *tokenizer.Tokenizer, eog []int, err error) {
+func open(cfg Config) (mcfg models.Config, src format.Source, tok *tokenizer.Tokenizer, eog []int, err error) {
 	// src is assigned only once its opener succeeded: a typed nil in it would not be nil.
-	fail := func(format string, args ...any) (models.Config, models.Source, *tokenizer.Tokenizer, []int, error) {
+	fail := func(format string, args ...any) (models.Config, format.Source, *tokenizer.Tokenizer, []int, error) {
 		if src != nil {
 			_ = src.Close()
 		}
@@ -218,7 +219,7 @@ func open(cfg Config) (mcfg models.Config, src models.Source, tok *tokenizer.Tok
 		}
 		src = dummy
 	case !st.IsDir() && strings.EqualFold(filepath.Ext(cfg.Model), ".gguf"): // one parse for both
-		gf, err := models.ParseGGUF(cfg.Model)
+		gf, err := format.ParseGGUF(cfg.Model)
 		if err != nil {
 			return fail("%w", err)
 		}
@@ -252,7 +253,7 @@ func open(cfg Config) (mcfg models.Config, src models.Source, tok *tokenizer.Tok
 // LoadConfig reads only the config (shape and architecture) of a model named as
 // Config.Model names it, for tools that price or check a model without loading it.
 func LoadConfig(model string) (models.Config, error) {
-	var src *models.FileSource
+	var src *format.FileSource
 	var cfg models.Config
 	var err error
 	if model == stories260k.Name {

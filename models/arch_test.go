@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/models/format"
 )
 
 // TestArchitecturesMatchLlamaCpp: the Llama 3.1 (RoPE frequency factors), Qwen2 (QKV
@@ -104,19 +105,19 @@ func TestArchConfigs(t *testing.T) {
 
 // hidingSource is a Source without one of its tensors.
 type hidingSource struct {
-	Source
+	format.Source
 	hidden string
 }
 
-func (s hidingSource) Tensor(name string) (TensorInfo, bool) {
+func (s hidingSource) Tensor(name string) (format.TensorInfo, bool) {
 	if name == s.hidden {
-		return TensorInfo{}, false
+		return format.TensorInfo{}, false
 	}
 	return s.Source.Tensor(name)
 }
 
-func (s hidingSource) Tensors() []TensorInfo {
-	return slices.DeleteFunc(s.Source.Tensors(), func(t TensorInfo) bool { return t.Name == s.hidden })
+func (s hidingSource) Tensors() []format.TensorInfo {
+	return slices.DeleteFunc(s.Source.Tensors(), func(t format.TensorInfo) bool { return t.Name == s.hidden })
 }
 
 // maxAbsDiff is the largest |want[i] - got[i]|; the lengths must match.
@@ -142,13 +143,13 @@ func TestArchitecturesAsHF(t *testing.T) {
 			requireShared(t, base+".gguf")
 			run := readLlamaCppLog(t, base+".p1.log")
 			gg, cfg := openChecked(t, base+".gguf")
-			ts, err := ReadAll(gg, dtype.F32)
+			ts, err := format.ReadAll(gg, dtype.F32)
 			require.NoError(t, err)
 			hfCfg := cfg
 			hfCfg.RopeLayout = RopeHalfSplit
 			if _, ok := gg.Tensor(RopeFreqs); ok { // the factors rope_scaling gives (this file's README)
 				hfCfg.RopeScaling = RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192}
-				ts = slices.DeleteFunc(ts, func(tn Tensor) bool { return tn.Info.Name == RopeFreqs })
+				ts = slices.DeleteFunc(ts, func(tn format.Tensor) bool { return tn.Info.Name == RopeFreqs })
 			}
 			dir := t.TempDir()
 			writeHFCheckpoint(t, dir, hfCfg, withQKLayout(t, cfg, ts, cfg.RopeLayout, RopeHalfSplit))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/format"
 )
 
 // BenchmarkShardRead reads one rank's row shard (column-parallel) and column shard
@@ -19,7 +20,7 @@ func BenchmarkShardRead(b *testing.B) {
 		HeadDim: 128, Vocab: 8, RopeTheta: 1e4, RMSEps: 1e-5, ContextLength: 8, RopeLayout: models.RopeAdjacentPairs}
 	d, err := models.NewDummy(cfg, 1)
 	require.NoError(b, err)
-	ts, err := models.ReadAll(d, dtype.F32)
+	ts, err := format.ReadAll(d, dtype.F32)
 	require.NoError(b, err)
 	path := filepath.Join(b.TempDir(), "bench.gguf")
 	require.NoError(b, models.WriteGGUF(path, cfg, ts))
@@ -33,22 +34,22 @@ func BenchmarkShardRead(b *testing.B) {
 	rows, cols := info.Dims()
 	for _, s := range []struct {
 		name string
-		src  models.Source
+		src  format.Source
 	}{{"gguf", g}, {"dummy", d}} {
 		src := s.src
 		for _, shard := range []struct {
 			kind string
-			r    models.Region
+			r    format.Region
 		}{
 			{"rows", info.RowRange(0, rows/tp)},
 			{"cols", info.ColRange(cols-cols/tp, cols)},
 		} {
 			for _, dt := range []dtype.DType{dtype.F32, dtype.BF16} {
-				var dst models.Dest
+				var dst format.Dest
 				if dt == dtype.F32 {
-					dst = models.F32Dest(make([]float32, shard.r.Len()))
+					dst = format.F32Dest(make([]float32, shard.r.Len()))
 				} else {
-					dst = models.U16Dest(dt, make([]uint16, shard.r.Len()))
+					dst = format.U16Dest(dt, make([]uint16, shard.r.Len()))
 				}
 				b.Run(fmt.Sprintf("%s/%s/%v", s.name, shard.kind, dt), func(b *testing.B) {
 					b.SetBytes(int64(shard.r.Len() * 4))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/layers"
+	"github.com/tpslice/tpslice/models/format"
 )
 
 // RopeLayout says which pairs of a head's dimensions RoPE rotates together, which depends on
@@ -118,11 +119,11 @@ func (c Config) Validate() error {
 // then per layer attn_norm, attn_q, attn_k, attn_v (with their biases if QKVBias, then
 // attn_q_norm and attn_k_norm if QKNorm), attn_output, ffn_norm, ffn_gate, ffn_up,
 // ffn_down, then output_norm.weight and (unless TiedEmbeddings) output.weight.
-func (c Config) Tensors(t dtype.DType) []TensorInfo {
+func (c Config) Tensors(t dtype.DType) []format.TensorInfo {
 	h, q, kv, ff := c.Hidden, c.QDim(), c.KVDim(), c.Intermediate
-	out := make([]TensorInfo, 0, 3+9*max(c.Layers, 0))
+	out := make([]format.TensorInfo, 0, 3+9*max(c.Layers, 0))
 	add := func(name string, shape ...int) {
-		out = append(out, TensorInfo{Name: name, Shape: shape, DType: t})
+		out = append(out, format.TensorInfo{Name: name, Shape: shape, DType: t})
 	}
 	add(TokenEmbd, c.Vocab, h)
 	for l := range max(c.Layers, 0) {
@@ -167,7 +168,7 @@ func (c Config) WeightBytes(t dtype.DType) int64 { return c.ParamCount() * int64
 
 // CheckSource reports every tensor the config needs that src lacks or holds with another
 // shape, joined into one error naming the tensors; extra tensors in src are allowed.
-func (c Config) CheckSource(src Source) error {
+func (c Config) CheckSource(src format.Source) error {
 	var errs []error
 	for _, want := range c.Tensors(0) {
 		got, ok := src.Tensor(want.Name)

@@ -9,20 +9,17 @@
 // (ConfigFromGGUF), from a Hugging Face config.json (ConfigFromHF) or from a llama2.c
 // checkpoint's header (OpenLlama2C).
 //
-// Weights enter through a Source: a set of tensors under canonical GGUF names
-// (token_embd.weight, blk.N.attn_q.weight, …, output.weight), each with a TensorInfo
-// (shape [rows, cols] = [out, in] for matrices, and a dtype: f32, bf16, f16 or one of
-// GGML's block types). Source.Read copies a Region, a row range and a column range, of
-// one tensor into a Dest (a []float32, a []uint16 of bf16/f16 bits, GGML blocks, or a
-// device.Buffer), converting through packages dtype and quant: exactly where that is exact
-// (widening, dequantizing, copying whole blocks), quantizing into a block type otherwise.
-// Column-parallel layers read row ranges, row-parallel layers read column ranges (whole
-// blocks of a quantized type: a shard whose columns cut blocks holds the blocks it
-// touches, see Llama.ShardNotes). The sources are memory-mapped GGUF files (OpenGGUF),
-// memory-mapped Hugging Face safetensors, single or sharded (OpenSafetensors), llama2.c
-// checkpoints from a file or from memory (OpenLlama2C, Llama2CFromBytes: the embedded
-// default model of package stories260k), and deterministic dummy weights addressable by tensor, row and column block (NewDummy), so a
-// shard read equals the same slice of a full read.
+// Weights enter through a format.Source (package format reads the files: GGUF,
+// safetensors, raw layouts; this package says what they mean) under canonical GGUF names
+// (token_embd.weight, blk.N.attn_q.weight, …, output.weight; CanonicalName maps Hugging
+// Face's). Column-parallel layers read row ranges, row-parallel layers read column ranges
+// (whole blocks of a quantized type: a shard whose columns cut blocks holds the blocks it
+// touches, see Llama.ShardNotes). Open picks the format by path: a GGUF file (OpenGGUF:
+// tensors and config from one parsed header), a Hugging Face directory or safetensors file
+// (config.json beside it), a llama2.c checkpoint from a file or from memory (OpenLlama2C,
+// Llama2CFromBytes: the embedded default model of package stories260k). NewDummy makes
+// deterministic dummy weights addressable by tensor, row and column block, so a shard read
+// equals the same slice of a full read.
 //
 // GGUF checkpoints keep llama.cpp's RoPE layout (Q and K rows permuted so that RoPE rotates
 // adjacent pairs); safetensors keep Hugging Face's (rotation of halves). Nothing is
@@ -33,6 +30,6 @@
 // no weight memory and captures the same decode graph, for performance models of models
 // larger than this machine.
 //
-// WriteGGUF (block types included), WriteSafetensors and WriteHFConfig write checkpoints
-// the loaders read back, for tests and tools. The tokenizers live in models/tokenizer.
+// WriteGGUF (a config's metadata and the tensors, through format.WriteGGUF) and
+// WriteHFConfig write checkpoints the loaders read back, for tests and tools. The tokenizers live in models/tokenizer.
 package models

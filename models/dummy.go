@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/models/format"
 )
 
 // DummyBlock is the number of consecutive columns of a row that DummySource draws from one
@@ -30,8 +31,8 @@ const DummyStd = 0.02
 type DummySource struct {
 	cfg    Config
 	seed   uint64
-	infos  []TensorInfo
-	byName map[string]TensorInfo
+	infos  []format.TensorInfo
+	byName map[string]format.TensorInfo
 	closed atomic.Bool
 }
 
@@ -40,7 +41,7 @@ func NewDummy(cfg Config, seed uint64) (*DummySource, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("models: dummy weights: %w", err)
 	}
-	d := &DummySource{cfg: cfg, seed: seed, infos: cfg.Tensors(dtype.F32), byName: map[string]TensorInfo{}}
+	d := &DummySource{cfg: cfg, seed: seed, infos: cfg.Tensors(dtype.F32), byName: map[string]format.TensorInfo{}}
 	for _, t := range d.infos {
 		d.byName[t.Name] = t
 	}
@@ -60,8 +61,8 @@ func (d *DummySource) String() string {
 }
 
 // Tensors lists every tensor of the config, sorted by name.
-func (d *DummySource) Tensors() []TensorInfo {
-	out := make([]TensorInfo, len(d.infos))
+func (d *DummySource) Tensors() []format.TensorInfo {
+	out := make([]format.TensorInfo, len(d.infos))
 	for i, t := range d.infos {
 		t.Shape = slices.Clone(t.Shape)
 		out[i] = t
@@ -70,14 +71,14 @@ func (d *DummySource) Tensors() []TensorInfo {
 }
 
 // Tensor returns one tensor's description.
-func (d *DummySource) Tensor(name string) (TensorInfo, bool) {
+func (d *DummySource) Tensor(name string) (format.TensorInfo, bool) {
 	t, ok := d.byName[name]
 	t.Shape = slices.Clone(t.Shape)
 	return t, ok
 }
 
 // Read generates region r of tensor name into dst, rounding to dst's dtype.
-func (d *DummySource) Read(name string, r Region, dst Dest) error {
+func (d *DummySource) Read(name string, r format.Region, dst format.Dest) error {
 	t, ok := d.byName[name]
 	if !ok {
 		return fmt.Errorf("%v: no tensor %s", d, name)
@@ -86,10 +87,7 @@ func (d *DummySource) Read(name string, r Region, dst Dest) error {
 	if d.closed.Load() {
 		return fail(errors.New("source is closed"))
 	}
-	if err := dst.check(); err != nil {
-		return fail(err)
-	}
-	if err := r.check(t, dst.DType, dst.Len()); err != nil {
+	if err := format.CheckRead(t, r, dst); err != nil {
 		return fail(err)
 	}
 	w := r.Col1 - r.Col0
@@ -100,7 +98,7 @@ func (d *DummySource) Read(name string, r Region, dst Dest) error {
 	row := make([]float32, w)
 	for i := r.Row0; i < r.Row1; i++ {
 		g.fill(i, r.Col0, row)
-		if err := storeF32(dst, (i-r.Row0)*w, row); err != nil {
+		if err := dst.StoreF32((i-r.Row0)*w, row); err != nil {
 			return fail(err)
 		}
 	}
@@ -121,7 +119,7 @@ type dummyGen struct {
 	rng    *rand.Rand
 }
 
-func newDummyGen(seed uint64, t TensorInfo) *dummyGen {
+func newDummyGen(seed uint64, t format.TensorInfo) *dummyGen {
 	h := fnv.New64a()
 	h.Write([]byte(t.Name))
 	g := &dummyGen{base: splitmix64(seed ^ splitmix64(h.Sum64())), pcg: rand.NewPCG(0, 0)}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/format"
 )
 
 func tinyPreset(t *testing.T) models.Config {
@@ -33,11 +34,11 @@ func TestDummyDeterministic(t *testing.T) {
 	seen := map[float32]string{}
 	for _, info := range a.Tensors() {
 		require.Equal(t, dtype.F32, info.DType)
-		va, err := models.ReadTensor(a, info.Name)
+		va, err := format.ReadTensor(a, info.Name)
 		require.NoError(t, err)
-		vb, err := models.ReadTensor(b, info.Name)
+		vb, err := format.ReadTensor(b, info.Name)
 		require.NoError(t, err)
-		vo, err := models.ReadTensor(other, info.Name)
+		vo, err := format.ReadTensor(other, info.Name)
 		require.NoError(t, err)
 		require.Equal(t, va, vb, "same seed, same values: %s", info.Name)
 		require.NotEqual(t, va, vo, "another seed, other values: %s", info.Name)
@@ -66,7 +67,7 @@ func TestDummyStatistics(t *testing.T) {
 		{models.OutputNorm, 1, models.DummyStd},
 		{"blk.1.attn_norm.weight", 1, models.DummyStd},
 	} {
-		v, err := models.ReadTensor(d, tc.name)
+		v, err := format.ReadTensor(d, tc.name)
 		require.NoError(t, err)
 		var sum, sq float64
 		for _, x := range v {
@@ -92,7 +93,7 @@ func TestDummyShardReads(t *testing.T) {
 		for _, name := range []string{"blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.ffn_down.weight", models.TokenEmbd, models.OutputNorm} {
 			info, ok := d.Tensor(name)
 			require.True(t, ok)
-			full, err := models.ReadTensor(d, name)
+			full, err := format.ReadTensor(d, name)
 			require.NoError(t, err)
 			rows, cols := info.Dims()
 			requireShardReadsMatch(t, d, info, full, rows, cols)
@@ -104,14 +105,14 @@ func TestDummyShardReads(t *testing.T) {
 	require.NoError(t, err)
 	name := "blk.0.ffn_down.weight"
 	info, _ := d.Tensor(name)
-	full, err := models.ReadTensor(d, name)
+	full, err := format.ReadTensor(d, name)
 	require.NoError(t, err)
 	rows, cols := info.Dims()
 	for tp := 1; tp <= 8; tp++ {
 		for rank := range tp {
 			c0, c1 := rank*cols/tp, (rank+1)*cols/tp
 			got := make([]float32, rows*(c1-c0))
-			require.NoError(t, d.Read(name, info.ColRange(c0, c1), models.F32Dest(got)))
+			require.NoError(t, d.Read(name, info.ColRange(c0, c1), format.F32Dest(got)))
 			for r := range rows {
 				require.Equal(t, full[r*cols+c0:r*cols+c1], got[r*(c1-c0):(r+1)*(c1-c0)], "tp %d rank %d row %d", tp, rank, r)
 			}
@@ -128,32 +129,32 @@ func TestDummyErrors(t *testing.T) {
 	require.NoError(t, err)
 	requireReadErrors(t, d, "blk.0.attn_q.weight")
 	require.NoError(t, d.Close())
-	err = d.Read(models.OutputNorm, models.Region{Row0: 0, Row1: 1, Col0: 0, Col1: 1}, models.F32Dest(make([]float32, 1)))
+	err = d.Read(models.OutputNorm, format.Region{Row0: 0, Row1: 1, Col0: 0, Col1: 1}, format.F32Dest(make([]float32, 1)))
 	require.ErrorContains(t, err, "closed")
 }
 
 // requireReadErrors checks that bad regions, short and malformed destinations and unknown
 // names are errors naming the source and the tensor.
-func requireReadErrors(t *testing.T, src models.Source, name string) {
+func requireReadErrors(t *testing.T, src format.Source, name string) {
 	t.Helper()
 	info, ok := src.Tensor(name)
 	require.True(t, ok)
 	rows, cols := info.Dims()
-	big := models.F32Dest(make([]float32, rows*cols+1))
+	big := format.F32Dest(make([]float32, rows*cols+1))
 	for _, tc := range []struct {
 		what string
-		r    models.Region
-		dst  models.Dest
+		r    format.Region
+		dst  format.Dest
 		want string
 	}{
 		{"rows past end", info.RowRange(0, rows+1), big, "out of bounds"},
 		{"cols past end", info.ColRange(1, cols+1), big, "out of bounds"},
-		{"negative row", models.Region{Row0: -1, Row1: 1, Col0: 0, Col1: 1}, big, "out of bounds"},
-		{"reversed cols", models.Region{Row0: 0, Row1: 1, Col0: 2, Col1: 1}, big, "out of bounds"},
-		{"short destination", info.All(), models.F32Dest(make([]float32, rows*cols-1)), "destination holds"},
-		{"invalid dtype", info.All(), models.Dest{DType: 9}, "dtype"},
-		{"mixed destination", info.All(), models.Dest{DType: dtype.F32, F32: make([]float32, rows*cols), U16: []uint16{1}}, "16-bit"},
-		{"bf16 with f32", info.All(), models.Dest{DType: dtype.BF16, F32: make([]float32, rows*cols), U16: make([]uint16, rows*cols)}, "float32"},
+		{"negative row", format.Region{Row0: -1, Row1: 1, Col0: 0, Col1: 1}, big, "out of bounds"},
+		{"reversed cols", format.Region{Row0: 0, Row1: 1, Col0: 2, Col1: 1}, big, "out of bounds"},
+		{"short destination", info.All(), format.F32Dest(make([]float32, rows*cols-1)), "destination holds"},
+		{"invalid dtype", info.All(), format.Dest{DType: 9}, "dtype"},
+		{"mixed destination", info.All(), format.Dest{DType: dtype.F32, F32: make([]float32, rows*cols), U16: []uint16{1}}, "16-bit"},
+		{"bf16 with f32", info.All(), format.Dest{DType: dtype.BF16, F32: make([]float32, rows*cols), U16: make([]uint16, rows*cols)}, "float32"},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			err := src.Read(name, tc.r, tc.dst)
@@ -165,6 +166,6 @@ func requireReadErrors(t *testing.T, src models.Source, name string) {
 	}
 	err := src.Read("no.such.weight", info.All(), big)
 	require.ErrorContains(t, err, "no.such.weight")
-	_, err = models.ReadTensor(src, "no.such.weight")
+	_, err = format.ReadTensor(src, "no.such.weight")
 	require.ErrorContains(t, err, "no.such.weight")
 }

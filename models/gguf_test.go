@@ -10,6 +10,7 @@ import (
 
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/format"
 )
 
 // tinyGGUF is llama.cpp's tiny oracle model, shared by the project's tests.
@@ -72,13 +73,13 @@ func TestGGUFTinyShardReads(t *testing.T) {
 	for _, name := range []string{"blk.0.attn_q.weight", "blk.1.ffn_down.weight", models.OutputNorm} {
 		info, ok := src.Tensor(name)
 		require.True(t, ok)
-		full, err := models.ReadTensor(src, name)
+		full, err := format.ReadTensor(src, name)
 		require.NoError(t, err)
 		rows, cols := info.Dims()
 		requireShardReadsMatch(t, src, info, full, rows, cols)
 	}
 	// The norm weights of the oracle are 1 + 0.02·N(0,1): near one.
-	norm, err := models.ReadTensor(src, models.OutputNorm)
+	norm, err := format.ReadTensor(src, models.OutputNorm)
 	require.NoError(t, err)
 	for _, v := range norm {
 		require.InDelta(t, 1, v, 0.2)

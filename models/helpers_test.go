@@ -7,14 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tpslice/tpslice/dtype"
-	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/format"
 )
 
 // requireShardReadsMatch checks that row ranges, column ranges and sub-blocks of a tensor,
 // read in every dtype, equal the matching slices of the full f32 read, converted.
-func requireShardReadsMatch(t *testing.T, src models.Source, info models.TensorInfo, full []float32, rows, cols int) {
+func requireShardReadsMatch(t *testing.T, src format.Source, info format.TensorInfo, full []float32, rows, cols int) {
 	t.Helper()
-	regions := []models.Region{
+	regions := []format.Region{
 		info.All(),
 		info.RowRange(0, 1),
 		info.RowRange(rows/2, rows),
@@ -50,15 +50,15 @@ func requireShardReadsMatch(t *testing.T, src models.Source, info models.TensorI
 }
 
 // readAs reads region r of a tensor into a destination of dtype dt and widens it to f32.
-func readAs(t *testing.T, src models.Source, name string, r models.Region, dt dtype.DType) []float32 {
+func readAs(t *testing.T, src format.Source, name string, r format.Region, dt dtype.DType) []float32 {
 	t.Helper()
 	out := make([]float32, r.Len())
 	if dt == dtype.F32 {
-		require.NoError(t, src.Read(name, r, models.F32Dest(out)))
+		require.NoError(t, src.Read(name, r, format.F32Dest(out)))
 		return out
 	}
 	bits := make([]uint16, r.Len())
-	require.NoError(t, src.Read(name, r, models.U16Dest(dt, bits)))
+	require.NoError(t, src.Read(name, r, format.U16Dest(dt, bits)))
 	for i, h := range bits {
 		out[i] = dtype.ToF32(dt, h)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/layers"
+	"github.com/tpslice/tpslice/models/format"
 	"github.com/tpslice/tpslice/tp"
 )
 
@@ -74,7 +75,7 @@ type Llama struct {
 
 // NewLlama loads every rank's shard of the weights from src (rank workers read in
 // parallel) and allocates the KV caches and activations.
-func NewLlama(g *tp.Group, cfg Config, src Source, opt LlamaOptions) (*Llama, error) {
+func NewLlama(g *tp.Group, cfg Config, src format.Source, opt LlamaOptions) (*Llama, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

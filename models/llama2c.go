@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/models/format"
 )
 
 // llama2cHeaderBytes is the size of a llama2.c checkpoint's header: seven int32.
@@ -25,39 +26,39 @@ const llama2cHeaderBytes = 7 * 4
 // and the classifier [vocab, dim] when it is not shared. Matrices are [out, in], as here;
 // RoPE rotates adjacent pairs (run.c), GGUF's layout; RMSNorm's ε is 1e-5 and RoPE's θ
 // 10000, which the format does not store.
-func OpenLlama2C(path string) (*FileSource, Config, error) {
-	s := newFileSource("llama2.c", path)
-	f, err := s.mapFile(path)
+func OpenLlama2C(path string) (*format.FileSource, Config, error) {
+	var cfg Config
+	src, err := format.OpenRaw("llama2.c", path, func(data []byte) (tensors []format.RawTensor, err error) {
+		cfg, tensors, err = llama2CLayout(path, strings.TrimSuffix(filepath.Base(path), ".bin"), data)
+		return tensors, err
+	})
 	if err != nil {
 		return nil, Config{}, err
 	}
-	cfg, err := s.addLlama2C(f, strings.TrimSuffix(filepath.Base(path), ".bin"))
-	if err != nil {
-		_ = s.Close()
-		return nil, Config{}, err
-	}
-	return s, cfg, nil
+	return src, cfg, nil
 }
 
 // Llama2CFromBytes is OpenLlama2C for a checkpoint held in memory (an embedded model):
 // name names it in errors and becomes the config's Name. data must stay unchanged while
 // the source is open.
-func Llama2CFromBytes(name string, data []byte) (*FileSource, Config, error) {
-	s := newFileSource("llama2.c", name)
-	s.files = append(s.files, mappedFile{path: name, data: data, unmap: func() error { return nil }})
-	cfg, err := s.addLlama2C(0, name)
+func Llama2CFromBytes(name string, data []byte) (*format.FileSource, Config, error) {
+	var cfg Config
+	src, err := format.RawFromBytes("llama2.c", name, data, func(data []byte) (tensors []format.RawTensor, err error) {
+		cfg, tensors, err = llama2CLayout(name, name, data)
+		return tensors, err
+	})
 	if err != nil {
 		return nil, Config{}, err
 	}
-	return s, cfg, nil
+	return src, cfg, nil
 }
 
-// addLlama2C reads the header of file f, checks the file's size against it and registers
-// every tensor, each layer's slice of the stacked [L, …] arrays as its own tensor.
-func (s *FileSource) addLlama2C(f int, name string) (Config, error) {
-	data := s.files[f].data
-	fail := func(format string, args ...any) (Config, error) {
-		return Config{}, fmt.Errorf("llama2.c %s: %s", s.files[f].path, fmt.Sprintf(format, args...))
+// llama2CLayout reads a checkpoint's header, checks the file's size against it and places
+// every tensor, each layer's slice of the stacked [L, …] arrays as its own tensor; path
+// names the file in errors, name becomes the config's Name.
+func llama2CLayout(path, name string, data []byte) (Config, []format.RawTensor, error) {
+	fail := func(f string, args ...any) (Config, []format.RawTensor, error) {
+		return Config{}, nil, fmt.Errorf("llama2.c %s: %s", path, fmt.Sprintf(f, args...))
 	}
 	if len(data) < llama2cHeaderBytes {
 		return fail("%d bytes: shorter than the 28-byte header", len(data))
@@ -118,7 +119,7 @@ func (s *FileSource) addLlama2C(f int, name string) (Config, error) {
 	// The sizes are bounded by the header's checks (each at most 2^20), so the sums fit.
 	want := uint64(llama2cHeaderBytes)
 	for _, e := range entries {
-		n := uint64(dtype.F32.Bytes(TensorInfo{Shape: e.shape}.Elements()))
+		n := uint64(dtype.F32.Bytes(format.TensorInfo{Shape: e.shape}.Elements()))
 		if e.stacked {
 			n *= uint64(layers)
 		}
@@ -129,29 +130,26 @@ func (s *FileSource) addLlama2C(f int, name string) (Config, error) {
 			len(data), dim, hidden, layers, heads, kvHeads, vocab, shared, seqLen, want)
 	}
 	off := uint64(llama2cHeaderBytes)
+	var tensors []format.RawTensor
+	place := func(name string, shape []int, n uint64) {
+		tensors = append(tensors, format.RawTensor{Info: format.TensorInfo{Name: name, Shape: shape, DType: dtype.F32}, Begin: off, End: off + n})
+		off += n
+	}
 	for _, e := range entries {
-		n := uint64(dtype.F32.Bytes(TensorInfo{Shape: e.shape}.Elements()))
+		n := uint64(dtype.F32.Bytes(format.TensorInfo{Shape: e.shape}.Elements()))
 		switch {
 		case e.name == "":
 			off += n
 		case e.stacked:
 			for l := range layers {
-				info := TensorInfo{Name: LayerTensorName(l, e.name), Shape: e.shape, DType: dtype.F32}
-				if err := s.add(f, info, "", off, off+n); err != nil {
-					return Config{}, err
-				}
-				off += n
+				place(LayerTensorName(l, e.name), e.shape, n)
 			}
 		default:
-			if err := s.add(f, TensorInfo{Name: e.name, Shape: e.shape, DType: dtype.F32}, "", off, off+n); err != nil {
-				return Config{}, err
-			}
-			off += n
+			place(e.name, e.shape, n)
 		}
 	}
-	s.seal()
 	if err := cfg.Validate(); err != nil {
 		return fail("%v", err)
 	}
-	return cfg, nil
+	return cfg, tensors, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tpslice/tpslice/models/format"
 	"github.com/tpslice/tpslice/models/stories260k"
 )
 
@@ -126,7 +127,7 @@ func FuzzLlama2C(f *testing.F) {
 		}
 		defer src.Close()
 		for _, info := range src.Tensors() {
-			_, err := ReadTensor(src, info.Name)
+			_, err := format.ReadTensor(src, info.Name)
 			require.NoError(t, err, info.Name)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/models/format"
 	"github.com/tpslice/tpslice/tp"
 )
 
@@ -31,7 +32,7 @@ func qkHeadCount(cfg Config, name string) int {
 
 // withQKLayout returns tensors whose Q and K rows, stored for layout from, are permuted to
 // layout to (a copy; ts is not changed).
-func withQKLayout(t *testing.T, cfg Config, ts []Tensor, from, to RopeLayout) []Tensor {
+func withQKLayout(t *testing.T, cfg Config, ts []format.Tensor, from, to RopeLayout) []format.Tensor {
 	t.Helper()
 	out := slices.Clone(ts)
 	if from == to {
@@ -56,21 +57,21 @@ func withQKLayout(t *testing.T, cfg Config, ts []Tensor, from, to RopeLayout) []
 
 // writeHFCheckpoint writes ts (canonical names, Q and K in the half-split layout) into dir
 // as model.safetensors under Hugging Face names, with config.json for cfg.
-func writeHFCheckpoint(t *testing.T, dir string, cfg Config, ts []Tensor) {
+func writeHFCheckpoint(t *testing.T, dir string, cfg Config, ts []format.Tensor) {
 	t.Helper()
-	hf := make([]Tensor, len(ts))
+	hf := make([]format.Tensor, len(ts))
 	for i, tn := range ts {
 		name, err := HFName(tn.Info.Name)
 		require.NoError(t, err)
 		tn.Info.Name = name
 		hf[i] = tn
 	}
-	require.NoError(t, WriteSafetensors(filepath.Join(dir, SafetensorsFile), hf))
+	require.NoError(t, format.WriteSafetensors(filepath.Join(dir, format.SafetensorsFile), hf))
 	require.NoError(t, WriteHFConfig(filepath.Join(dir, HFConfigFile), cfg))
 }
 
 // openChecked opens a checkpoint with Open and closes it when the test ends.
-func openChecked(t *testing.T, path string) (*FileSource, Config) {
+func openChecked(t *testing.T, path string) (*format.FileSource, Config) {
 	t.Helper()
 	src, cfg, err := Open(path)
 	require.NoError(t, err)
@@ -97,7 +98,7 @@ func TestLlamaFormatsAgree(t *testing.T) {
 		require.NoError(t, err)
 		for _, dt := range []dtype.DType{dtype.F32, dtype.BF16} {
 			t.Run(fmt.Sprintf("drawn %v/%v", drawn, dt), func(t *testing.T) {
-				ts, err := ReadAll(dummy, dt)
+				ts, err := format.ReadAll(dummy, dt)
 				require.NoError(t, err)
 				dir := t.TempDir()
 				hfDir := filepath.Join(dir, "hf")
@@ -113,7 +114,7 @@ func TestLlamaFormatsAgree(t *testing.T) {
 				onlyCfg, err := ConfigFromHF(hfDir)
 				require.NoError(t, err)
 				require.Equal(t, wantHF, onlyCfg, "ConfigFromHF")
-				st, err := OpenSafetensors(filepath.Join(hfDir, SafetensorsFile))
+				st, err := format.OpenSafetensors(filepath.Join(hfDir, format.SafetensorsFile), CanonicalName)
 				require.NoError(t, err)
 				require.Equal(t, hfSrc.Tensors(), st.Tensors(), "OpenSafetensors of the file, Open of the directory")
 				require.NoError(t, st.Close())
@@ -123,7 +124,7 @@ func TestLlamaFormatsAgree(t *testing.T) {
 				wantGG.RopeLayout = RopeAdjacentPairs
 				wantGG.RopeTheta, wantGG.RMSEps = float64(float32(tiny.RopeTheta)), float64(float32(tiny.RMSEps)) // GGUF stores float32
 				require.Equal(t, wantGG, ggCfg, "GGUF metadata read by Open")
-				for _, src := range []Source{hfSrc, ggSrc} {
+				for _, src := range []format.Source{hfSrc, ggSrc} {
 					require.NoError(t, hfCfg.CheckSource(src))
 					for _, info := range src.Tensors() {
 						require.Equal(t, dt, info.DType, "%v: %s", src, info.Name)
@@ -185,10 +186,10 @@ func TestLlamaMissingOrMisshapenTensor(t *testing.T) {
 	cfg := tpPreset(t, "tiny")
 	dummy, err := NewDummy(cfg, tpTestSeed)
 	require.NoError(t, err)
-	all, err := ReadAll(dummy, dtype.F32)
+	all, err := format.ReadAll(dummy, dtype.F32)
 	require.NoError(t, err)
 	const missing, transposed = "blk.1.ffn_down.weight", "blk.0.attn_k.weight"
-	without := slices.DeleteFunc(slices.Clone(all), func(tn Tensor) bool { return tn.Info.Name == missing })
+	without := slices.DeleteFunc(slices.Clone(all), func(tn format.Tensor) bool { return tn.Info.Name == missing })
 	require.Len(t, without, len(all)-1)
 	misshapen := slices.Clone(all)
 	for i, tn := range misshapen {
@@ -199,7 +200,7 @@ func TestLlamaMissingOrMisshapenTensor(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		ts     []Tensor
+		ts     []format.Tensor
 		format string
 		want   []string
 	}{

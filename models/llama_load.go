@@ -6,11 +6,12 @@ import (
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/layers"
+	"github.com/tpslice/tpslice/models/format"
 	"github.com/tpslice/tpslice/quant"
 )
 
 // newLlamaRank reads rank r's shard of every weight and allocates its cache and activations.
-func newLlamaRank(m *Llama, r int, src Source) (*llamaRank, error) {
+func newLlamaRank(m *Llama, r int, src format.Source) (*llamaRank, error) {
 	cfg, p := m.cfg, m.plan
 	rk := &llamaRank{m: m, rank: r, dev: m.group.Device(r), overlapEvents: newOverlapEvents()}
 	hd := cfg.HeadDim
@@ -24,7 +25,7 @@ func newLlamaRank(m *Llama, r int, src Source) (*llamaRank, error) {
 	}
 	rk.v0 = v0
 	var err error
-	matrix := func(name string, rows func(TensorInfo) Region) layers.Matrix {
+	matrix := func(name string, rows func(format.TensorInfo) format.Region) layers.Matrix {
 		if err != nil {
 			return layers.Matrix{}
 		}
@@ -32,8 +33,8 @@ func newLlamaRank(m *Llama, r int, src Source) (*llamaRank, error) {
 		mat, _, err = rk.loadMatrix(src, name, rows)
 		return mat
 	}
-	rowsOf := func(a, b int) func(TensorInfo) Region {
-		return func(t TensorInfo) Region { return t.RowRange(a, b) }
+	rowsOf := func(a, b int) func(format.TensorInfo) format.Region {
+		return func(t format.TensorInfo) format.Region { return t.RowRange(a, b) }
 	}
 	column := func(l int, kind string, r0, r1 int) columnLinear {
 		if err != nil {
@@ -95,8 +96,8 @@ func newLlamaRank(m *Llama, r int, src Source) (*llamaRank, error) {
 
 // loadColumn reads rows [r0, r1) of layer l's projection kind, and of its bias where the
 // architecture has one (Arch.QKVBias: q, k and v).
-func (rk *llamaRank) loadColumn(src Source, l int, kind string, r0, r1 int) (columnLinear, error) {
-	w, _, err := rk.loadMatrix(src, LayerTensorName(l, kind), func(t TensorInfo) Region { return t.RowRange(r0, r1) })
+func (rk *llamaRank) loadColumn(src format.Source, l int, kind string, r0, r1 int) (columnLinear, error) {
+	w, _, err := rk.loadMatrix(src, LayerTensorName(l, kind), func(t format.TensorInfo) format.Region { return t.RowRange(r0, r1) })
 	if err != nil || !rk.m.cfg.QKVBias || !isBiased(kind) {
 		return columnLinear{w: w}, err
 	}
@@ -106,8 +107,8 @@ func (rk *llamaRank) loadColumn(src Source, l int, kind string, r0, r1 int) (col
 
 // loadRow reads columns [c0, c1) of layer l's projection kind (whole blocks of a quantized
 // type, see loadMatrix).
-func (rk *llamaRank) loadRow(src Source, l int, kind string, c0, c1 int) (rowLinear, error) {
-	w, lead, err := rk.loadMatrix(src, LayerTensorName(l, kind), func(t TensorInfo) Region { return t.ColRange(c0, c1) })
+func (rk *llamaRank) loadRow(src format.Source, l int, kind string, c0, c1 int) (rowLinear, error) {
+	w, lead, err := rk.loadMatrix(src, LayerTensorName(l, kind), func(t format.TensorInfo) format.Region { return t.ColRange(c0, c1) })
 	return rowLinear{w: w, lead: lead}, err
 }
 
@@ -119,7 +120,7 @@ func (rk *llamaRank) loadRow(src Source, l int, kind string, c0, c1 int) (rowLin
 // shard's own columns begin, and its input is quantized into rows of the matrix's width
 // with zeros around it (quant.QuantizeActsAt), which take no part in any sum. Nothing is
 // converted, so every rank holds exactly the weights of the unsharded model.
-func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo) Region) (layers.Matrix, int, error) {
+func (rk *llamaRank) loadMatrix(src format.Source, name string, region func(format.TensorInfo) format.Region) (layers.Matrix, int, error) {
 	info, ok := src.Tensor(name)
 	if !ok {
 		return layers.Matrix{}, 0, fmt.Errorf("%v: no tensor %s", src, name)
@@ -132,10 +133,10 @@ func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo)
 	// A padded shard (the last FFN columns where the ranks do not divide the width) reaches
 	// past the tensor: only the part inside it is read, and the rest of the matrix is zeros.
 	nr, nc := info.Dims()
-	stored := Region{Row0: reg.Row0, Row1: min(reg.Row1, nr), Col0: reg.Col0, Col1: min(reg.Col1, nc)}
+	stored := format.Region{Row0: reg.Row0, Row1: min(reg.Row1, nr), Col0: reg.Col0, Col1: min(reg.Col1, nc)}
 	lead, bs := 0, t.BlockSize()
 	if stored.Col0%bs != 0 || stored.Col1%bs != 0 {
-		whole := Region{Row0: stored.Row0, Row1: stored.Row1, Col0: stored.Col0 / bs * bs, Col1: (stored.Col1 + bs - 1) / bs * bs}
+		whole := format.Region{Row0: stored.Row0, Row1: stored.Row1, Col0: stored.Col0 / bs * bs, Col1: (stored.Col1 + bs - 1) / bs * bs}
 		rk.notes = append(rk.notes, shardNote{tensor: name, dtype: t, block: bs, cols: stored.Col1 - stored.Col0, extra: whole.Len() - stored.Len(), shard: stored.Len()})
 		stored, lead = whole, stored.Col0-whole.Col0
 	}
@@ -155,10 +156,10 @@ func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo)
 		return mat, lead, rk.readPadded(src, name, stored, t, mat)
 	}
 	if !t.Quantized() {
-		return mat, lead, src.Read(name, reg, BufferDest(buf))
+		return mat, lead, src.Read(name, reg, format.BufferDest(buf))
 	}
 	blocks := make([]byte, rows*t.Bytes(cols))
-	if err := src.Read(name, reg, BlockDest(t, blocks)); err != nil {
+	if err := src.Read(name, reg, format.BlockDest(t, blocks)); err != nil {
 		return layers.Matrix{}, 0, err
 	}
 	if err := quant.Pack(t, buf.Bytes8(), blocks, rows, cols); err != nil {
@@ -172,7 +173,7 @@ func (rk *llamaRank) loadMatrix(src Source, name string, region func(TensorInfo)
 // followed by zeros up to mat's width, the rows past the stored ones stay zero, and block
 // types are then packed into package quant's layout. Zero weights (and zero block scales)
 // contribute exactly nothing to any output.
-func (rk *llamaRank) readPadded(src Source, name string, stored Region, t dtype.DType, mat layers.Matrix) error {
+func (rk *llamaRank) readPadded(src format.Source, name string, stored format.Region, t dtype.DType, mat layers.Matrix) error {
 	rows, cols := stored.Row1-stored.Row0, stored.Col1-stored.Col0
 	if rows <= 0 || cols <= 0 {
 		return nil // the shard is all padding
@@ -182,7 +183,7 @@ func (rk *llamaRank) readPadded(src Source, name string, stored Region, t dtype.
 		return fmt.Errorf("%s %v: %w", name, stored, err)
 	}
 	defer stage.Free()
-	if err := src.Read(name, stored, BufferDest(stage)); err != nil {
+	if err := src.Read(name, stored, format.BufferDest(stage)); err != nil {
 		return err
 	}
 	staged := stage.Bytes8()
@@ -205,7 +206,7 @@ func (rk *llamaRank) readPadded(src Source, name string, stored Region, t dtype.
 }
 
 // loadVector reads a whole norm weight as f32 (every rank holds all of it).
-func (rk *llamaRank) loadVector(src Source, name string) (*device.Buffer, error) {
+func (rk *llamaRank) loadVector(src format.Source, name string) (*device.Buffer, error) {
 	info, ok := src.Tensor(name)
 	if !ok {
 		return nil, fmt.Errorf("%v: no tensor %s", src, name)
@@ -214,7 +215,7 @@ func (rk *llamaRank) loadVector(src Source, name string) (*device.Buffer, error)
 }
 
 // loadVectorPart reads elements [c0, c1) of a vector (a norm weight or a bias) as f32.
-func (rk *llamaRank) loadVectorPart(src Source, name string, c0, c1 int) (*device.Buffer, error) {
+func (rk *llamaRank) loadVectorPart(src format.Source, name string, c0, c1 int) (*device.Buffer, error) {
 	info, ok := src.Tensor(name)
 	if !ok {
 		return nil, fmt.Errorf("%v: no tensor %s", src, name)
@@ -228,5 +229,5 @@ func (rk *llamaRank) loadVectorPart(src Source, name string, c0, c1 int) (*devic
 	if rk.m.opt.ShapeOnly {
 		return buf, nil
 	}
-	return buf, src.Read(name, info.ColRange(c0, c1), BufferDest(buf))
+	return buf, src.Read(name, info.ColRange(c0, c1), format.BufferDest(buf))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tpslice/tpslice/layers"
+	"github.com/tpslice/tpslice/models/format"
 	"github.com/tpslice/tpslice/tp"
 )
 
@@ -54,7 +55,7 @@ func readStep0(t *testing.T, path string) []float64 {
 	return out
 }
 
-func newTestLlama(t *testing.T, world int, cfg Config, src Source, opt LlamaOptions) *Llama {
+func newTestLlama(t *testing.T, world int, cfg Config, src format.Source, opt LlamaOptions) *Llama {
 	t.Helper()
 	g, err := tp.NewGroup(tp.GroupConfig{World: world, SMs: 2})
 	require.NoError(t, err)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tpslice/tpslice/models/format"
 )
 
 // Open opens a checkpoint by its path and returns its weights and config: a .gguf file
@@ -12,7 +14,7 @@ import (
 // *.safetensors file or model.safetensors.index.json (OpenSafetensors, with ConfigFromHF
 // reading the config.json beside the weights). Any other file is refused with what it is
 // not, rather than blamed for a config.json it never had.
-func Open(path string) (*FileSource, Config, error) {
+func Open(path string) (*format.FileSource, Config, error) {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".gguf":
 		return OpenGGUF(path)
@@ -34,7 +36,7 @@ func Open(path string) (*FileSource, Config, error) {
 	if err != nil {
 		return nil, Config{}, err
 	}
-	src, err := OpenSafetensors(path)
+	src, err := format.OpenSafetensors(path, CanonicalName)
 	if err != nil {
 		return nil, Config{}, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/format"
 	"github.com/tpslice/tpslice/quant"
 )
 
@@ -34,8 +35,8 @@ func TestQuantizersMatchLlamaQuantize(t *testing.T) {
 					continue
 				}
 				want := make([]byte, quantBytes(info))
-				require.NoError(t, src.Read(info.Name, info.All(), models.BlockDest(info.DType, want)))
-				values, err := models.ReadTensor(f32, info.Name)
+				require.NoError(t, src.Read(info.Name, info.All(), format.BlockDest(info.DType, want)))
+				values, err := format.ReadTensor(f32, info.Name)
 				require.NoError(t, err)
 				got := make([]byte, len(want))
 				require.NoError(t, quant.Quantize(info.DType, got, values))
@@ -51,7 +52,7 @@ func TestQuantizersMatchLlamaQuantize(t *testing.T) {
 	}
 }
 
-func quantBytes(info models.TensorInfo) int {
+func quantBytes(info format.TensorInfo) int {
 	rows, cols := info.Dims()
 	return rows * info.DType.Bytes(cols)
 }
@@ -72,7 +73,7 @@ func TestWriteGGUFQuantized(t *testing.T) {
 	cfg.Hidden, cfg.Intermediate, cfg.HeadDim = 256, 768, 32 // rows of whole 256-value blocks
 	src, err := models.NewDummy(cfg, 3)
 	require.NoError(t, err)
-	tensors, err := models.ReadAll(src, 0)
+	tensors, err := format.ReadAll(src, 0)
 	require.NoError(t, err)
 	types := []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K}
 	i := 0
@@ -97,10 +98,10 @@ func TestWriteGGUFQuantized(t *testing.T) {
 		want := make([]byte, quantBytes(info))
 		require.NoError(t, quant.Quantize(info.DType, want, tn.Data))
 		got := make([]byte, len(want))
-		require.NoError(t, back.Read(info.Name, info.All(), models.BlockDest(info.DType, got)))
+		require.NoError(t, back.Read(info.Name, info.All(), format.BlockDest(info.DType, got)))
 		require.Equal(t, want, got, info.Name)
 	}
-	again, err := models.ReadAll(back, 0)
+	again, err := format.ReadAll(back, 0)
 	require.NoError(t, err)
 	path2 := filepath.Join(t.TempDir(), "q2.gguf")
 	require.NoError(t, models.WriteGGUF(path2, cfg, again))
@@ -129,14 +130,14 @@ func TestGGUFQuantizedBadInput(t *testing.T) {
 	require.NoError(t, err)
 	defer src.Close()
 	info, _ := src.Tensor("blk.0.attn_q.weight")
-	err = src.Read(info.Name, info.ColRange(0, 100), models.BlockDest(dtype.Q4_K, make([]byte, 144*256)))
+	err = src.Read(info.Name, info.ColRange(0, 100), format.BlockDest(dtype.Q4_K, make([]byte, 144*256)))
 	require.ErrorContains(t, err, "blk.0.attn_q.weight")
 	require.ErrorContains(t, err, "rows of 100 values do not fill whole 256-value q4_k blocks")
 	// Any region reads exactly into an element type: the blocks it cuts are dequantized.
 	part := make([]float32, 256*100)
-	require.NoError(t, src.Read(info.Name, info.ColRange(7, 107), models.F32Dest(part)))
+	require.NoError(t, src.Read(info.Name, info.ColRange(7, 107), format.F32Dest(part)))
 	whole := make([]float32, info.Elements())
-	require.NoError(t, src.Read(info.Name, info.All(), models.F32Dest(whole)))
+	require.NoError(t, src.Read(info.Name, info.All(), format.F32Dest(whole)))
 	for r := range 256 {
 		require.Equal(t, whole[r*256+7:r*256+107], part[r*100:(r+1)*100])
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/tpslice/tpslice/layers"
+	"github.com/tpslice/tpslice/models/format"
 )
 
 // RopeScaling is a frequency-dependent RoPE scaling as Hugging Face's config.json gives it
@@ -57,7 +58,7 @@ func (s RopeScaling) divisor(invFreq float64) float64 {
 //
 // with the factors of the source's rope_freqs.weight where it holds one (a GGUF file of
 // Llama 3.1), else those Config.RopeScaling computes, else 1.
-func newRope(cfg Config, src Source) (*layers.RopeTable, error) {
+func newRope(cfg Config, src format.Source) (*layers.RopeTable, error) {
 	if cfg.HeadDim <= 0 || cfg.HeadDim%2 != 0 {
 		return layers.NewRopeTable(cfg.HeadDim, cfg.ContextLength, cfg.RopeTheta) // its error
 	}
@@ -72,7 +73,7 @@ func newRope(cfg Config, src Source) (*layers.RopeTable, error) {
 		if len(info.Shape) != 1 || info.Shape[0] != half {
 			return nil, fmt.Errorf("%v: %s has shape %v, want [%d] (head dim %d / 2)", src, RopeFreqs, info.Shape, half, cfg.HeadDim)
 		}
-		factors, err := ReadTensor(src, RopeFreqs)
+		factors, err := format.ReadTensor(src, RopeFreqs)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/models/format"
 )
 
 var allDTypes = []dtype.DType{dtype.F32, dtype.F16, dtype.BF16}
@@ -29,11 +30,11 @@ func roundTripConfigs() []models.Config {
 
 // dummyTensors draws dummy weights for cfg, rounded to dt: they stand for a checkpoint in
 // GGUF's adjacent-pairs layout.
-func dummyTensors(t *testing.T, cfg models.Config, dt dtype.DType) []models.Tensor {
+func dummyTensors(t *testing.T, cfg models.Config, dt dtype.DType) []format.Tensor {
 	t.Helper()
 	d, err := models.NewDummy(cfg, 42)
 	require.NoError(t, err)
-	ts, err := models.ReadAll(d, dt)
+	ts, err := format.ReadAll(d, dt)
 	require.NoError(t, err)
 	return ts
 }
@@ -52,9 +53,9 @@ func qkHeads(cfg models.Config, name string) int {
 
 // toHF turns GGUF-layout tensors into a Hugging Face checkpoint's: Q and K rows in the
 // half-split layout, HF names.
-func toHF(t *testing.T, cfg models.Config, ts []models.Tensor) []models.Tensor {
+func toHF(t *testing.T, cfg models.Config, ts []format.Tensor) []format.Tensor {
 	t.Helper()
-	out := make([]models.Tensor, len(ts))
+	out := make([]format.Tensor, len(ts))
 	for i, tn := range ts {
 		if h := qkHeads(cfg, tn.Info.Name); h > 0 {
 			data, err := models.PermuteQKToHalfSplit(tn.Data, h, cfg.HeadDim, cfg.Hidden)
@@ -71,7 +72,7 @@ func toHF(t *testing.T, cfg models.Config, ts []models.Tensor) []models.Tensor {
 
 // requireSameWeights reads every tensor of want back from src (undoing the half-split
 // permutation of Q and K when halfSplit) and compares bit for bit.
-func requireSameWeights(t *testing.T, cfg models.Config, src models.Source, want []models.Tensor, halfSplit bool) {
+func requireSameWeights(t *testing.T, cfg models.Config, src format.Source, want []format.Tensor, halfSplit bool) {
 	t.Helper()
 	require.Len(t, src.Tensors(), len(want))
 	for _, w := range want {
@@ -79,7 +80,7 @@ func requireSameWeights(t *testing.T, cfg models.Config, src models.Source, want
 		require.True(t, ok, w.Info.Name)
 		require.Equal(t, w.Info.DType, info.DType, w.Info.Name)
 		require.Equal(t, w.Info.Shape, info.Shape, w.Info.Name)
-		got, err := models.ReadTensor(src, w.Info.Name)
+		got, err := format.ReadTensor(src, w.Info.Name)
 		require.NoError(t, err)
 		if h := qkHeads(cfg, w.Info.Name); h > 0 && halfSplit {
 			got, err = models.PermuteQKToAdjacent(got, h, cfg.HeadDim, cfg.Hidden)
@@ -112,7 +113,7 @@ func TestGGUFRoundTrip(t *testing.T) {
 
 				for _, name := range []string{"blk.0.attn_q.weight", "blk.0.attn_output.weight", models.TokenEmbd, "blk.0.ffn_norm.weight"} {
 					info, _ := src.Tensor(name)
-					full, err := models.ReadTensor(src, name)
+					full, err := format.ReadTensor(src, name)
 					require.NoError(t, err)
 					rows, cols := info.Dims()
 					requireShardReadsMatch(t, src, info, full, rows, cols)
@@ -130,12 +131,12 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 				ts := dummyTensors(t, cfg, dt)
 				hf := toHF(t, cfg, ts)
 				dir := t.TempDir()
-				require.NoError(t, models.WriteSafetensors(filepath.Join(dir, models.SafetensorsFile), hf))
+				require.NoError(t, format.WriteSafetensors(filepath.Join(dir, format.SafetensorsFile), hf))
 				require.NoError(t, models.WriteHFConfig(filepath.Join(dir, models.HFConfigFile), cfg))
 
 				wantCfg := cfg
 				wantCfg.RopeLayout = models.RopeHalfSplit
-				for _, p := range []string{dir, filepath.Join(dir, models.SafetensorsFile)} {
+				for _, p := range []string{dir, filepath.Join(dir, format.SafetensorsFile)} {
 					src, got, err := models.Open(p)
 					require.NoError(t, err)
 					require.Equal(t, wantCfg, got)
@@ -143,14 +144,14 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 					require.NoError(t, cfg.CheckSource(src))
 					requireSameWeights(t, cfg, src, ts, true)
 					info, _ := src.Tensor("blk.0.attn_k.weight")
-					full, err := models.ReadTensor(src, info.Name)
+					full, err := format.ReadTensor(src, info.Name)
 					require.NoError(t, err)
 					rows, cols := info.Dims()
 					requireShardReadsMatch(t, src, info, full, rows, cols)
 					requireReadErrors(t, src, "blk.0.ffn_down.weight")
 					require.NoError(t, src.Close())
 					require.NoError(t, src.Close(), "closing twice is a no-op")
-					err = src.Read(info.Name, info.All(), models.F32Dest(full))
+					err = src.Read(info.Name, info.All(), format.F32Dest(full))
 					require.ErrorContains(t, err, "closed")
 				}
 			})
@@ -159,21 +160,21 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 }
 
 // writeSharded writes tensors into n safetensors files and an index mapping each.
-func writeSharded(t *testing.T, dir string, ts []models.Tensor, n int) map[string]string {
+func writeSharded(t *testing.T, dir string, ts []format.Tensor, n int) map[string]string {
 	t.Helper()
 	weightMap := map[string]string{}
 	for s := range n {
 		file := fmt.Sprintf("model-%05d-of-%05d.safetensors", s+1, n)
-		var part []models.Tensor
+		var part []format.Tensor
 		for i := s; i < len(ts); i += n {
 			part = append(part, ts[i])
 			weightMap[ts[i].Info.Name] = file
 		}
-		require.NoError(t, models.WriteSafetensors(filepath.Join(dir, file), part))
+		require.NoError(t, format.WriteSafetensors(filepath.Join(dir, file), part))
 	}
 	idx, err := json.Marshal(map[string]any{"metadata": map[string]any{"total_size": 0}, "weight_map": weightMap})
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, models.SafetensorsIndexFile), idx, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, format.SafetensorsIndexFile), idx, 0o644))
 	return weightMap
 }
 
@@ -185,7 +186,7 @@ func TestSafetensorsShardedRoundTrip(t *testing.T) {
 			dir := t.TempDir()
 			writeSharded(t, dir, toHF(t, cfg, ts), 3)
 			require.NoError(t, models.WriteHFConfig(filepath.Join(dir, models.HFConfigFile), cfg))
-			for _, p := range []string{dir, filepath.Join(dir, models.SafetensorsIndexFile)} {
+			for _, p := range []string{dir, filepath.Join(dir, format.SafetensorsIndexFile)} {
 				src, got, err := models.Open(p)
 				require.NoError(t, err)
 				require.Equal(t, models.RopeHalfSplit, got.RopeLayout)
@@ -204,18 +205,18 @@ func TestGGUFAndSafetensorsAgree(t *testing.T) {
 	dir := t.TempDir()
 	gpath := filepath.Join(dir, "m.gguf")
 	require.NoError(t, models.WriteGGUF(gpath, cfg, ts))
-	spath := filepath.Join(dir, models.SafetensorsFile)
-	require.NoError(t, models.WriteSafetensors(spath, toHF(t, cfg, ts)))
+	spath := filepath.Join(dir, format.SafetensorsFile)
+	require.NoError(t, format.WriteSafetensors(spath, toHF(t, cfg, ts)))
 	g, _, err := models.OpenGGUF(gpath)
 	require.NoError(t, err)
 	defer g.Close()
-	s, err := models.OpenSafetensors(spath)
+	s, err := format.OpenSafetensors(spath, models.CanonicalName)
 	require.NoError(t, err)
 	defer s.Close()
 	for _, info := range g.Tensors() {
-		a, err := models.ReadTensor(g, info.Name)
+		a, err := format.ReadTensor(g, info.Name)
 		require.NoError(t, err)
-		b, err := models.ReadTensor(s, info.Name)
+		b, err := format.ReadTensor(s, info.Name)
 		require.NoError(t, err)
 		if h := qkHeads(cfg, info.Name); h > 0 {
 			require.NotEqual(t, a, b, "%s: the layouts differ", info.Name)
@@ -247,7 +248,7 @@ func TestReadIntoDeviceBuffer(t *testing.T) {
 		qRows, kvRows := cfg.QDim()/tp, cfg.KVDim()/tp
 		buf, err := d.Alloc(dtype.BF16, (qRows+2*kvRows)*cfg.Hidden)
 		require.NoError(t, err)
-		dst := models.BufferDest(buf)
+		dst := format.BufferDest(buf)
 		require.Equal(t, buf.Len(), dst.Len())
 		off := 0
 		for _, part := range []struct {
@@ -258,7 +259,7 @@ func TestReadIntoDeviceBuffer(t *testing.T) {
 			info, _ := src.Tensor(name)
 			n := part.rows * cfg.Hidden
 			require.NoError(t, src.Read(name, info.RowRange(rank*part.rows, (rank+1)*part.rows), dst.Slice(off, off+n)))
-			full, err := models.ReadTensor(src, name)
+			full, err := format.ReadTensor(src, name)
 			require.NoError(t, err)
 			for i, x := range full[rank*n : (rank+1)*n] {
 				require.Equal(t, dtype.F32ToBF16(x), buf.Uint16s()[off+i], "%s rank %d element %d", name, rank, i)
@@ -271,8 +272,8 @@ func TestReadIntoDeviceBuffer(t *testing.T) {
 
 	f32, err := node.Devices()[0].Alloc(dtype.F32, cfg.Hidden)
 	require.NoError(t, err)
-	require.NoError(t, src.Read(models.OutputNorm, models.TensorInfo{Shape: []int{cfg.Hidden}}.All(), models.BufferDest(f32)))
-	want, err := models.ReadTensor(src, models.OutputNorm)
+	require.NoError(t, src.Read(models.OutputNorm, format.TensorInfo{Shape: []int{cfg.Hidden}}.All(), format.BufferDest(f32)))
+	want, err := format.ReadTensor(src, models.OutputNorm)
 	require.NoError(t, err)
 	require.Equal(t, want, f32.Float32s())
 }

@@ -1,4 +1,4 @@
-package models
+package format
 
 import (
 	"fmt"
@@ -79,6 +79,16 @@ func (r Region) String() string {
 
 // check reports whether r lies inside t and fits in a destination of n values of type
 // dt; a block-type destination takes rows of whole blocks.
+// CheckRead says what is wrong, if anything, with reading region r of tensor t into dst:
+// a destination whose dtype and slices disagree, a region outside the tensor, larger than
+// dst, or cutting a block type's blocks. Every Source's Read starts with it.
+func CheckRead(t TensorInfo, r Region, dst Dest) error {
+	if err := dst.check(); err != nil {
+		return err
+	}
+	return r.check(t, dst.DType, dst.Len())
+}
+
 func (r Region) check(t TensorInfo, dt dtype.DType, n int) error {
 	rows, cols := t.Dims()
 	if len(t.Shape) == 0 || len(t.Shape) > 2 {
@@ -114,11 +124,7 @@ type Source interface {
 	String() string
 }
 
-// The sources of this package.
-var (
-	_ Source = (*FileSource)(nil)
-	_ Source = (*DummySource)(nil)
-)
+var _ Source = (*FileSource)(nil)
 
 // ReadTensor reads a whole tensor from src as float32 (exact for f32, bf16 and f16).
 func ReadTensor(src Source, name string) ([]float32, error) {

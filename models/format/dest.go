@@ -1,10 +1,11 @@
-package models
+package format
 
 import (
 	"fmt"
 
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/quant"
 )
 
 // Dest is where a read writes: values of DType, in F32 for f32, as bit patterns in U16 for
@@ -81,6 +82,23 @@ func (d Dest) check() error {
 		return fmt.Errorf("%v destination of %d bytes: not a whole number of %d-byte blocks", d.DType, len(d.Blocks), d.DType.BlockBytes())
 	case !d.DType.Valid():
 		return fmt.Errorf("destination dtype %v: want f32, bf16, f16 or a block type", d.DType)
+	}
+	return nil
+}
+
+// StoreF32 writes v into d[off:], rounding to d's 16-bit dtype or quantizing into its
+// blocks (off and len(v) whole blocks).
+func (d Dest) StoreF32(off int, v []float32) error {
+	switch t := d.DType; {
+	case t == dtype.F32:
+		copy(d.F32[off:off+len(v)], v)
+	case t.Quantized():
+		return quant.Quantize(t, d.Blocks[t.Bytes(off):t.Bytes(off+len(v))], v)
+	default:
+		out := d.U16[off : off+len(v)]
+		for i, x := range v {
+			out[i] = dtype.FromF32(t, x)
+		}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package models
+package format
 
 import (
 	"encoding/binary"
@@ -41,7 +41,7 @@ func readRegion(data []byte, info TensorInfo, r Region, dst Dest) error {
 		case t.Scalar():
 			es := t.Size()
 			decodeInto(F32Dest(tmp), 0, t, src[r.Col0*es:r.Col1*es])
-			if err := storeF32(dst, off, tmp); err != nil {
+			if err := dst.StoreF32(off, tmp); err != nil {
 				return err
 			}
 		case t == dst.DType && r.Col0%bs == 0: // whole blocks (the region's width was checked)
@@ -50,26 +50,9 @@ func readRegion(data []byte, info TensorInfo, r Region, dst Dest) error {
 			if err := quant.Dequantize(t, blocks, src[b0*t.BlockBytes():b1*t.BlockBytes()]); err != nil {
 				return err
 			}
-			if err := storeF32(dst, off, blocks[r.Col0-b0*bs:r.Col1-b0*bs]); err != nil {
+			if err := dst.StoreF32(off, blocks[r.Col0-b0*bs:r.Col1-b0*bs]); err != nil {
 				return err
 			}
-		}
-	}
-	return nil
-}
-
-// storeF32 writes v into dst[off:], rounding to dst's 16-bit dtype or quantizing into its
-// blocks (off and len(v) whole blocks).
-func storeF32(dst Dest, off int, v []float32) error {
-	switch t := dst.DType; {
-	case t == dtype.F32:
-		copy(dst.F32[off:off+len(v)], v)
-	case t.Quantized():
-		return quant.Quantize(t, dst.Blocks[t.Bytes(off):t.Bytes(off+len(v))], v)
-	default:
-		out := dst.U16[off : off+len(v)]
-		for i, x := range v {
-			out[i] = dtype.FromF32(t, x)
 		}
 	}
 	return nil

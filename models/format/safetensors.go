@@ -1,4 +1,4 @@
-package models
+package format
 
 import (
 	"encoding/binary"
@@ -25,10 +25,10 @@ const (
 // OpenSafetensors memory-maps a Hugging Face checkpoint: path is a model.safetensors file,
 // a model.safetensors.index.json (sharded: its weight_map names each tensor's file, relative
 // to the index), or a directory holding either (the index wins). Tensors must be F32, F16
-// or BF16. Llama names (model.layers.N.self_attn.q_proj.weight, …) are mapped to canonical
-// names (blk.N.attn_q.weight, …); other names are kept as they are. Q and K stay in Hugging
-// Face's half-split RoPE layout.
-func OpenSafetensors(path string) (*FileSource, error) {
+// or BF16. rename maps a name as the file spells it to the name the source lists it under
+// (a model's canonical names); names it does not know (ok false), or all with a nil rename,
+// are kept as they are.
+func OpenSafetensors(path string, rename Rename) (*FileSource, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors %s: %w", path, err)
@@ -36,7 +36,7 @@ func OpenSafetensors(path string) (*FileSource, error) {
 	if st.IsDir() {
 		index := filepath.Join(path, SafetensorsIndexFile)
 		if _, err := os.Stat(index); err == nil {
-			return openSafetensorsIndex(index)
+			return openSafetensorsIndex(index, rename)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("safetensors %s: %w", index, err)
 		}
@@ -44,17 +44,17 @@ func OpenSafetensors(path string) (*FileSource, error) {
 		if _, err := os.Stat(single); err != nil {
 			return nil, fmt.Errorf("safetensors %s: neither %s nor %s: %w", path, SafetensorsIndexFile, SafetensorsFile, err)
 		}
-		return openSafetensorsFile(single)
+		return openSafetensorsFile(single, rename)
 	}
 	if strings.HasSuffix(path, ".json") {
-		return openSafetensorsIndex(path)
+		return openSafetensorsIndex(path, rename)
 	}
-	return openSafetensorsFile(path)
+	return openSafetensorsFile(path, rename)
 }
 
-func openSafetensorsFile(path string) (*FileSource, error) {
+func openSafetensorsFile(path string, rename Rename) (*FileSource, error) {
 	s := newFileSource("safetensors", path)
-	if _, err := s.addSafetensors(path); err != nil {
+	if _, err := s.addSafetensors(path, rename); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func openSafetensorsFile(path string) (*FileSource, error) {
 	return s, nil
 }
 
-func openSafetensorsIndex(index string) (*FileSource, error) {
+func openSafetensorsIndex(index string, rename Rename) (*FileSource, error) {
 	raw, err := os.ReadFile(index)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors index %s: %w", index, err)
@@ -92,7 +92,7 @@ func openSafetensorsIndex(index string) (*FileSource, error) {
 	s := newFileSource("safetensors", index)
 	held := map[string]string{} // file name -> file holding it
 	for _, file := range sorted {
-		names, err := s.addSafetensors(filepath.Join(filepath.Dir(index), file))
+		names, err := s.addSafetensors(filepath.Join(filepath.Dir(index), file), rename)
 		if err != nil {
 			_ = s.Close()
 			return nil, fmt.Errorf("safetensors index %s: %w", index, err)
@@ -111,6 +111,9 @@ func openSafetensorsIndex(index string) (*FileSource, error) {
 	return s, nil
 }
 
+// Rename maps a tensor's name as a file spells it to the name a source lists it under.
+type Rename func(stored string) (name string, ok bool)
+
 // stEntry is one tensor of a safetensors header.
 type stEntry struct {
 	name       string // as the file spells it
@@ -121,7 +124,7 @@ type stEntry struct {
 
 // addSafetensors maps one safetensors file and adds its tensors; it returns their names as
 // the file spells them.
-func (s *FileSource) addSafetensors(path string) ([]string, error) {
+func (s *FileSource) addSafetensors(path string, rename Rename) ([]string, error) {
 	f, err := s.mapFile(path)
 	if err != nil {
 		return nil, err
@@ -133,8 +136,10 @@ func (s *FileSource) addSafetensors(path string) ([]string, error) {
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
 		name := e.name
-		if c, ok := CanonicalName(e.name); ok {
-			name = c
+		if rename != nil {
+			if c, ok := rename(e.name); ok {
+				name = c
+			}
 		}
 		if err := s.add(f, TensorInfo{Name: name, Shape: e.shape, DType: e.dtype}, e.name, e.begin, e.end); err != nil {
 			return nil, err

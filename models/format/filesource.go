@@ -1,4 +1,4 @@
-package models
+package format
 
 import (
 	"errors"
@@ -149,10 +149,7 @@ func (s *FileSource) Read(name string, r Region, dst Dest) error {
 	if s.closed {
 		return fail(errors.New("source is closed"))
 	}
-	if err := dst.check(); err != nil {
-		return fail(err)
-	}
-	if err := r.check(t.info, dst.DType, dst.Len()); err != nil {
+	if err := CheckRead(t.info, r, dst); err != nil {
 		return fail(err)
 	}
 	if err := readRegion(s.files[t.file].data[t.begin:t.end], t.info, r, dst); err != nil {

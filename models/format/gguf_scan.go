@@ -1,4 +1,4 @@
-package models
+package format
 
 import (
 	"encoding/binary"
