@@ -10,6 +10,7 @@ import (
 
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/diag"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/models"
@@ -56,6 +57,9 @@ type Config struct {
 	// MaxWaiting bounds the requests waiting for a slot (default 256); more fail with
 	// ErrQueueFull.
 	MaxWaiting int
+	// Debug logs start-up and failures as NCCL_DEBUG does (diag.FromEnv reads
+	// TPSLICE_DEBUG); nil logs nothing.
+	Debug *diag.Logger
 }
 
 // Graphs describes the decode graphs captured at start-up.
@@ -143,6 +147,7 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
+	e.logStartup()
 	e.sched.cond = sync.NewCond(&e.sched.mu)
 	e.sched.stopped = make(chan struct{})
 	go e.loop()

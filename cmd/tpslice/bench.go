@@ -214,7 +214,7 @@ func benchTP(ctx context.Context, o decodeBenchOptions, n int, prompts *promptPo
 	cfg := o.cfg
 	cfg.TP = n
 	p.start(n, 0, "loading")
-	e, err := engine.New(cfg)
+	e, err := newEngine(cfg, p.w)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -47,3 +47,19 @@ func TestVersion(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, `^tpslice \S+ \(.+\) go\S+ \w+/\w+\n$`, out)
 }
+
+// TestDebugEnv: a TPSLICE_DEBUG value the log does not take is a usage error naming it,
+// and INFO writes the start-up log to stderr.
+func TestDebugEnv(t *testing.T) {
+	t.Setenv("TPSLICE_DEBUG", "LOUD")
+	_, _, err := runCLI(t, "generate", "--tp", "1", "--max-tokens", "1", "--prompt", "Once")
+	require.ErrorContains(t, err, `TPSLICE_DEBUG="LOUD"`)
+	require.Equal(t, 2, exitCode(err))
+
+	t.Setenv("TPSLICE_DEBUG", "INFO")
+	t.Setenv("TPSLICE_DEBUG_SUBSYS", "INIT")
+	_, stderr, err := runCLI(t, "generate", "--tp", "2", "--max-tokens", "1", "--prompt", "Once")
+	require.NoError(t, err)
+	require.Contains(t, stderr, "INFO INIT TP group of 2 ranks")
+	require.NotContains(t, stderr, "INFO GRAPH")
+}

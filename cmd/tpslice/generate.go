@@ -125,7 +125,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 		}
 		defer traceOut.Close() // for early returns; writeTrace closes it and reports that error
 	}
-	e, err := engine.New(cfg)
+	e, err := newEngine(cfg, stderr)
 	if err != nil {
 		if traceOut != nil {
 			_ = traceOut.Close()

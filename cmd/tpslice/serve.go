@@ -74,7 +74,7 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 
 	fmt.Fprintf(stderr, "tpslice: loading %s at TP=%d (/health answers 503 until it is ready)\n", cfg.Model, cfg.TP)
-	e, err := engine.New(cfg)
+	e, err := newEngine(cfg, stderr)
 	if err != nil {
 		return errors.Join(fmt.Errorf("serve: %w", err), shutdown())
 	}

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/diag"
+	"github.com/tpslice/tpslice/dtype"
+)
+
+// logStartup writes what NCCL_DEBUG=INFO would tell of a communicator and what vLLM logs
+// of its CUDA graphs: the group's topology and the model on it (INIT), the all-reduce the
+// selector picks per message-size bucket (TUNING), each captured decode graph (GRAPH) and
+// the algorithm of every collective call site of a decode step (COLL).
+func (e *Engine) logStartup() {
+	d := e.cfg.Debug
+	if d == nil {
+		return
+	}
+	g, c, mc, opt := e.group, e.group.Comm(), e.model.Config(), e.model.Options()
+	d.Infof(diag.Init, "TP group of %d ranks on %v, %d SMs per device, NVLS %v, overlap %v",
+		g.World(), c.Fabric(), g.Device(0).NumSMs(), c.HasNVLS(), opt.Overlap)
+	arch := mc.Arch
+	if arch == "" {
+		arch = "llama"
+	}
+	d.Infof(diag.Init, "model %s (%s): %d layers, hidden %d, %d heads / %d KV heads, FFN %d, vocab %d, weights %s, bytes per rank %v",
+		mc.Name, arch, mc.Layers, mc.Hidden, mc.Heads, mc.KVHeads, mc.Intermediate, mc.Vocab, orStored(opt.WeightDType), e.model.WeightBytes())
+	kv := dtype.F32
+	if opt.KVDType != 0 {
+		kv = opt.KVDType
+	}
+	d.Infof(diag.Init, "KV cache: %d blocks of %d tokens (%v); at most %d running, %d waiting, %d tokens per step",
+		opt.KVBlocks, opt.BlockSize, kv, e.cfg.MaxRunning, e.cfg.MaxWaiting, e.cfg.MaxBatchTokens)
+	for b := comm.Bucket(256); b <= comm.Bucket(64<<20); b += 2 {
+		bytes := comm.BucketBytes(b)
+		d.Infof(diag.Tuning, "all-reduce of %d B at TP %d: %v", bytes, g.World(), c.Pick(int(bytes)))
+	}
+	for _, bucket := range e.graphs.Buckets {
+		for k, graph := range e.decodeGraphs[bucket] {
+			d.Infof(diag.Graph, "decode graph for batch %d (%s): %d nodes per rank, %d collectives in place, captured in %v",
+				bucket, [2]string{"full logits", "greedy"}[k], graph.Nodes(), graph.InPlace, graph.CaptureTime)
+		}
+	}
+	if len(e.graphs.Buckets) > 0 {
+		graph := e.decodeGraphs[e.graphs.Buckets[0]][1].Graph(0)
+		var sites []device.GraphNode
+		for _, n := range graph.Nodes {
+			if n.Kernel.Work.Class == device.ClassCollective {
+				sites = append(sites, n)
+			}
+		}
+		for i, n := range sites {
+			w := n.Kernel.Work
+			d.Infof(diag.Coll, "decode batch %d, %s: %s %s, %d B per rank",
+				e.graphs.Buckets[0], siteName(i, len(sites), mc.Layers), w.Op, w.Algo, w.Message)
+		}
+	}
+}
+
+// siteName names the i-th of n collectives of a decode step: the embedding's all-reduce,
+// then each layer's o_proj and down_proj, then the sampling all-gather, when n says the
+// step has that shape; otherwise only its index.
+func siteName(i, n, layers int) string {
+	switch {
+	case n != 2*layers+2:
+		return fmt.Sprintf("collective %d of %d", i, n)
+	case i == 0:
+		return "embedding"
+	case i == n-1:
+		return "sampling"
+	case i%2 == 1:
+		return fmt.Sprintf("layer %d attn.o_proj", (i-1)/2)
+	}
+	return fmt.Sprintf("layer %d mlp.down_proj", (i-1)/2)
+}
+
+func orStored(t dtype.DType) string {
+	if t == 0 {
+		return "as stored"
+	}
+	return t.String()
+}
