@@ -49,13 +49,26 @@ type Config struct {
 	// run on a comm stream of CommSMs SMs (default 1) while the other's compute runs.
 	Overlap bool
 	CommSMs int
-	// MaxRunning bounds the sequences decoded together (default 16); decode graphs are
-	// captured for the buckets 1, 2, 4, … up to it.
+	// KVBlocks is the KV cache's size in blocks of BlockSize (16) tokens, on every rank
+	// (default: 16 sequences of the whole context). It must hold one sequence of the whole
+	// context, so that every request fits alone. Sequences take blocks as they grow.
+	KVBlocks int
+	// MaxRunning bounds the sequences decoded together; decode graphs are captured for the
+	// buckets 1, 2, 4, … up to it. Default: the largest decode graph bucket,
+	// MaxGraphBatch, or fewer where the KV cache has fewer blocks (every running sequence
+	// holds one at least) or a step fewer tokens (MaxBatchTokens).
 	MaxRunning int
 	// MaxWaiting bounds the requests waiting for a slot (default 256); more fail with
 	// ErrQueueFull.
 	MaxWaiting int
 }
+
+// BlockSize is the tokens of one KV cache block.
+const BlockSize = 16
+
+// MaxGraphBatch is the largest decode graph bucket captured by default, and so the default
+// bound of the running batch (Config.MaxRunning).
+const MaxGraphBatch = 64
 
 // Graphs describes the decode graphs captured at start-up.
 type Graphs struct {
@@ -98,20 +111,27 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.MaxBatchTokens == 0 {
 		cfg.MaxBatchTokens = 256
 	}
-	if cfg.MaxRunning == 0 {
-		cfg.MaxRunning = 16
-	}
 	if cfg.MaxWaiting == 0 {
 		cfg.MaxWaiting = 256
-	}
-	if cfg.MaxRunning < 1 || cfg.MaxWaiting < 1 || cfg.MaxBatchTokens < cfg.MaxRunning {
-		return nil, fmt.Errorf("engine: max running %d, max waiting %d, max batch tokens %d: each must be positive and the batch must hold the running sequences", cfg.MaxRunning, cfg.MaxWaiting, cfg.MaxBatchTokens)
 	}
 	mcfg, src, tok, extraEOG, err := open(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
+	perSeq := (mcfg.ContextLength + BlockSize - 1) / BlockSize
+	if cfg.KVBlocks == 0 {
+		cfg.KVBlocks = 16 * perSeq
+	}
+	if cfg.MaxRunning == 0 {
+		cfg.MaxRunning = min(MaxGraphBatch, cfg.KVBlocks, cfg.MaxBatchTokens)
+	}
+	switch {
+	case cfg.MaxRunning < 1 || cfg.MaxWaiting < 1 || cfg.MaxBatchTokens < cfg.MaxRunning:
+		return nil, fmt.Errorf("engine: max running %d, max waiting %d, max batch tokens %d: each must be positive and the batch must hold the running sequences", cfg.MaxRunning, cfg.MaxWaiting, cfg.MaxBatchTokens)
+	case cfg.KVBlocks < perSeq:
+		return nil, fmt.Errorf("engine: %d KV blocks of %d tokens do not hold one sequence of the whole context (%d tokens, %d blocks)", cfg.KVBlocks, BlockSize, mcfg.ContextLength, perSeq)
+	}
 	if tok.VocabSize() > mcfg.Vocab {
 		return nil, fmt.Errorf("engine: %s: the tokenizer has %d tokens, the model only %d", cfg.Model, tok.VocabSize(), mcfg.Vocab)
 	}
@@ -123,18 +143,16 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	perSeq := (mcfg.ContextLength + 15) / 16
 	m, err := models.NewLlama(g, mcfg, src, models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens,
-		MaxSeqs: cfg.MaxRunning, BlockSize: 16, KVBlocks: cfg.MaxRunning*perSeq + 1, KVDType: cfg.KVDType,
+		MaxSeqs: cfg.MaxRunning, BlockSize: BlockSize, KVBlocks: cfg.KVBlocks + 1, KVDType: cfg.KVDType,
 		Fused: cfg.Fused, Overlap: cfg.Overlap})
 	if err != nil {
 		_ = g.Close()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	// The last block is kept out of the pool: padding rows of a bucket write there.
-	n := m.Options().KVBlocks
 	e := &Engine{cfg: cfg, group: g, model: m, tok: tok, endOfGeneration: endOfGeneration(tok, extraEOG),
-		blocks: NewBlockPool(n - 1), padBlock: int32(n - 1)}
+		blocks: NewBlockPool(cfg.KVBlocks), padBlock: int32(cfg.KVBlocks)}
 	if !cfg.Eager {
 		if err := e.captureGraphs(); err != nil {
 			m.Close()

@@ -71,17 +71,9 @@ func (e *Engine) loop() {
 				e.retire(s, nil)
 				continue
 			}
-			bs := e.model.Options().BlockSize
-			table, err := e.blocks.Alloc((len(s.prompt) + s.limit + bs - 1) / bs)
-			if err != nil {
-				if len(running)+len(newcomers) == 0 { // it can never fit
-					q.waiting = q.waiting[1:]
-					e.retire(s, err)
-					continue
-				}
+			if e.reserve(s, len(s.prompt)) != nil {
 				break // wait for running sequences to free blocks
 			}
-			s.table = table
 			q.waiting = q.waiting[1:]
 			newcomers = append(newcomers, s)
 		}
@@ -92,9 +84,14 @@ func (e *Engine) loop() {
 		// (whose prefill chose their first token) join it at the next step.
 		var decoding []*sequence
 		for _, s := range running {
-			if !s.done && s.ctx.Err() == nil {
-				decoding = append(decoding, s)
+			if s.done || s.ctx.Err() != nil {
+				continue
 			}
+			if err := e.reserve(s, s.pos+1); err != nil {
+				s.done, s.err = true, err
+				continue
+			}
+			decoding = append(decoding, s)
 		}
 		for _, s := range newcomers {
 			if err := e.prefill(s); err != nil {
@@ -113,7 +110,7 @@ func (e *Engine) loop() {
 		kept := running[:0]
 		for _, s := range running {
 			if s.done || s.ctx.Err() != nil {
-				e.retire(s, nil)
+				e.retire(s, s.err)
 			} else {
 				kept = append(kept, s)
 			}

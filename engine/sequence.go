@@ -15,7 +15,7 @@ type sequence struct {
 	start  time.Time
 
 	// Scheduler state, touched only by the scheduler goroutine.
-	table []int32 // KV blocks for prompt + limit tokens
+	table []int32 // KV blocks of the tokens in the cache and of those the next step adds
 	pos   int     // tokens in the cache
 	next  int32   // the last chosen token, fed at the next decode step
 	done  bool
@@ -50,6 +50,22 @@ func (e *Engine) deliver(s *sequence, id int32) {
 	case len(s.result.OutputIDs) >= s.limit:
 		s.result.FinishReason, s.done = FinishLength, true
 	}
+}
+
+// reserve makes s's block table hold positions [0, n), taking the blocks it lacks from
+// the pool.
+func (e *Engine) reserve(s *sequence, n int) error {
+	bs := e.model.Options().BlockSize
+	need := (n+bs-1)/bs - len(s.table)
+	if need <= 0 {
+		return nil
+	}
+	blocks, err := e.blocks.Alloc(need)
+	if err != nil {
+		return err
+	}
+	s.table = append(s.table, blocks...)
+	return nil
 }
 
 // retire frees the sequence's blocks, finishes its text and hands the result to Generate.

@@ -119,7 +119,8 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.StringVar(&opt.servedName, "served-model-name", "", "the model's name in the API (default: --model)")
 	fs.StringVar(&opt.srv.APIKey, "api-key", "", "require \"Authorization: Bearer KEY\" on /v1/ (default: $"+apiKeyEnv+", which keeps it out of ps)")
 	fs.IntVar(&opt.srv.MaxWaiting, "max-waiting", server.DefaultMaxWaiting, "requests waiting for their first token at most; more get 429")
-	fs.IntVar(&cfg.MaxRunning, "max-running", 0, "sequences decoded together at most (continuous batching; 0: the engine's default, 16)")
+	fs.IntVar(&cfg.MaxRunning, "max-running", 0, "sequences decoded together at most (continuous batching; 0: the largest decode graph bucket, 64, or fewer if the KV cache or --max-batch-tokens is smaller)")
+	fs.IntVar(&cfg.KVBlocks, "kv-blocks", 0, "KV cache blocks of 16 tokens, taken by sequences as they grow (0: 16 sequences of the whole context)")
 	fs.Var(&opt.bodyLimit, "max-body-bytes", "request body size limit (e.g. 64K, 1M); larger bodies get 413")
 	fs.IntVar(&opt.srv.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once (idle keep-alives included); one more gets 503")
 	fs.DurationVar(&opt.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long requests in flight may take to finish before they are ended")
@@ -157,6 +158,8 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 		return bad("--max-waiting must be at least 1, got %d", opt.srv.MaxWaiting)
 	case cfg.MaxRunning < 0:
 		return bad("--max-running must be ≥ 0, got %d", cfg.MaxRunning)
+	case cfg.KVBlocks < 0:
+		return bad("--kv-blocks must be ≥ 0, got %d", cfg.KVBlocks)
 	case opt.srv.MaxConnections < 1:
 		return bad("--max-connections must be at least 1, got %d", opt.srv.MaxConnections)
 	case opt.bodyLimit < 1024:
