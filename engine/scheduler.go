@@ -16,6 +16,23 @@ type scheduler struct {
 	running int // sequences admitted and not yet retired, for Load
 	closed  bool
 	stopped chan struct{}
+	stats   Stats
+}
+
+// Stats counts what the scheduler did since the engine started.
+type Stats struct {
+	// Preemptions counts the sequences preempted: their blocks were freed when the pool ran
+	// out, and they were requeued to be recomputed (prompt and output so far) when
+	// resumed, as vLLM V1 does.
+	Preemptions int64
+}
+
+// Stats returns the scheduler's counters, for metrics.
+func (e *Engine) Stats() Stats {
+	q := &e.sched
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.stats
 }
 
 // submit queues sequences together, so the scheduler sees all of them at its next step
@@ -42,9 +59,11 @@ func (e *Engine) submit(seqs ...*sequence) error {
 	return nil
 }
 
-// loop is continuous batching: at every step boundary it admits waiting sequences while
-// KV blocks and batch slots allow, prefills the newcomers, runs one decode step for the
-// whole running batch, and retires finished and cancelled sequences at once.
+// loop is continuous batching: at every step boundary the running batch takes the KV
+// blocks of its next tokens (oldest first; when the pool runs out, the most recently
+// admitted sequences are preempted), then, unless one was, waiting sequences are admitted
+// while KV blocks and batch slots allow; it prefills the newcomers, runs one decode step
+// for the batch that was running, and retires finished and cancelled sequences at once.
 func (e *Engine) loop() {
 	q := &e.sched
 	defer close(q.stopped)
@@ -63,15 +82,28 @@ func (e *Engine) loop() {
 			}
 			return
 		}
+		preempted := false
+		for i := 0; i < len(running); i++ {
+			s := running[i]
+			for e.reserve(s, s.pos+1) != nil { // the pool holds one sequence alone
+				victim := running[len(running)-1]
+				running = running[:len(running)-1]
+				e.preempt(victim)
+				preempted = true
+				if victim == s {
+					break
+				}
+			}
+		}
 		var newcomers []*sequence
-		for len(q.waiting) > 0 && len(running)+len(newcomers) < e.cfg.MaxRunning {
+		for !preempted && len(q.waiting) > 0 && len(running)+len(newcomers) < e.cfg.MaxRunning {
 			s := q.waiting[0]
 			if s.ctx.Err() != nil {
 				q.waiting = q.waiting[1:]
 				e.retire(s, nil)
 				continue
 			}
-			if e.reserve(s, len(s.prompt)) != nil {
+			if e.reserve(s, len(s.ids)) != nil {
 				break // wait for running sequences to free blocks
 			}
 			q.waiting = q.waiting[1:]
@@ -84,14 +116,9 @@ func (e *Engine) loop() {
 		// (whose prefill chose their first token) join it at the next step.
 		var decoding []*sequence
 		for _, s := range running {
-			if s.done || s.ctx.Err() != nil {
-				continue
+			if s.ctx.Err() == nil {
+				decoding = append(decoding, s)
 			}
-			if err := e.reserve(s, s.pos+1); err != nil {
-				s.done, s.err = true, err
-				continue
-			}
-			decoding = append(decoding, s)
 		}
 		for _, s := range newcomers {
 			if err := e.prefill(s); err != nil {
@@ -110,7 +137,7 @@ func (e *Engine) loop() {
 		kept := running[:0]
 		for _, s := range running {
 			if s.done || s.ctx.Err() != nil {
-				e.retire(s, s.err)
+				e.retire(s, nil)
 			} else {
 				kept = append(kept, s)
 			}
@@ -130,14 +157,27 @@ func (e *Engine) fail(seqs []*sequence, err error) {
 	}
 }
 
-// prefill runs a newcomer's prompt in chunks and chooses its first token.
+// preempt frees a running sequence's blocks and requeues it at the front of the queue: it
+// resumes by prefilling its prompt and the tokens it generated so far again. Called with
+// the queue locked.
+func (e *Engine) preempt(s *sequence) {
+	q := &e.sched
+	e.blocks.Free(s.table)
+	s.table, s.pos = nil, 0
+	q.waiting = append([]*sequence{s}, q.waiting...)
+	q.stats.Preemptions++
+}
+
+// prefill runs a newcomer's tokens (its prompt, and when it resumes after a preemption the
+// tokens it generated) in chunks and chooses its next token.
 func (e *Engine) prefill(s *sequence) error {
 	k := 0
 	if s.req.Sampling.Greedy() {
 		k = 1
 	}
-	for s.pos < len(s.prompt) {
-		ids := s.prompt[s.pos:min(len(s.prompt), s.pos+e.model.Options().MaxTokens)]
+	end := len(s.ids)
+	for s.pos < end {
+		ids := s.ids[s.pos:min(end, s.pos+e.model.Options().MaxTokens)]
 		st := models.Step{IDs: ids, Sample: []int{len(ids) - 1}, Candidates: k,
 			Batch: layers.Batch{Pos: make([]int32, len(ids)), Seq: make([]int32, len(ids)), Tables: [][]int32{s.table}}}
 		for i := range ids {
@@ -147,7 +187,7 @@ func (e *Engine) prefill(s *sequence) error {
 			return fmt.Errorf("prefill at position %d: %w", s.pos, err)
 		}
 		s.pos += len(ids)
-		if s.pos == len(s.prompt) {
+		if s.pos == end {
 			e.deliver(s, e.choose(st, s)[0])
 		}
 	}

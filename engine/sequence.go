@@ -15,8 +15,9 @@ type sequence struct {
 	start  time.Time
 
 	// Scheduler state, touched only by the scheduler goroutine.
+	ids   []int32 // the prompt, then every token generated
 	table []int32 // KV blocks of the tokens in the cache and of those the next step adds
-	pos   int     // tokens in the cache
+	pos   int     // tokens of ids in the cache
 	next  int32   // the last chosen token, fed at the next decode step
 	done  bool
 	first time.Time
@@ -37,6 +38,7 @@ func (e *Engine) deliver(s *sequence, id int32) {
 		s.result.TTFT = s.first.Sub(s.start)
 	}
 	s.next = id
+	s.ids = append(s.ids, id)
 	s.result.OutputIDs = append(s.result.OutputIDs, id)
 	if e.endOfGeneration[id] {
 		s.result.FinishReason, s.done = FinishStop, true

@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// alone runs each request by itself, one after the other, and returns their output ids.
+func alone(t *testing.T, e *Engine, reqs []Request) [][]int32 {
+	t.Helper()
+	out := make([][]int32, len(reqs))
+	for i, r := range reqs {
+		res, err := e.Generate(context.Background(), r, func(Token) error { return nil })
+		require.NoError(t, err, "request %d", i)
+		out[i] = res.OutputIDs
+	}
+	return out
+}
+
+// together runs the requests concurrently and returns their output ids.
+func together(t *testing.T, e *Engine, reqs []Request) [][]int32 {
+	t.Helper()
+	out := make([][]int32, len(reqs))
+	var wg sync.WaitGroup
+	for i, r := range reqs {
+		wg.Go(func() {
+			res, err := e.Generate(context.Background(), r, func(Token) error { return nil })
+			require.NoError(t, err, "request %d", i)
+			out[i] = res.OutputIDs
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// longRequests are n requests that grow over several KV blocks each, a few of them sampled.
+func longRequests(n, tokens int) []Request {
+	var reqs []Request
+	for i := range n {
+		r := Request{Prompt: fmt.Sprintf("Request %d is a longer one that says hello to number %d and more", i, i*i), MaxTokens: tokens + i%3*5}
+		if i%4 == 3 {
+			r.Sampling = Sampling{Temperature: 0.8, TopK: 20, Seed: uint64(i)}
+		}
+		reqs = append(reqs, r)
+	}
+	return reqs
+}
+
+// TestPreemptionKeepsOutputs: a KV cache of one context's blocks cannot hold 16 growing
+// sequences at once, so the scheduler preempts the most recently admitted ones and
+// recomputes them when they resume; every request still finishes with the tokens it
+// produces alone, each streamed once.
+func TestPreemptionKeepsOutputs(t *testing.T) {
+	for _, tp := range []int{1, 2} {
+		t.Run(fmt.Sprintf("tp=%d", tp), func(t *testing.T) {
+			e, err := New(Config{Model: "tiny", TP: tp, KVBlocks: 16})
+			require.NoError(t, err)
+			defer e.Close()
+			reqs := longRequests(16, 40)
+			want := alone(t, e, reqs)
+			require.Zero(t, e.Stats().Preemptions, "a request alone always fits")
+			var wg sync.WaitGroup
+			for i, r := range reqs {
+				wg.Go(func() {
+					var streamed []int32
+					res, err := e.Generate(context.Background(), r, func(tok Token) error {
+						if tok.ID >= 0 { // not the held-back text flushed at the end
+							streamed = append(streamed, tok.ID)
+						}
+						return nil
+					})
+					require.NoError(t, err, "request %d", i)
+					require.Equal(t, want[i], res.OutputIDs, "request %d", i)
+					// Every token streamed once, in order (an end-of-generation token is not).
+					require.GreaterOrEqual(t, len(streamed), len(res.OutputIDs)-1, "request %d", i)
+					require.Equal(t, res.OutputIDs[:len(streamed)], streamed, "request %d", i)
+				})
+			}
+			wg.Wait()
+			t.Logf("%d preemptions", e.Stats().Preemptions)
+			require.Positive(t, e.Stats().Preemptions)
+			require.Zero(t, e.Blocks().InUse())
+		})
+	}
+}
