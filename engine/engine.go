@@ -32,7 +32,9 @@ type Config struct {
 	KVDType dtype.DType
 	// Seed seeds a preset's dummy weights.
 	Seed uint64
-	// MaxBatchTokens bounds one forward pass: prompts are prefilled in chunks of it.
+	// MaxBatchTokens is the token budget of one step (vLLM's max_num_batched_tokens;
+	// default 2048, vLLM V1's for its API server): the running sequences' decode tokens
+	// first, then chunks of the prompts being prefilled fill the rest, in one forward pass.
 	MaxBatchTokens int
 	// Fused picks the all-reduce + residual + RMSNorm variant (Auto by size, Unfused, …).
 	Fused fused.Variant
@@ -65,6 +67,9 @@ type Config struct {
 
 // BlockSize is the tokens of one KV cache block.
 const BlockSize = 16
+
+// DefaultMaxBatchTokens is the default token budget of a step (Config.MaxBatchTokens).
+const DefaultMaxBatchTokens = 2048
 
 // MaxGraphBatch is the largest decode graph bucket captured by default, and so the default
 // bound of the running batch (Config.MaxRunning).
@@ -109,7 +114,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.TP = 1
 	}
 	if cfg.MaxBatchTokens == 0 {
-		cfg.MaxBatchTokens = 256
+		cfg.MaxBatchTokens = DefaultMaxBatchTokens
 	}
 	if cfg.MaxWaiting == 0 {
 		cfg.MaxWaiting = 256

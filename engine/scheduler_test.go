@@ -87,3 +87,56 @@ func TestPreemptionKeepsOutputs(t *testing.T) {
 		})
 	}
 }
+
+// longPrompt is a prompt of n token ids, to be prefilled over several steps.
+func longPrompt(n int) []int32 {
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(1 + (i*37)%500)
+	}
+	return ids
+}
+
+// TestChunkedPrefillKeepsOutputs: under token budgets of 1, 7 and 64 a step holds decode
+// tokens and prompt chunks of several sequences (a prompt of 150 tokens over many steps);
+// every request's tokens equal those of the default budget, alone and running together.
+func TestChunkedPrefillKeepsOutputs(t *testing.T) {
+	reqs := append(longRequests(6, 12), Request{PromptIDs: longPrompt(150), MaxTokens: 10},
+		Request{PromptIDs: longPrompt(40), MaxTokens: 10, Sampling: Sampling{Temperature: 1.2, TopP: 0.9, Seed: 9}})
+	ref, err := New(Config{Model: "tiny", TP: 2})
+	require.NoError(t, err)
+	want := alone(t, ref, reqs)
+	require.NoError(t, ref.Close())
+	for _, budget := range []int{1, 7, 64} {
+		t.Run(fmt.Sprintf("budget=%d", budget), func(t *testing.T) {
+			e, err := New(Config{Model: "tiny", TP: 2, MaxBatchTokens: budget})
+			require.NoError(t, err)
+			defer e.Close()
+			require.Equal(t, want, alone(t, e, reqs))
+			require.Equal(t, want, together(t, e, reqs))
+			require.Zero(t, e.Blocks().InUse())
+		})
+	}
+}
+
+// TestChunkedPrefillDoesNotStall: a long prompt prefills in chunks beside a decoding
+// sequence, which keeps producing a token every step: the whole batch takes as many steps
+// as the short request alone.
+func TestChunkedPrefillDoesNotStall(t *testing.T) {
+	e, err := New(Config{Model: "tiny", TP: 2, MaxBatchTokens: 16})
+	require.NoError(t, err)
+	defer e.Close()
+	const tokens = 20
+	short := Request{PromptIDs: []int32{5, 17, 99}, MaxTokens: tokens}
+	long := Request{PromptIDs: longPrompt(120), MaxTokens: 1}
+	want := alone(t, e, []Request{short, long})
+	require.Len(t, want[0], tokens, "the short request must not stop early for this test")
+
+	counter := &forwardCounter{dev: e.Model().Group().Device(0)}
+	e.Model().Group().Node().SetTracer(counter)
+	results, err := e.GenerateBatch(context.Background(), []Request{short, long}, nil)
+	e.Model().Group().Node().SetTracer(nil)
+	require.NoError(t, err)
+	require.Equal(t, want, [][]int32{results[0].OutputIDs, results[1].OutputIDs})
+	require.EqualValues(t, tokens, counter.steps.Load(), "one step per token of the short request; the long prompt rides along")
+}
