@@ -18,7 +18,11 @@
 // the KV blocks of the tokens it has and takes one more as it crosses a block boundary
 // (kvblocks.go); when the pool runs out, the most recently admitted sequences are
 // preempted: their blocks are freed and they are requeued at the front, to prefill their
-// prompt and the tokens generated so far again when they resume. The kernels are
-// batch-invariant, so a request's tokens are bitwise the same alone, in any batch, at any
-// budget and after a preemption.
+// prompt and the tokens generated so far again when they resume. Full blocks are cached
+// under a hash chained over their tokens (automatic prefix caching, prefix.go): a request
+// takes the longest cached prefix of its blocks, never its last token, instead of
+// computing it; blocks are shared by reference count, and free cached blocks are evicted
+// least recently freed first. The kernels are batch-invariant, so a request's tokens are
+// bitwise the same alone, in any batch, at any budget, after a preemption and with its
+// prefix cached.
 package engine

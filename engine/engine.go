@@ -60,6 +60,11 @@ type Config struct {
 	// MaxGraphBatch, or fewer where the KV cache has fewer blocks (every running sequence
 	// holds one at least) or a step fewer tokens (MaxBatchTokens).
 	MaxRunning int
+	// NoPrefixCaching turns automatic prefix caching off. On, full KV blocks are cached
+	// under a hash chained over their tokens, and a request takes the longest cached
+	// prefix of its blocks instead of computing it (free cached blocks are evicted least
+	// recently used first).
+	NoPrefixCaching bool
 	// MaxWaiting bounds the requests waiting for a slot (default 256); more fail with
 	// ErrQueueFull.
 	MaxWaiting int

@@ -22,6 +22,10 @@ type Stats struct {
 	// out, and they were requeued to be recomputed (prompt and output so far) when
 	// resumed, as vLLM V1 does.
 	Preemptions int64
+	// PrefixCacheQueries counts the tokens of the sequences admitted (or resumed) with
+	// prefix caching on, PrefixCacheHits those of them found in the prefix cache (vLLM's
+	// prefix_cache_queries and prefix_cache_hits).
+	PrefixCacheQueries, PrefixCacheHits int64
 }
 
 // Stats returns the scheduler's counters, for metrics.
@@ -160,9 +164,15 @@ func (e *Engine) schedule(running []*sequence) ([]*sequence, []chunk) {
 			e.retire(s, nil)
 			continue
 		}
+		hit := e.reusePrefix(s)
 		n := min(len(s.ids)-s.pos, budget)
 		if e.reserve(s, s.pos+n) != nil {
+			e.release(s)
 			break // wait for running sequences to free blocks
+		}
+		if !e.cfg.NoPrefixCaching {
+			q.stats.PrefixCacheQueries += int64(len(s.ids))
+			q.stats.PrefixCacheHits += int64(hit)
 		}
 		q.waiting = q.waiting[1:]
 		running = append(running, s)
@@ -177,8 +187,7 @@ func (e *Engine) schedule(running []*sequence) ([]*sequence, []chunk) {
 // tokens are not streamed twice). Called with the queue locked.
 func (e *Engine) preempt(s *sequence) {
 	q := &e.sched
-	e.blocks.Free(s.table)
-	s.table, s.pos = nil, 0
+	e.release(s)
 	q.waiting = append([]*sequence{s}, q.waiting...)
 	q.stats.Preemptions++
 }

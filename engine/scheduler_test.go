@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -52,12 +53,16 @@ func longRequests(n, tokens int) []Request {
 
 // TestPreemptionKeepsOutputs: a KV cache of one context's blocks cannot hold 16 growing
 // sequences at once, so the scheduler preempts the most recently admitted ones and
-// recomputes them when they resume; every request still finishes with the tokens it
-// produces alone, each streamed once.
+// recomputes them when they resume (from their cached blocks where prefix caching kept
+// them); every request still finishes with the tokens it produces alone, each streamed
+// once.
 func TestPreemptionKeepsOutputs(t *testing.T) {
-	for _, tp := range []int{1, 2} {
-		t.Run(fmt.Sprintf("tp=%d", tp), func(t *testing.T) {
-			e, err := New(Config{Model: "tiny", TP: tp, KVBlocks: 16})
+	for _, tc := range []struct {
+		tp       int
+		noPrefix bool
+	}{{1, true}, {2, true}, {2, false}} {
+		t.Run(fmt.Sprintf("tp=%d/no-prefix-caching=%v", tc.tp, tc.noPrefix), func(t *testing.T) {
+			e, err := New(Config{Model: "tiny", TP: tc.tp, KVBlocks: 16, NoPrefixCaching: tc.noPrefix})
 			require.NoError(t, err)
 			defer e.Close()
 			reqs := longRequests(16, 40)
@@ -139,4 +144,42 @@ func TestChunkedPrefillDoesNotStall(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, [][]int32{results[0].OutputIDs, results[1].OutputIDs})
 	require.EqualValues(t, tokens, counter.steps.Load(), "one step per token of the short request; the long prompt rides along")
+}
+
+// TestPrefixCacheKeepsOutputs: requests sharing a long prompt prefix reuse its cached KV
+// blocks (the hits count them) and produce exactly the tokens they produce with prefix
+// caching off, one after the other and running together.
+func TestPrefixCacheKeepsOutputs(t *testing.T) {
+	prefix := longPrompt(100)
+	var reqs []Request
+	for i := range 6 {
+		ids := append(slices.Clone(prefix[:100-i%2*37]), int32(7+i), int32(300+i))
+		r := Request{PromptIDs: ids, MaxTokens: 12 + i}
+		if i%3 == 2 {
+			r.Sampling = Sampling{Temperature: 0.9, TopK: 30, Seed: uint64(i)}
+		}
+		reqs = append(reqs, r)
+	}
+	reqs = append(reqs, Request{PromptIDs: slices.Clone(prefix), MaxTokens: 8}) // all of it cached but the last token
+	for _, tp := range []int{1, 8} {
+		t.Run(fmt.Sprintf("tp=%d", tp), func(t *testing.T) {
+			off, err := New(Config{Model: "tiny", TP: tp, NoPrefixCaching: true})
+			require.NoError(t, err)
+			want := alone(t, off, reqs)
+			require.Zero(t, off.Stats().PrefixCacheQueries)
+			require.Zero(t, off.Blocks().Cached())
+			require.NoError(t, off.Close())
+
+			e, err := New(Config{Model: "tiny", TP: tp, MaxBatchTokens: 64})
+			require.NoError(t, err)
+			defer e.Close()
+			require.Equal(t, want, alone(t, e, reqs))
+			st := e.Stats()
+			require.Positive(t, st.PrefixCacheHits)
+			require.Less(t, st.PrefixCacheHits, st.PrefixCacheQueries)
+			require.Equal(t, want, together(t, e, reqs))
+			require.Greater(t, e.Stats().PrefixCacheHits-st.PrefixCacheHits, int64(len(reqs)*48), "every request finds 3 blocks of the prefix at least")
+			require.Zero(t, e.Blocks().InUse())
+		})
+	}
 }

@@ -65,6 +65,7 @@ func (e *Engine) step(chunks []chunk) error {
 	}
 	for _, c := range chunks {
 		c.s.pos += c.n
+		e.cacheFull(c.s)
 	}
 	if len(sampled) > 0 {
 		for i, id := range e.choose(st, sampled...) {

@@ -97,6 +97,12 @@ func newMetrics(s *Server) *metrics {
 	f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tpslice_num_preemptions_total",
 		Help: "Sequences preempted when the KV cache ran out (recomputed when resumed)."},
 		engineStats(func(st engine.Stats) int64 { return st.Preemptions })))
+	f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tpslice_prefix_cache_queries_total",
+		Help: "Tokens of the sequences admitted with prefix caching on, looked up in the prefix cache."},
+		engineStats(func(st engine.Stats) int64 { return st.PrefixCacheQueries })))
+	f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tpslice_prefix_cache_hits_total",
+		Help: "Tokens of the sequences admitted found in the prefix cache (not computed)."},
+		engineStats(func(st engine.Stats) int64 { return st.PrefixCacheHits })))
 	f(collectiveMetrics{s})
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -1,0 +1,45 @@
+package engine
+
+// Automatic prefix caching, the sequence's side: its full blocks are cached under their
+// chained hashes as they fill, and a sequence starting (or resuming after a preemption)
+// takes the longest cached prefix of its blocks instead of computing it.
+
+// blockHashOf returns the hash of s's i-th block of tokens, hashing the blocks before it
+// that are not hashed yet.
+func (e *Engine) blockHashOf(s *sequence, i int) blockHash {
+	for len(s.hashes) <= i {
+		var parent blockHash
+		if n := len(s.hashes); n > 0 {
+			parent = s.hashes[n-1]
+		}
+		n := len(s.hashes)
+		s.hashes = append(s.hashes, chainHash(parent, s.ids[n*BlockSize:(n+1)*BlockSize]))
+	}
+	return s.hashes[i]
+}
+
+// reusePrefix gives s, holding no blocks, the longest cached prefix of its full blocks,
+// never all of its tokens (the last one is computed, for logits to choose from), and
+// returns how many tokens that is.
+func (e *Engine) reusePrefix(s *sequence) int {
+	if e.cfg.NoPrefixCaching {
+		return 0
+	}
+	hashes := make([]blockHash, (len(s.ids)-1)/BlockSize)
+	for i := range hashes {
+		hashes[i] = e.blockHashOf(s, i)
+	}
+	s.table = e.blocks.Lookup(hashes)
+	s.pos, s.cachedBlocks = len(s.table)*BlockSize, len(s.table)
+	return s.pos
+}
+
+// cacheFull caches the blocks of s that filled since it last did.
+func (e *Engine) cacheFull(s *sequence) {
+	if e.cfg.NoPrefixCaching {
+		return
+	}
+	for ; s.cachedBlocks < s.pos/BlockSize; s.cachedBlocks++ {
+		e.blocks.Cache(s.table[s.cachedBlocks], e.blockHashOf(s, s.cachedBlocks))
+	}
+}
