@@ -183,3 +183,41 @@ func TestPrefixCacheKeepsOutputs(t *testing.T) {
 		})
 	}
 }
+
+// TestEverythingAtOnce: 32 concurrent requests (shared prefixes, a long prompt, sampled
+// ones) on a KV cache of one context's blocks under a budget of 24 tokens, twice back to
+// back: chunked prefill, mixed steps, preemptions and prefix-cache hits all happen, and
+// every request's tokens equal those it produces alone with the defaults and no prefix
+// caching.
+func TestEverythingAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		tp    int
+	}{{"tiny", 8}, {"stories260K", 2}} {
+		t.Run(fmt.Sprintf("%s/tp=%d", tc.model, tc.tp), func(t *testing.T) {
+			prefix := longPrompt(40)
+			reqs := longRequests(24, 20)
+			for i := range 7 {
+				reqs = append(reqs, Request{PromptIDs: append(slices.Clone(prefix), int32(9+i)), MaxTokens: 10 + i})
+			}
+			reqs = append(reqs, Request{PromptIDs: longPrompt(130), MaxTokens: 6})
+			ref, err := New(Config{Model: tc.model, TP: tc.tp, NoPrefixCaching: true})
+			require.NoError(t, err)
+			want := alone(t, ref, reqs)
+			perSeq := (ref.Model().Config().ContextLength + BlockSize - 1) / BlockSize
+			require.NoError(t, ref.Close())
+
+			e, err := New(Config{Model: tc.model, TP: tc.tp, KVBlocks: perSeq, MaxBatchTokens: 24})
+			require.NoError(t, err)
+			defer e.Close()
+			for round := range 2 {
+				require.Equal(t, want, together(t, e, reqs), "round %d", round)
+			}
+			st := e.Stats()
+			t.Logf("%+v", st)
+			require.Positive(t, st.Preemptions)
+			require.Positive(t, st.PrefixCacheHits)
+			require.Zero(t, e.Blocks().InUse())
+		})
+	}
+}
