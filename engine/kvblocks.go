@@ -164,6 +164,3 @@ func (p *BlockPool) Cached() int {
 	defer p.mu.Unlock()
 	return len(p.cached)
 }
-
-// Size returns the blocks of the pool.
-func (p *BlockPool) Size() int { return len(p.ref) }

@@ -103,8 +103,9 @@ func longPrompt(n int) []int32 {
 }
 
 // TestChunkedPrefillKeepsOutputs: under token budgets of 1, 7 and 64 a step holds decode
-// tokens and prompt chunks of several sequences (a prompt of 150 tokens over many steps);
-// every request's tokens equal those of the default budget, alone and running together.
+// tokens and prompt chunks of several sequences (a prompt of 150 tokens over many steps),
+// also split into two overlapped micro-batches; every request's tokens equal those of the
+// default budget, alone and running together.
 func TestChunkedPrefillKeepsOutputs(t *testing.T) {
 	reqs := append(longRequests(6, 12), Request{PromptIDs: longPrompt(150), MaxTokens: 10},
 		Request{PromptIDs: longPrompt(40), MaxTokens: 10, Sampling: Sampling{Temperature: 1.2, TopP: 0.9, Seed: 9}})
@@ -112,9 +113,12 @@ func TestChunkedPrefillKeepsOutputs(t *testing.T) {
 	require.NoError(t, err)
 	want := alone(t, ref, reqs)
 	require.NoError(t, ref.Close())
-	for _, budget := range []int{1, 7, 64} {
-		t.Run(fmt.Sprintf("budget=%d", budget), func(t *testing.T) {
-			e, err := New(Config{Model: "tiny", TP: 2, MaxBatchTokens: budget})
+	for _, tc := range []struct {
+		budget  int
+		overlap bool
+	}{{1, false}, {7, false}, {64, false}, {7, true}} {
+		t.Run(fmt.Sprintf("budget=%d/overlap=%v", tc.budget, tc.overlap), func(t *testing.T) {
+			e, err := New(Config{Model: "tiny", TP: 2, MaxBatchTokens: tc.budget, Overlap: tc.overlap})
 			require.NoError(t, err)
 			defer e.Close()
 			require.Equal(t, want, alone(t, e, reqs))
