@@ -65,8 +65,8 @@ type Config struct {
 	// prefix of its blocks instead of computing it (free cached blocks are evicted least
 	// recently used first).
 	NoPrefixCaching bool
-	// MaxWaiting bounds the requests waiting for a slot (default 256); more fail with
-	// ErrQueueFull.
+	// MaxWaiting bounds the requests waiting for a slot (default 256; preempted ones do not
+	// count); more fail with ErrQueueFull.
 	MaxWaiting int
 }
 
@@ -363,10 +363,11 @@ func (e *Engine) Close() error {
 	return err
 }
 
-// Load returns the requests running and waiting now, for metrics and admission.
+// Load returns the requests running and waiting now (preempted ones among those waiting),
+// for metrics and admission.
 func (e *Engine) Load() (running, waiting int) {
 	q := &e.sched
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.running, len(q.waiting)
+	return q.running, len(q.resuming) + len(q.waiting)
 }

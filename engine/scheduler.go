@@ -10,10 +10,13 @@ type scheduler struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	waiting []*sequence
-	running int // sequences admitted and not yet retired, for Load
-	closed  bool
-	stopped chan struct{}
-	stats   Stats
+	// resuming are the preempted sequences, oldest first: they are admitted before any
+	// waiting one, and do not count against MaxWaiting.
+	resuming []*sequence
+	running  int // sequences admitted and not yet retired, for Load
+	closed   bool
+	stopped  chan struct{}
+	stats    Stats
 }
 
 // Stats counts what the scheduler did since the engine started.
@@ -69,14 +72,14 @@ func (e *Engine) loop() {
 	var running []*sequence // in the order they were admitted
 	for {
 		q.mu.Lock()
-		for len(running) == 0 && len(q.waiting) == 0 && !q.closed {
+		for len(running) == 0 && len(q.resuming) == 0 && len(q.waiting) == 0 && !q.closed {
 			q.cond.Wait()
 		}
 		if q.closed {
-			waiting := q.waiting
-			q.waiting = nil
+			queued := append(q.resuming, q.waiting...)
+			q.resuming, q.waiting = nil, nil
 			q.mu.Unlock()
-			for _, s := range append(running, waiting...) {
+			for _, s := range append(running, queued...) {
 				e.retire(s, ErrClosed)
 			}
 			return
@@ -116,8 +119,8 @@ func (e *Engine) retireEnded(running []*sequence) []*sequence {
 // schedule picks the next step under the token budget (Config.MaxBatchTokens), as vLLM
 // V1 does: first the decode token of every running sequence that has one token to
 // compute, then prompt chunks of the running sequences still prefilling, oldest first,
-// then, while tokens, batch slots and KV blocks remain, chunks of waiting sequences, which
-// join the running batch. A sequence takes the KV blocks its chunk reaches; when the pool
+// then, while tokens, batch slots and KV blocks remain, chunks of the preempted and then
+// the waiting sequences, which join the running batch. A sequence takes the KV blocks its chunk reaches; when the pool
 // runs out, the most recently admitted sequences are preempted (possibly the one asking),
 // and nobody is admitted in that step. The oldest sequence always gets its chunk (the pool
 // holds one sequence of the whole context alone), so the loop never deadlocks. Called with
@@ -157,10 +160,17 @@ func (e *Engine) schedule(running []*sequence) ([]*sequence, []chunk) {
 			}
 		}
 	}
-	for !preempted && budget > 0 && len(q.waiting) > 0 && len(running) < e.cfg.MaxRunning {
-		s := q.waiting[0]
+	for !preempted && budget > 0 && len(running) < e.cfg.MaxRunning {
+		queue := &q.resuming
+		if len(*queue) == 0 {
+			queue = &q.waiting
+		}
+		if len(*queue) == 0 {
+			break
+		}
+		s := (*queue)[0]
 		if s.ctx.Err() != nil {
-			q.waiting = q.waiting[1:]
+			*queue = (*queue)[1:]
 			e.retire(s, nil)
 			continue
 		}
@@ -174,7 +184,7 @@ func (e *Engine) schedule(running []*sequence) ([]*sequence, []chunk) {
 			q.stats.PrefixCacheQueries += int64(len(s.ids))
 			q.stats.PrefixCacheHits += int64(hit)
 		}
-		q.waiting = q.waiting[1:]
+		*queue = (*queue)[1:]
 		running = append(running, s)
 		chunks = append(chunks, chunk{s, n})
 		budget -= n
@@ -182,13 +192,13 @@ func (e *Engine) schedule(running []*sequence) ([]*sequence, []chunk) {
 	return running, chunks
 }
 
-// preempt frees a running sequence's blocks and requeues it at the front of the queue: it
-// resumes by prefilling its prompt and the tokens it generated so far again (their
-// tokens are not streamed twice). Called with the queue locked.
+// preempt frees a running sequence's blocks and requeues it at the front of the queue
+// (resuming): it resumes by prefilling its prompt and the tokens it generated so far again
+// (their tokens are not streamed twice). Called with the queue locked.
 func (e *Engine) preempt(s *sequence) {
 	q := &e.sched
 	e.release(s)
-	q.waiting = append([]*sequence{s}, q.waiting...)
+	q.resuming = append([]*sequence{s}, q.resuming...)
 	q.stats.Preemptions++
 }
 
