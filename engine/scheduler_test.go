@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/dtype"
 )
 
 // alone runs each request by itself, one after the other, and returns their output ids.
@@ -192,26 +194,28 @@ func TestPrefixCacheKeepsOutputs(t *testing.T) {
 // ones) on a KV cache of one context's blocks under a budget of 24 tokens, twice back to
 // back: chunked prefill, mixed steps, preemptions and prefix-cache hits all happen, and
 // every request's tokens equal those it produces alone with the defaults and no prefix
-// caching.
+// caching; also with q8_0 weights (quantized activations) and a bf16 KV cache.
 func TestEverythingAtOnce(t *testing.T) {
 	for _, tc := range []struct {
-		model string
-		tp    int
-	}{{"tiny", 8}, {"stories260K", 2}} {
-		t.Run(fmt.Sprintf("%s/tp=%d", tc.model, tc.tp), func(t *testing.T) {
+		name, model string
+		tp          int
+		weights, kv dtype.DType
+	}{{"tiny/tp=8", "tiny", 8, 0, 0}, {"stories260K/tp=2", "stories260K", 2, 0, 0},
+		{"tiny/tp=2/q8_0-weights/bf16-kv", "tiny", 2, dtype.Q8_0, dtype.BF16}} {
+		t.Run(tc.name, func(t *testing.T) {
 			prefix := longPrompt(40)
 			reqs := longRequests(24, 20)
 			for i := range 7 {
 				reqs = append(reqs, Request{PromptIDs: append(slices.Clone(prefix), int32(9+i)), MaxTokens: 10 + i})
 			}
 			reqs = append(reqs, Request{PromptIDs: longPrompt(130), MaxTokens: 6})
-			ref, err := New(Config{Model: tc.model, TP: tc.tp, NoPrefixCaching: true})
+			ref, err := New(Config{Model: tc.model, TP: tc.tp, WeightDType: tc.weights, KVDType: tc.kv, NoPrefixCaching: true})
 			require.NoError(t, err)
 			want := alone(t, ref, reqs)
 			perSeq := (ref.Model().Config().ContextLength + BlockSize - 1) / BlockSize
 			require.NoError(t, ref.Close())
 
-			e, err := New(Config{Model: tc.model, TP: tc.tp, KVBlocks: perSeq, MaxBatchTokens: 24})
+			e, err := New(Config{Model: tc.model, TP: tc.tp, WeightDType: tc.weights, KVDType: tc.kv, KVBlocks: perSeq, MaxBatchTokens: 24})
 			require.NoError(t, err)
 			defer e.Close()
 			for round := range 2 {
