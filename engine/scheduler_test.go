@@ -166,7 +166,8 @@ func TestPrefixCacheKeepsOutputs(t *testing.T) {
 		}
 		reqs = append(reqs, r)
 	}
-	reqs = append(reqs, Request{PromptIDs: slices.Clone(prefix), MaxTokens: 8}) // all of it cached but the last token
+	reqs = append(reqs, Request{PromptIDs: slices.Clone(prefix), MaxTokens: 8}, // all of it cached but the last token
+		Request{PromptIDs: slices.Clone(prefix[:96]), MaxTokens: 8}) // whole blocks: the last one is computed again
 	for _, tp := range []int{1, 8} {
 		t.Run(fmt.Sprintf("tp=%d", tp), func(t *testing.T) {
 			off, err := New(Config{Model: "tiny", TP: tp, NoPrefixCaching: true})
