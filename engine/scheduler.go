@@ -117,56 +117,73 @@ func (e *Engine) retireEnded(running []*sequence) []*sequence {
 }
 
 // schedule picks the next step under the token budget (Config.MaxBatchTokens), as vLLM
-// V1 does: first the decode token of every running sequence that has one token to
-// compute, then prompt chunks of the running sequences still prefilling, oldest first,
-// then, while tokens, batch slots and KV blocks remain, chunks of the preempted and then
-// the waiting sequences, which join the running batch. A sequence takes the KV blocks its chunk reaches; when the pool
-// runs out, the most recently admitted sequences are preempted (possibly the one asking),
-// and nobody is admitted in that step. The oldest sequence always gets its chunk (the pool
-// holds one sequence of the whole context alone), so the loop never deadlocks. Called with
-// the queue locked; returns the running batch, in admission order, and the step.
+// V1 does: the running sequences' tokens first (scheduleRunning), then, unless that
+// preempted one, chunks of the preempted and then the waiting sequences, which join the
+// running batch (admit). Called with the queue locked; returns the running batch, in
+// admission order, and the step.
 func (e *Engine) schedule(running []*sequence) ([]*sequence, []chunk) {
-	q := &e.sched
-	budget := e.cfg.MaxBatchTokens
-	var chunks []chunk
-	preempted := false
+	p := &plan{running: running, budget: e.cfg.MaxBatchTokens}
+	e.scheduleRunning(p)
+	if !p.preempted {
+		e.admit(p)
+	}
+	return p.running, p.chunks
+}
+
+// plan is a step being scheduled: the running batch, its chunks so far and the tokens of
+// the budget left.
+type plan struct {
+	running   []*sequence
+	chunks    []chunk
+	budget    int
+	preempted bool
+}
+
+// scheduleRunning gives every running sequence with one token to compute its decode
+// token, then the running sequences still prefilling chunks of what is left of the
+// budget, oldest first. A sequence takes the KV blocks its chunk reaches; when the pool
+// runs out, the most recently admitted sequences are preempted (possibly the one asking).
+// The oldest sequence always gets its chunk (the budget holds every running sequence's
+// decode token and the pool one sequence of the whole context alone), so the loop never
+// deadlocks.
+func (e *Engine) scheduleRunning(p *plan) {
 	for _, decoding := range []bool{true, false} {
-		for i := 0; i < len(running) && budget > 0; i++ {
-			s := running[i]
+		for i := 0; i < len(p.running) && p.budget > 0; i++ {
+			s := p.running[i]
 			left := len(s.ids) - s.pos
 			if (left == 1) != decoding {
 				continue
 			}
-			n := min(left, budget)
+			n := min(left, p.budget)
 			for e.reserve(s, s.pos+n) != nil {
-				victim := running[len(running)-1]
-				running = running[:len(running)-1]
-				for j, c := range chunks {
-					if c.s == victim {
-						budget += c.n
-						chunks = append(chunks[:j], chunks[j+1:]...)
-						break
-					}
-				}
+				victim := p.running[len(p.running)-1]
+				p.running = p.running[:len(p.running)-1]
+				p.drop(victim)
 				e.preempt(victim)
-				preempted = true
+				p.preempted = true
 				if victim == s {
 					break
 				}
 			}
-			if i < len(running) { // s was not preempted
-				chunks = append(chunks, chunk{s, n})
-				budget -= n
+			if i < len(p.running) { // s was not preempted
+				p.add(s, n)
 			}
 		}
 	}
-	for !preempted && budget > 0 && len(running) < e.cfg.MaxRunning {
+}
+
+// admit moves sequences from the queue (the preempted ones first) into the running batch
+// while tokens, batch slots and free KV blocks remain, each with a chunk of its tokens
+// after the longest prefix it finds cached.
+func (e *Engine) admit(p *plan) {
+	q := &e.sched
+	for p.budget > 0 && len(p.running) < e.cfg.MaxRunning {
 		queue := &q.resuming
 		if len(*queue) == 0 {
 			queue = &q.waiting
 		}
 		if len(*queue) == 0 {
-			break
+			return
 		}
 		s := (*queue)[0]
 		if s.ctx.Err() != nil {
@@ -175,21 +192,36 @@ func (e *Engine) schedule(running []*sequence) ([]*sequence, []chunk) {
 			continue
 		}
 		hit := e.reusePrefix(s)
-		n := min(len(s.ids)-s.pos, budget)
+		n := min(len(s.ids)-s.pos, p.budget)
 		if e.reserve(s, s.pos+n) != nil {
 			e.release(s)
-			break // wait for running sequences to free blocks
+			return // wait for running sequences to free blocks
 		}
 		if !e.cfg.NoPrefixCaching {
 			q.stats.PrefixCacheQueries += int64(len(s.ids))
 			q.stats.PrefixCacheHits += int64(hit)
 		}
 		*queue = (*queue)[1:]
-		running = append(running, s)
-		chunks = append(chunks, chunk{s, n})
-		budget -= n
+		p.running = append(p.running, s)
+		p.add(s, n)
 	}
-	return running, chunks
+}
+
+// add schedules s's next n tokens.
+func (p *plan) add(s *sequence, n int) {
+	p.chunks = append(p.chunks, chunk{s, n})
+	p.budget -= n
+}
+
+// drop unschedules s, if it was scheduled.
+func (p *plan) drop(s *sequence) {
+	for j, c := range p.chunks {
+		if c.s == s {
+			p.budget += c.n
+			p.chunks = append(p.chunks[:j], p.chunks[j+1:]...)
+			return
+		}
+	}
 }
 
 // preempt frees a running sequence's blocks and requeues it at the front of the queue
