@@ -4,15 +4,14 @@ package engine
 // chained hashes as they fill, and a sequence starting (or resuming after a preemption)
 // takes the longest cached prefix of its blocks instead of computing it.
 
-// blockHashOf returns the hash of s's i-th block of tokens, hashing the blocks before it
+// blockHash returns the hash of s's i-th block of tokens, hashing the blocks before it
 // that are not hashed yet.
-func (e *Engine) blockHashOf(s *sequence, i int) blockHash {
-	for len(s.hashes) <= i {
+func (s *sequence) blockHash(i int) blockHash {
+	for n := len(s.hashes); n <= i; n++ {
 		var parent blockHash
-		if n := len(s.hashes); n > 0 {
+		if n > 0 {
 			parent = s.hashes[n-1]
 		}
-		n := len(s.hashes)
 		s.hashes = append(s.hashes, chainHash(parent, s.ids[n*BlockSize:(n+1)*BlockSize]))
 	}
 	return s.hashes[i]
@@ -27,7 +26,7 @@ func (e *Engine) reusePrefix(s *sequence) int {
 	}
 	hashes := make([]blockHash, (len(s.ids)-1)/BlockSize)
 	for i := range hashes {
-		hashes[i] = e.blockHashOf(s, i)
+		hashes[i] = s.blockHash(i)
 	}
 	s.table = e.blocks.Lookup(hashes)
 	s.pos, s.cachedBlocks = len(s.table)*BlockSize, len(s.table)
@@ -40,6 +39,6 @@ func (e *Engine) cacheFull(s *sequence) {
 		return
 	}
 	for ; s.cachedBlocks < s.pos/BlockSize; s.cachedBlocks++ {
-		e.blocks.Cache(s.table[s.cachedBlocks], e.blockHashOf(s, s.cachedBlocks))
+		e.blocks.Cache(s.table[s.cachedBlocks], s.blockHash(s.cachedBlocks))
 	}
 }

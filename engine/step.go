@@ -13,6 +13,10 @@ type chunk struct {
 	n int
 }
 
+// last reports whether the chunk reaches its sequence's last token, whose logits choose
+// the next one.
+func (c chunk) last() bool { return c.s.pos+c.n == len(c.s.ids) }
+
 // step runs the chunks as one forward pass of a mixed batch and chooses the next token of
 // every sequence whose chunk reaches its last token, with its own sampling parameters. A
 // step of decode tokens only replays the decode graph of the smallest bucket that holds
@@ -21,7 +25,7 @@ func (e *Engine) step(chunks []chunk) error {
 	var sampled []*sequence
 	k := 1
 	for _, c := range chunks {
-		if c.s.pos+c.n == len(c.s.ids) {
+		if c.last() {
 			sampled = append(sampled, c.s)
 			if !c.s.req.Sampling.Greedy() {
 				k = 0 // one candidate count per step: the full logits serve every sampler
@@ -44,7 +48,7 @@ func (e *Engine) step(chunks []chunk) error {
 		}
 		st = g.Step
 	} else {
-		st = models.Step{Candidates: k, Batch: layers.Batch{}}
+		st = models.Step{Candidates: k}
 		for i, c := range chunks {
 			for j := c.s.pos; j < c.s.pos+c.n; j++ {
 				st.IDs = append(st.IDs, c.s.ids[j])
@@ -52,7 +56,7 @@ func (e *Engine) step(chunks []chunk) error {
 				st.Batch.Seq = append(st.Batch.Seq, int32(i))
 			}
 			st.Batch.Tables = append(st.Batch.Tables, c.s.table)
-			if c.s.pos+c.n == len(c.s.ids) {
+			if c.last() {
 				st.Sample = append(st.Sample, len(st.IDs)-1)
 			}
 		}
