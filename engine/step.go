@@ -33,7 +33,7 @@ func (e *Engine) step(chunks []chunk) error {
 		}
 	}
 	var st models.Step
-	if g := e.decodeGraph(chunks, len(sampled), k); g != nil {
+	if g := e.decodeGraph(chunks, k); g != nil {
 		for i := range g.Batch {
 			if i < len(chunks) {
 				s := chunks[i].s
@@ -82,12 +82,9 @@ func (e *Engine) step(chunks []chunk) error {
 // decodeGraph returns the decode graph for a step of one token per sequence, every one
 // sampled (the smallest captured bucket holding them, for k candidates), or nil: another
 // step, eager, or no bucket large enough.
-func (e *Engine) decodeGraph(chunks []chunk, sampled, k int) *models.DecodeGraph {
-	if sampled != len(chunks) {
-		return nil
-	}
+func (e *Engine) decodeGraph(chunks []chunk, k int) *models.DecodeGraph {
 	for _, c := range chunks {
-		if c.n != 1 {
+		if c.n != 1 || !c.last() {
 			return nil
 		}
 	}
