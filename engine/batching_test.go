@@ -32,25 +32,7 @@ func TestBatchedEqualsAlone(t *testing.T) {
 			require.NoError(t, err)
 			defer e.Close()
 			reqs := batchRequests()
-			alone := make([][]int32, len(reqs))
-			for i, r := range reqs {
-				res, err := e.Generate(context.Background(), r, func(Token) error { return nil })
-				require.NoError(t, err)
-				alone[i] = res.OutputIDs
-			}
-			together := make([][]int32, len(reqs))
-			var wg sync.WaitGroup
-			for i, r := range reqs {
-				wg.Go(func() {
-					res, err := e.Generate(context.Background(), r, func(Token) error { return nil })
-					require.NoError(t, err)
-					together[i] = res.OutputIDs
-				})
-			}
-			wg.Wait()
-			for i := range reqs {
-				require.Equal(t, alone[i], together[i], "request %d", i)
-			}
+			require.Equal(t, alone(t, e, reqs), together(t, e, reqs))
 			require.Zero(t, e.Blocks().InUse())
 		})
 	}

@@ -1,13 +1,28 @@
 // Package engine owns the decode loop and is tpslice's public Go API: it loads a model and
-// its tokenizer onto a TP group, allocates KV cache blocks, runs prefill then one decode
-// step per token, chooses each token from the ranks' distributed candidates, stops on EOS
-// or an end-of-turn token, the token limit, stop strings or the context length, and
-// streams detokenized text. It reaches the model through the small Model interface it
-// declares (a step, the sampled rows, decode graphs, what the model is), which
-// *models.Llama implements for every architecture.
+// its tokenizer onto a TP group, schedules concurrent requests over a paged KV cache,
+// chooses each token from the ranks' distributed candidates, stops on EOS or an
+// end-of-turn token, the token limit, stop strings or the context length, and streams
+// detokenized text. It reaches the model through the small Model interface it declares (a
+// step, the sampled rows, decode graphs, what the model is), which *models.Llama
+// implements for every architecture.
 //
 // Data enters as a Request (prompt text and sampling parameters) and leaves as a stream of
 // Tokens and a Result with timings (Generate; GenerateBatch for requests that arrive
-// together). Scheduling of many concurrent requests (continuous batching) and decode
-// graphs build on this loop.
+// together).
+//
+// The scheduler (scheduler.go) is continuous batching as vLLM V1 does it. Every step has
+// a token budget (Config.MaxBatchTokens): the decode token of every running sequence
+// first, then chunks of the prompts still prefilling, then chunks of waiting requests,
+// all in one forward pass of a mixed batch (step.go); a step of decode tokens only replays
+// the captured decode graph of its batch bucket, any other runs eagerly. A sequence holds
+// the KV blocks of the tokens it has and takes one more as it crosses a block boundary
+// (kvblocks.go); when the pool runs out, the most recently admitted sequences are
+// preempted: their blocks are freed and they are requeued at the front, to prefill their
+// prompt and the tokens generated so far again when they resume. Full blocks are cached
+// under a hash chained over their tokens (automatic prefix caching, prefix.go): a request
+// takes the longest cached prefix of its blocks, never its last token, instead of
+// computing it; blocks are shared by reference count, and free cached blocks are evicted
+// least recently freed first. The kernels are batch-invariant, so a request's tokens are
+// bitwise the same alone, in any batch, at any budget, after a preemption and with its
+// prefix cached.
 package engine

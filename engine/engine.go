@@ -34,7 +34,9 @@ type Config struct {
 	KVDType dtype.DType
 	// Seed seeds a preset's dummy weights.
 	Seed uint64
-	// MaxBatchTokens bounds one forward pass: prompts are prefilled in chunks of it.
+	// MaxBatchTokens is the token budget of one step (vLLM's max_num_batched_tokens;
+	// default 2048, vLLM V1's for its API server): the running sequences' decode tokens
+	// first, then chunks of the prompts being prefilled fill the rest, in one forward pass.
 	MaxBatchTokens int
 	// Fused picks the all-reduce + residual + RMSNorm variant (Auto by size, Unfused, …).
 	Fused fused.Variant
@@ -51,16 +53,37 @@ type Config struct {
 	// run on a comm stream of CommSMs SMs (default 1) while the other's compute runs.
 	Overlap bool
 	CommSMs int
-	// MaxRunning bounds the sequences decoded together (default 16); decode graphs are
-	// captured for the buckets 1, 2, 4, … up to it.
+	// KVBlocks is the KV cache's size in blocks of BlockSize (16) tokens, on every rank
+	// (default: 16 sequences of the whole context). It must hold one sequence of the whole
+	// context, so that every request fits alone. Sequences take blocks as they grow.
+	KVBlocks int
+	// MaxRunning bounds the sequences decoded together; decode graphs are captured for the
+	// buckets 1, 2, 4, … up to it. Default: the largest decode graph bucket,
+	// MaxGraphBatch, or fewer where the KV cache has fewer blocks (every running sequence
+	// holds one at least) or a step fewer tokens (MaxBatchTokens).
 	MaxRunning int
-	// MaxWaiting bounds the requests waiting for a slot (default 256); more fail with
-	// ErrQueueFull.
+	// NoPrefixCaching turns automatic prefix caching off. On, full KV blocks are cached
+	// under a hash chained over their tokens, and a request takes the longest cached
+	// prefix of its blocks instead of computing it (free cached blocks are evicted least
+	// recently used first).
+	NoPrefixCaching bool
+	// MaxWaiting bounds the requests waiting for a slot (default 256; preempted ones do not
+	// count); more fail with ErrQueueFull.
 	MaxWaiting int
 	// Debug logs start-up and failures as NCCL_DEBUG does (diag.FromEnv reads
 	// TPSLICE_DEBUG); nil logs nothing.
 	Debug *diag.Logger
 }
+
+// BlockSize is the tokens of one KV cache block.
+const BlockSize = 16
+
+// DefaultMaxBatchTokens is the default token budget of a step (Config.MaxBatchTokens).
+const DefaultMaxBatchTokens = 2048
+
+// MaxGraphBatch is the largest decode graph bucket captured by default, and so the default
+// bound of the running batch (Config.MaxRunning).
+const MaxGraphBatch = 64
 
 // Graphs describes the decode graphs captured at start-up.
 type Graphs struct {
@@ -101,22 +124,29 @@ func New(cfg Config) (*Engine, error) {
 		cfg.TP = 1
 	}
 	if cfg.MaxBatchTokens == 0 {
-		cfg.MaxBatchTokens = 256
-	}
-	if cfg.MaxRunning == 0 {
-		cfg.MaxRunning = 16
+		cfg.MaxBatchTokens = DefaultMaxBatchTokens
 	}
 	if cfg.MaxWaiting == 0 {
 		cfg.MaxWaiting = 256
-	}
-	if cfg.MaxRunning < 1 || cfg.MaxWaiting < 1 || cfg.MaxBatchTokens < cfg.MaxRunning {
-		return nil, fmt.Errorf("engine: max running %d, max waiting %d, max batch tokens %d: each must be positive and the batch must hold the running sequences", cfg.MaxRunning, cfg.MaxWaiting, cfg.MaxBatchTokens)
 	}
 	mcfg, src, tok, extraEOG, err := open(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
+	perSeq := (mcfg.ContextLength + BlockSize - 1) / BlockSize
+	if cfg.KVBlocks == 0 {
+		cfg.KVBlocks = 16 * perSeq
+	}
+	if cfg.MaxRunning == 0 {
+		cfg.MaxRunning = min(MaxGraphBatch, cfg.KVBlocks, cfg.MaxBatchTokens)
+	}
+	switch {
+	case cfg.MaxRunning < 1 || cfg.MaxWaiting < 1 || cfg.MaxBatchTokens < cfg.MaxRunning:
+		return nil, fmt.Errorf("engine: max running %d, max waiting %d, max batch tokens %d: each must be positive and the batch must hold the running sequences", cfg.MaxRunning, cfg.MaxWaiting, cfg.MaxBatchTokens)
+	case cfg.KVBlocks < perSeq:
+		return nil, fmt.Errorf("engine: %d KV blocks of %d tokens do not hold one sequence of the whole context (%d tokens, %d blocks)", cfg.KVBlocks, BlockSize, mcfg.ContextLength, perSeq)
+	}
 	if tok.VocabSize() > mcfg.Vocab {
 		return nil, fmt.Errorf("engine: %s: the tokenizer has %d tokens, the model only %d", cfg.Model, tok.VocabSize(), mcfg.Vocab)
 	}
@@ -128,18 +158,16 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	perSeq := (mcfg.ContextLength + 15) / 16
 	m, err := models.NewLlama(g, mcfg, src, models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens,
-		MaxSeqs: cfg.MaxRunning, BlockSize: 16, KVBlocks: cfg.MaxRunning*perSeq + 1, KVDType: cfg.KVDType,
+		MaxSeqs: cfg.MaxRunning, BlockSize: BlockSize, KVBlocks: cfg.KVBlocks + 1, KVDType: cfg.KVDType,
 		Fused: cfg.Fused, Overlap: cfg.Overlap})
 	if err != nil {
 		_ = g.Close()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	// The last block is kept out of the pool: padding rows of a bucket write there.
-	n := m.Options().KVBlocks
 	e := &Engine{cfg: cfg, group: g, model: m, tok: tok, endOfGeneration: endOfGeneration(tok, extraEOG),
-		blocks: NewBlockPool(n - 1), padBlock: int32(n - 1)}
+		blocks: NewBlockPool(cfg.KVBlocks), padBlock: int32(cfg.KVBlocks)}
 	if !cfg.Eager {
 		if err := e.captureGraphs(); err != nil {
 			m.Close()
@@ -341,10 +369,11 @@ func (e *Engine) Close() error {
 	return err
 }
 
-// Load returns the requests running and waiting now, for metrics and admission.
+// Load returns the requests running and waiting now (preempted ones among those waiting),
+// for metrics and admission.
 func (e *Engine) Load() (running, waiting int) {
 	q := &e.sched
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.running, len(q.waiting)
+	return q.running, len(q.resuming) + len(q.waiting)
 }

@@ -117,7 +117,7 @@ func TestGraphsMatchEager(t *testing.T) {
 			e, err := New(Config{Model: model, TP: 2, Eager: eager})
 			require.NoError(t, err)
 			if !eager {
-				require.Equal(t, []int{1, 2, 4, 8, 16}, e.Graphs().Buckets)
+				require.Equal(t, []int{1, 2, 4, 8, 16, 32, 64}, e.Graphs().Buckets)
 				require.Positive(t, e.Graphs().Nodes)
 			}
 			for _, s := range []Sampling{{}, {Temperature: 0.9, TopK: 5, Seed: 4}, {Temperature: 1.1, TopP: 0.8, Seed: 5}} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -152,7 +153,7 @@ func (e *Engine) newSequence(ctx context.Context, req Request, start time.Time) 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	return &sequence{
-		ctx: ctx, cancel: cancel, req: req, prompt: prompt, limit: limit, start: start,
+		ctx: ctx, cancel: cancel, req: req, limit: limit, start: start, ids: slices.Clone(prompt),
 		out:    newOutput(e.tok.NewStream(), req.Stop),
 		tokens: make(chan Token, limit+1),
 		result: Result{PromptIDs: prompt, Allreduce: e.callSites(len(prompt))},

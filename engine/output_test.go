@@ -58,14 +58,3 @@ func TestOutputHoldsBackStopPrefix(t *testing.T) {
 	text, _ = o.add(2)
 	require.Equal(t, "STx", text)
 }
-
-func TestBlockPool(t *testing.T) {
-	p := NewBlockPool(4)
-	a, err := p.Alloc(3)
-	require.NoError(t, err)
-	require.Equal(t, []int32{0, 1, 2}, a)
-	_, err = p.Alloc(2)
-	require.ErrorContains(t, err, "KV cache full: 2 blocks wanted, 1 of 4 free")
-	p.Free(a)
-	require.Equal(t, 0, p.InUse())
-}

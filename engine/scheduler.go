@@ -3,9 +3,6 @@ package engine
 import (
 	"fmt"
 	"sync"
-
-	"github.com/tpslice/tpslice/layers"
-	"github.com/tpslice/tpslice/models"
 )
 
 // scheduler is the engine's queue of waiting requests; one goroutine (loop) runs steps.
@@ -13,9 +10,33 @@ type scheduler struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	waiting []*sequence
-	running int // sequences admitted and not yet retired, for Load
-	closed  bool
-	stopped chan struct{}
+	// resuming are the preempted sequences, oldest first: they are admitted before any
+	// waiting one, and do not count against MaxWaiting.
+	resuming []*sequence
+	running  int // sequences admitted and not yet retired, for Load
+	closed   bool
+	stopped  chan struct{}
+	stats    Stats
+}
+
+// Stats counts what the scheduler did since the engine started.
+type Stats struct {
+	// Preemptions counts the sequences preempted: their blocks were freed when the pool ran
+	// out, and they were requeued to be recomputed (prompt and output so far) when
+	// resumed, as vLLM V1 does.
+	Preemptions int64
+	// PrefixCacheQueries counts the tokens of the sequences admitted (or resumed) with
+	// prefix caching on, PrefixCacheHits those of them found in the prefix cache (vLLM's
+	// prefix_cache_queries and prefix_cache_hits).
+	PrefixCacheQueries, PrefixCacheHits int64
+}
+
+// Stats returns the scheduler's counters, for metrics.
+func (e *Engine) Stats() Stats {
+	q := &e.sched
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.stats
 }
 
 // submit queues sequences together, so the scheduler sees all of them at its next step
@@ -42,87 +63,175 @@ func (e *Engine) submit(seqs ...*sequence) error {
 	return nil
 }
 
-// loop is continuous batching: at every step boundary it admits waiting sequences while
-// KV blocks and batch slots allow, prefills the newcomers, runs one decode step for the
-// whole running batch, and retires finished and cancelled sequences at once.
+// loop is continuous batching: at every step boundary it schedules the next step (what
+// each running sequence computes, which waiting sequences join), runs it as one forward
+// pass, and retires finished and cancelled sequences at once.
 func (e *Engine) loop() {
 	q := &e.sched
 	defer close(q.stopped)
-	var running []*sequence
+	var running []*sequence // in the order they were admitted
 	for {
 		q.mu.Lock()
-		for len(running) == 0 && len(q.waiting) == 0 && !q.closed {
+		for len(running) == 0 && len(q.resuming) == 0 && len(q.waiting) == 0 && !q.closed {
 			q.cond.Wait()
 		}
 		if q.closed {
-			waiting := q.waiting
-			q.waiting = nil
+			queued := append(q.resuming, q.waiting...)
+			q.resuming, q.waiting = nil, nil
 			q.mu.Unlock()
-			for _, s := range append(running, waiting...) {
+			for _, s := range append(running, queued...) {
 				e.retire(s, ErrClosed)
 			}
 			return
 		}
-		var newcomers []*sequence
-		for len(q.waiting) > 0 && len(running)+len(newcomers) < e.cfg.MaxRunning {
-			s := q.waiting[0]
-			if s.ctx.Err() != nil {
-				q.waiting = q.waiting[1:]
-				e.retire(s, nil)
-				continue
-			}
-			bs := e.model.Options().BlockSize
-			table, err := e.blocks.Alloc((len(s.prompt) + s.limit + bs - 1) / bs)
-			if err != nil {
-				if len(running)+len(newcomers) == 0 { // it can never fit
-					q.waiting = q.waiting[1:]
-					e.retire(s, err)
-					continue
-				}
-				break // wait for running sequences to free blocks
-			}
-			s.table = table
-			q.waiting = q.waiting[1:]
-			newcomers = append(newcomers, s)
-		}
-		q.running = len(running) + len(newcomers)
+		running = e.retireEnded(running)
+		var chunks []chunk
+		running, chunks = e.schedule(running)
+		q.running = len(running)
 		q.mu.Unlock()
 
-		// The batch that was running decodes after the newcomers' prefills; the newcomers
-		// (whose prefill chose their first token) join it at the next step.
-		var decoding []*sequence
-		for _, s := range running {
-			if !s.done && s.ctx.Err() == nil {
-				decoding = append(decoding, s)
-			}
-		}
-		for _, s := range newcomers {
-			if err := e.prefill(s); err != nil {
-				e.fail(append(running, newcomers...), err) // each sequence retired once
-				running, decoding, newcomers = nil, nil, nil
-				break
-			}
-		}
-		running = append(running, newcomers...)
-		if len(decoding) > 0 {
-			if err := e.decode(decoding); err != nil {
+		if len(chunks) > 0 {
+			if err := e.step(chunks); err != nil {
 				e.fail(running, err)
 				running = nil
 			}
 		}
-		kept := running[:0]
-		for _, s := range running {
-			if s.done || s.ctx.Err() != nil {
-				e.retire(s, nil)
-			} else {
-				kept = append(kept, s)
-			}
-		}
-		running = kept
+		running = e.retireEnded(running)
 		q.mu.Lock()
 		q.running = len(running)
 		q.mu.Unlock()
 	}
+}
+
+// retireEnded retires the finished and cancelled sequences and returns the others.
+func (e *Engine) retireEnded(running []*sequence) []*sequence {
+	kept := running[:0]
+	for _, s := range running {
+		if s.done || s.ctx.Err() != nil {
+			e.retire(s, nil)
+		} else {
+			kept = append(kept, s)
+		}
+	}
+	return kept
+}
+
+// schedule picks the next step under the token budget (Config.MaxBatchTokens), as vLLM
+// V1 does: the running sequences' tokens first (scheduleRunning), then, unless that
+// preempted one, chunks of the preempted and then the waiting sequences, which join the
+// running batch (admit). Called with the queue locked; returns the running batch, in
+// admission order, and the step.
+func (e *Engine) schedule(running []*sequence) ([]*sequence, []chunk) {
+	p := &plan{running: running, budget: e.cfg.MaxBatchTokens}
+	e.scheduleRunning(p)
+	if !p.preempted {
+		e.admit(p)
+	}
+	return p.running, p.chunks
+}
+
+// plan is a step being scheduled: the running batch, its chunks so far and the tokens of
+// the budget left.
+type plan struct {
+	running   []*sequence
+	chunks    []chunk
+	budget    int
+	preempted bool
+}
+
+// scheduleRunning gives every running sequence with one token to compute its decode
+// token, then the running sequences still prefilling chunks of what is left of the
+// budget, oldest first. A sequence takes the KV blocks its chunk reaches; when the pool
+// runs out, the most recently admitted sequences are preempted (possibly the one asking).
+// The oldest sequence always gets its chunk (the budget holds every running sequence's
+// decode token and the pool one sequence of the whole context alone), so the loop never
+// deadlocks.
+func (e *Engine) scheduleRunning(p *plan) {
+	for _, decoding := range []bool{true, false} {
+		for i := 0; i < len(p.running) && p.budget > 0; i++ {
+			s := p.running[i]
+			left := len(s.ids) - s.pos
+			if (left == 1) != decoding {
+				continue
+			}
+			n := min(left, p.budget)
+			for e.reserve(s, s.pos+n) != nil {
+				victim := p.running[len(p.running)-1]
+				p.running = p.running[:len(p.running)-1]
+				p.drop(victim)
+				e.preempt(victim)
+				p.preempted = true
+				if victim == s {
+					break
+				}
+			}
+			if i < len(p.running) { // s was not preempted
+				p.add(s, n)
+			}
+		}
+	}
+}
+
+// admit moves sequences from the queue (the preempted ones first) into the running batch
+// while tokens, batch slots and free KV blocks remain, each with a chunk of its tokens
+// after the longest prefix it finds cached.
+func (e *Engine) admit(p *plan) {
+	q := &e.sched
+	for p.budget > 0 && len(p.running) < e.cfg.MaxRunning {
+		queue := &q.resuming
+		if len(*queue) == 0 {
+			queue = &q.waiting
+		}
+		if len(*queue) == 0 {
+			return
+		}
+		s := (*queue)[0]
+		if s.ctx.Err() != nil {
+			*queue = (*queue)[1:]
+			e.retire(s, nil)
+			continue
+		}
+		hit := e.reusePrefix(s)
+		n := min(len(s.ids)-s.pos, p.budget)
+		if e.reserve(s, s.pos+n) != nil {
+			e.release(s)
+			return // wait for running sequences to free blocks
+		}
+		if !e.cfg.NoPrefixCaching {
+			q.stats.PrefixCacheQueries += int64(len(s.ids))
+			q.stats.PrefixCacheHits += int64(hit)
+		}
+		*queue = (*queue)[1:]
+		p.running = append(p.running, s)
+		p.add(s, n)
+	}
+}
+
+// add schedules s's next n tokens.
+func (p *plan) add(s *sequence, n int) {
+	p.chunks = append(p.chunks, chunk{s, n})
+	p.budget -= n
+}
+
+// drop unschedules s, if it was scheduled.
+func (p *plan) drop(s *sequence) {
+	for j, c := range p.chunks {
+		if c.s == s {
+			p.budget += c.n
+			p.chunks = append(p.chunks[:j], p.chunks[j+1:]...)
+			return
+		}
+	}
+}
+
+// preempt frees a running sequence's blocks and requeues it at the front of the queue
+// (resuming): it resumes by prefilling its prompt and the tokens it generated so far again
+// (their tokens are not streamed twice). Called with the queue locked.
+func (e *Engine) preempt(s *sequence) {
+	q := &e.sched
+	e.release(s)
+	q.resuming = append([]*sequence{s}, q.resuming...)
+	q.stats.Preemptions++
 }
 
 // fail retires every sequence with a step's error: the ranks' streams and communicator
@@ -131,107 +240,4 @@ func (e *Engine) fail(seqs []*sequence, err error) {
 	for _, s := range seqs {
 		e.retire(s, fmt.Errorf("engine: %w", err))
 	}
-}
-
-// prefill runs a newcomer's prompt in chunks and chooses its first token.
-func (e *Engine) prefill(s *sequence) error {
-	k := 0
-	if s.req.Sampling.Greedy() {
-		k = 1
-	}
-	for s.pos < len(s.prompt) {
-		ids := s.prompt[s.pos:min(len(s.prompt), s.pos+e.model.Options().MaxTokens)]
-		st := models.Step{IDs: ids, Sample: []int{len(ids) - 1}, Candidates: k,
-			Batch: layers.Batch{Pos: make([]int32, len(ids)), Seq: make([]int32, len(ids)), Tables: [][]int32{s.table}}}
-		for i := range ids {
-			st.Batch.Pos[i] = int32(s.pos + i)
-		}
-		if err := e.model.Forward(st); err != nil {
-			return fmt.Errorf("prefill at position %d: %w", s.pos, err)
-		}
-		s.pos += len(ids)
-		if s.pos == len(s.prompt) {
-			e.deliver(s, e.choose(st, s)[0])
-		}
-	}
-	return nil
-}
-
-// decode runs one decode step for the batch — replaying the graph of the smallest bucket
-// that holds it, padded, or eagerly without graphs — and chooses every sequence's next
-// token with its own sampling parameters.
-func (e *Engine) decode(seqs []*sequence) error {
-	k := 1
-	for _, s := range seqs {
-		if !s.req.Sampling.Greedy() {
-			k = 0 // one candidate count per step: the full logits serve every sampler
-		}
-	}
-	var st models.Step
-	if g := e.graphFor(len(seqs), k); g != nil {
-		for i := range g.Batch {
-			if i < len(seqs) {
-				g.Step.IDs[i], g.Step.Batch.Pos[i] = seqs[i].next, int32(seqs[i].pos)
-				copy(g.Step.Batch.Tables[i], seqs[i].table)
-			} else { // padding: position 0 of the scratch block
-				g.Step.IDs[i], g.Step.Batch.Pos[i], g.Step.Batch.Tables[i][0] = 0, 0, e.padBlock
-			}
-		}
-		if err := g.Replay(); err != nil {
-			return err
-		}
-		st = g.Step
-	} else {
-		st = models.Step{Candidates: k, Batch: layers.Batch{}}
-		for i, s := range seqs {
-			st.IDs = append(st.IDs, s.next)
-			st.Batch.Pos = append(st.Batch.Pos, int32(s.pos))
-			st.Batch.Seq = append(st.Batch.Seq, int32(i))
-			st.Batch.Tables = append(st.Batch.Tables, s.table)
-			st.Sample = append(st.Sample, i)
-		}
-		if err := e.model.Forward(st); err != nil {
-			return err
-		}
-	}
-	next := e.choose(st, seqs...)
-	for i, s := range seqs {
-		s.pos++
-		e.deliver(s, next[i])
-	}
-	return nil
-}
-
-// choose picks each sequence's next token (sequence i from row i of what the last step
-// gathered) with its own sampling parameters; the draw of a sequence's n-th token uses
-// (seed, n), so it does not depend on the batch it ran in.
-func (e *Engine) choose(st models.Step, seqs ...*sequence) []int32 {
-	var rows [][]layers.Candidate
-	if st.Candidates > 0 {
-		rows = e.model.Candidates(st)
-	} else {
-		for _, logits := range e.model.Logits(st)[:len(seqs)] {
-			cands := make([]layers.Candidate, len(logits))
-			for id, l := range logits {
-				cands[id] = layers.Candidate{Logit: l, ID: int32(id)}
-			}
-			rows = append(rows, cands)
-		}
-	}
-	out := make([]int32, len(seqs))
-	for i, s := range seqs {
-		out[i] = Pick(rows[i], s.req.Sampling, uint64(len(s.result.OutputIDs)))
-	}
-	return out
-}
-
-// graphFor returns the decode graph of the smallest captured bucket holding b sequences,
-// for k candidates, or nil (eager, or no bucket large enough).
-func (e *Engine) graphFor(b, k int) *models.DecodeGraph {
-	for _, bucket := range e.graphs.Buckets {
-		if bucket >= b {
-			return e.decodeGraphs[bucket][min(k, 1)]
-		}
-	}
-	return nil
 }

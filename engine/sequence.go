@@ -10,17 +10,20 @@ type sequence struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	req    Request
-	prompt []int32
 	limit  int // tokens to generate at most
 	start  time.Time
 
 	// Scheduler state, touched only by the scheduler goroutine.
-	table []int32 // KV blocks for prompt + limit tokens
-	pos   int     // tokens in the cache
-	next  int32   // the last chosen token, fed at the next decode step
-	done  bool
-	first time.Time
-	out   *output
+	ids   []int32 // the prompt, then every token generated
+	table []int32 // KV blocks of the tokens in the cache and of those the next step adds
+	pos   int     // tokens of ids in the cache
+	// hashes are those of the full blocks of ids hashed so far; the first cachedBlocks
+	// blocks of table are in the prefix cache.
+	hashes       []blockHash
+	cachedBlocks int
+	done         bool
+	first        time.Time
+	out          *output
 
 	tokens chan Token // to Generate's goroutine; closed when the sequence retires
 	result Result     // read by Generate after tokens is closed
@@ -36,7 +39,7 @@ func (e *Engine) deliver(s *sequence, id int32) {
 		s.first = time.Now()
 		s.result.TTFT = s.first.Sub(s.start)
 	}
-	s.next = id
+	s.ids = append(s.ids, id)
 	s.result.OutputIDs = append(s.result.OutputIDs, id)
 	if e.endOfGeneration[id] {
 		s.result.FinishReason, s.done = FinishStop, true
@@ -52,12 +55,30 @@ func (e *Engine) deliver(s *sequence, id int32) {
 	}
 }
 
+// reserve makes s's block table hold positions [0, n), taking the blocks it lacks from
+// the pool.
+func (e *Engine) reserve(s *sequence, n int) error {
+	need := (n+BlockSize-1)/BlockSize - len(s.table)
+	if need <= 0 {
+		return nil
+	}
+	blocks, err := e.blocks.Alloc(need)
+	if err != nil {
+		return err
+	}
+	s.table = append(s.table, blocks...)
+	return nil
+}
+
+// release frees s's blocks: none of its tokens are in the cache any more.
+func (e *Engine) release(s *sequence) {
+	e.blocks.Free(s.table)
+	s.table, s.pos, s.cachedBlocks = nil, 0, 0
+}
+
 // retire frees the sequence's blocks, finishes its text and hands the result to Generate.
 func (e *Engine) retire(s *sequence, err error) {
-	if s.table != nil {
-		e.blocks.Free(s.table)
-		s.table = nil
-	}
+	e.release(s)
 	if err == nil {
 		err = s.ctx.Err()
 	}

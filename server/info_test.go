@@ -60,6 +60,7 @@ func TestMetrics(t *testing.T) {
 		"tpslice_e2e_request_latency_seconds", "tpslice_requests_running", "tpslice_requests_waiting",
 		"tpslice_kv_blocks_in_use", "tpslice_kv_blocks_total", "tpslice_prompt_tokens_total", "tpslice_generation_tokens_total",
 		"tpslice_collective_calls_total", "tpslice_collective_bytes_total", "go_goroutines",
+		"tpslice_num_preemptions_total", "tpslice_prefix_cache_queries_total", "tpslice_prefix_cache_hits_total",
 	} {
 		require.Contains(t, m, "# TYPE "+name+" ")
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"github.com/tpslice/tpslice/engine"
 )
 
 // metrics are the server's Prometheus metrics, in a registry of its own.
@@ -82,6 +84,25 @@ func newMetrics(s *Server) *metrics {
 	f(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tpslice_engine_sequences_waiting",
 		Help: "Sequences in the engine's queue, waiting for a batch slot or KV blocks."},
 		engineLoad(func(_, w int) int { return w })))
+	engineStats := func(pick func(engine.Stats) int64) func() float64 {
+		return func() float64 {
+			if l := s.eng.Load(); l != nil {
+				if sr, ok := l.e.(statsReporter); ok {
+					return float64(pick(sr.Stats()))
+				}
+			}
+			return 0
+		}
+	}
+	f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tpslice_num_preemptions_total",
+		Help: "Sequences preempted when the KV cache ran out (recomputed when resumed)."},
+		engineStats(func(st engine.Stats) int64 { return st.Preemptions })))
+	f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tpslice_prefix_cache_queries_total",
+		Help: "Tokens of the sequences admitted with prefix caching on, looked up in the prefix cache."},
+		engineStats(func(st engine.Stats) int64 { return st.PrefixCacheQueries })))
+	f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tpslice_prefix_cache_hits_total",
+		Help: "Tokens of the sequences admitted found in the prefix cache (not computed)."},
+		engineStats(func(st engine.Stats) int64 { return st.PrefixCacheHits })))
 	f(collectiveMetrics{s})
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -93,6 +114,11 @@ func newMetrics(s *Server) *metrics {
 // (*engine.Engine does).
 type loadReporter interface {
 	Load() (running, waiting int)
+}
+
+// statsReporter is an engine that counts what its scheduler did (*engine.Engine does).
+type statsReporter interface {
+	Stats() engine.Stats
 }
 
 // request counts one request.

@@ -186,6 +186,10 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	}
 	maxBatch := slices.Max(o.batches)
 	o.cfg.MaxRunning = maxBatch // every batch decodes together, in one captured bucket
+	// Every sequence of the largest batch can grow to the whole context without a
+	// preemption, and the prompts, drawn once and run again, are computed every time.
+	o.cfg.KVBlocks = maxBatch * ((mcfg.ContextLength + engine.BlockSize - 1) / engine.BlockSize)
+	o.cfg.NoPrefixCaching = true
 	o.cfg.MaxWaiting = max(256, maxBatch)
 	o.cfg.MaxBatchTokens = max(256, maxBatch)
 	return o, nil

@@ -119,14 +119,17 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.StringVar(&opt.servedName, "served-model-name", "", "the model's name in the API (default: --model)")
 	fs.StringVar(&opt.srv.APIKey, "api-key", "", "require \"Authorization: Bearer KEY\" on /v1/ (default: $"+apiKeyEnv+", which keeps it out of ps)")
 	fs.IntVar(&opt.srv.MaxWaiting, "max-waiting", server.DefaultMaxWaiting, "requests waiting for their first token at most; more get 429")
-	fs.IntVar(&cfg.MaxRunning, "max-running", 0, "sequences decoded together at most (continuous batching; 0: the engine's default, 16)")
+	fs.IntVar(&cfg.MaxRunning, "max-running", 0, "sequences decoded together at most (continuous batching; 0: the largest decode graph bucket, 64, or fewer if the KV cache or --max-batch-tokens is smaller)")
+	fs.BoolVar(&cfg.NoPrefixCaching, "no-prefix-caching", false, "turn automatic prefix caching off (on: requests reuse the cached KV blocks of a prompt prefix they share)")
+	fs.IntVar(&cfg.KVBlocks, "kv-blocks", 0, "KV cache blocks of 16 tokens, taken by sequences as they grow (0: 16 sequences of the whole context)")
 	fs.Var(&opt.bodyLimit, "max-body-bytes", "request body size limit (e.g. 64K, 1M); larger bodies get 413")
 	fs.IntVar(&opt.srv.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once (idle keep-alives included); one more gets 503")
 	fs.DurationVar(&opt.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long requests in flight may take to finish before they are ended")
 	fs.DurationVar(&opt.srv.PingInterval, "ping-interval", server.DefaultPingInterval, "send \": ping\" on a stream silent this long (a long prefill); negative: never")
 	fs.StringVar(&opt.chatTemplate, "chat-template", "", "a Jinja chat template `FILE` (default: the model's own, else a plain one)")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of a preset's dummy weights")
-	fs.IntVar(&cfg.MaxBatchTokens, "max-batch-tokens", 0, "tokens per forward pass at most: prompts prefill in chunks of it (0: the engine's default)")
+	fs.IntVar(&cfg.MaxBatchTokens, "max-batch-tokens", 0, "tokens per step at most: decode tokens first, then prompt chunks fill the rest, in one forward pass (0: the engine's default, 2048)")
+	fs.IntVar(&cfg.MaxBatchTokens, "max-num-batched-tokens", 0, "vLLM's name of --max-batch-tokens")
 	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16, f16, or quantized on load as q8_0, q4_0, q4_k, q5_k or q6_k (default: as the source stores them)")
 	fs.Var(dtypeFlag{&cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
@@ -157,6 +160,8 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 		return bad("--max-waiting must be at least 1, got %d", opt.srv.MaxWaiting)
 	case cfg.MaxRunning < 0:
 		return bad("--max-running must be ≥ 0, got %d", cfg.MaxRunning)
+	case cfg.KVBlocks < 0:
+		return bad("--kv-blocks must be ≥ 0, got %d", cfg.KVBlocks)
 	case opt.srv.MaxConnections < 1:
 		return bad("--max-connections must be at least 1, got %d", opt.srv.MaxConnections)
 	case opt.bodyLimit < 1024:

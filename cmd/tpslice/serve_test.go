@@ -188,3 +188,19 @@ func TestCurlCommand(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `{"max_tokens":64,"model":"it's \"odd\"","prompt":"Once upon a time","stream":true,"temperature":0}`, string(got))
 }
+
+func TestServeSchedulerFlags(t *testing.T) {
+	cfg, _, err := parseServeFlags([]string{"--model", "tiny"}, io.Discard)
+	require.NoError(t, err)
+	require.Zero(t, cfg.MaxBatchTokens, "the engine's defaults")
+	require.Zero(t, cfg.KVBlocks)
+	require.False(t, cfg.NoPrefixCaching, "prefix caching is on by default")
+	cfg, _, err = parseServeFlags([]string{"--model", "tiny", "--max-num-batched-tokens", "512", "--kv-blocks", "100", "--no-prefix-caching", "--max-running", "8"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 512, cfg.MaxBatchTokens, "vLLM's name of --max-batch-tokens")
+	require.Equal(t, 100, cfg.KVBlocks)
+	require.True(t, cfg.NoPrefixCaching)
+	require.Equal(t, 8, cfg.MaxRunning)
+	_, _, err = parseServeFlags([]string{"--model", "tiny", "--kv-blocks", "-1"}, io.Discard)
+	require.ErrorContains(t, err, "--kv-blocks must be ≥ 0")
+}
