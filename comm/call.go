@@ -45,6 +45,7 @@ type call struct {
 	lamportPrev  int // words the chunk before it wrote, which this one clears
 
 	waited time.Duration // block 0's time blocked on peers, this call so far
+	where  string        // what block 0 last blocked on
 
 	fault     FaultKind // injected into this call (Config.Fault); 0 for none
 	corrupted bool      // block 0 wrote its corrupt flag (FaultCorrupt)
@@ -65,7 +66,7 @@ func (cl *call) begin() error {
 	published := cl.desc // a copy: a replay rewrites cl.desc while a peer may still read this one
 	r.c.published[r.rank][cl.desc.seq%publishedDepth].Store(&published)
 	clear(cl.verified[:])
-	cl.start, cl.waited = time.Now(), 0
+	cl.start, cl.waited, cl.where = time.Now(), 0, ""
 	r.rec.add(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start, Fault: cl.fault})
 	r.rec.count(cl.desc.op, cl.desc.algo, int64(cl.desc.count*cl.desc.t.Size()))
 	return nil
@@ -130,7 +131,7 @@ func (cl *call) barrier(b device.Block, what string) error {
 		}
 		return true
 	}
-	err := cl.wait(b, ready, func() bool { return badFlag(mine, v) >= 0 })
+	err := cl.wait(b, what, ready, func() bool { return badFlag(mine, v) >= 0 })
 	if err == nil {
 		return cl.verify(b, true)
 	}
@@ -166,14 +167,19 @@ var ErrCorruptFlag = errors.New("corrupted peer flag")
 // wait blocks block b until ready() holds, with the communicator's deadline, and adds block
 // 0's time blocked to the call's record: how long this rank sat waiting for its peers, the
 // skew between ranks rather than the exchange itself (every block waits alike, so one
-// block's time stands for the kernel's). A wait also ends early once bad (if set) holds.
-func (cl *call) wait(b device.Block, ready, bad func() bool) error {
+// block's time stands for the kernel's), and what it waits for, as the record's Where. A
+// wait also ends early once bad (if set) holds.
+func (cl *call) wait(b device.Block, what string, ready, bad func() bool) error {
 	aborted := func() bool { return cl.aborted(b) || bad != nil && bad() }
 	if b.Index != 0 {
 		return cl.r.dev.WaitUntil(cl.r.c.cfg.Timeout, aborted, ready)
 	}
 	if ready() {
 		return nil // no clock read when nothing waits
+	}
+	if cl.where != what {
+		cl.where = what
+		cl.r.rec.update(cl.desc.seq, func(rec *Record) { rec.Where = what })
 	}
 	start := time.Now()
 	err := cl.r.dev.WaitUntil(cl.r.c.cfg.Timeout, aborted, ready)
@@ -257,7 +263,7 @@ func (cl *call) mismatch() error {
 // failed so that every other rank stops waiting too.
 func (cl *call) waitError(b device.Block, what string, missing []int, cause error) error {
 	r := cl.r
-	prefix := cl.locate(fmt.Sprintf("block %d %s", b.Index, what))
+	prefix := cl.locate(b, what)
 	switch {
 	case errors.Is(cause, device.ErrDeadline):
 		return cl.fail(fmt.Errorf("%s: rank(s) %v did not arrive within %v: %w", prefix, missing, r.c.cfg.Timeout, cause))
@@ -272,11 +278,16 @@ func (cl *call) waitError(b device.Block, what string, missing []int, cause erro
 	}
 }
 
-// locate records where the call is (e.g. "block 0 barrier 2") and returns the prefix of its
-// errors: the rank, the sequence number, the call and that place.
-func (cl *call) locate(where string) string {
+// locate records where block b of the call is (what it waits for, as Record.Where says) and
+// returns the prefix of its errors: the rank, the sequence number, the call, the block and
+// that place.
+func (cl *call) locate(b device.Block, what string) string {
+	where := fmt.Sprintf("block %d %s", b.Index, what)
+	if b.Index == 0 {
+		where = what
+	}
 	cl.r.rec.update(cl.desc.seq, func(rec *Record) { rec.Where = where })
-	return fmt.Sprintf("comm: rank %d seq %d %v %s", cl.r.rank, cl.desc.seq, &cl.desc, where)
+	return fmt.Sprintf("comm: rank %d seq %d %v block %d %s", cl.r.rank, cl.desc.seq, &cl.desc, b.Index, what)
 }
 
 // fail makes err, which this call detected, the communicator's failure (unless another

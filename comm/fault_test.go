@@ -210,7 +210,7 @@ func TestStallAlone(t *testing.T) {
 	require.NoError(t, g.c.Rank(0).AllReduce(g.streams[0], bufs[0], bufs[0], 10))
 	err := g.streams[0].Synchronize()
 	require.ErrorIs(t, err, ErrInjected)
-	require.ErrorContains(t, err, "comm: rank 0 seq 0 allreduce f32 count 10 (oneshot) block 0 stalling: stalled for 200ms and no peer gave up")
+	require.ErrorContains(t, err, "comm: rank 0 seq 0 allreduce f32 count 10 (oneshot) block 0 stall: stalled for 200ms and no peer gave up")
 }
 
 // TestKernelPanic: a panic in a collective's kernel (not only an injected one) becomes the
@@ -233,7 +233,7 @@ func TestKernelPanic(t *testing.T) {
 	}
 	errs := g.syncAll()
 	require.Less(t, time.Since(start), 10*time.Second)
-	require.ErrorContains(t, errs[3], "comm: rank 3 seq 0 test f32 count 64 (oneshot) block 0: panic: runtime error: index out of range")
+	require.ErrorContains(t, errs[3], "comm: rank 3 seq 0 test f32 count 64 (oneshot) block 0 panic: runtime error: index out of range")
 	for r := range 3 {
 		require.ErrorIs(t, errs[r], ErrFailed, "rank %d", r)
 		require.ErrorContains(t, errs[r], "comm: rank 3 seq 0 test")

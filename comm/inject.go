@@ -37,21 +37,21 @@ func (cl *call) recoverBlock(b device.Block, err *error) {
 	if !ok {
 		cause = fmt.Errorf("%v", p)
 	}
-	*err = cl.fail(fmt.Errorf("%s: panic: %w", cl.locate(fmt.Sprintf("block %d", b.Index)), cause))
+	*err = cl.fail(fmt.Errorf("%s: %w", cl.locate(b, "panic"), cause))
 }
 
 // stall holds block b, as a hung rank would, until the communicator fails or closes, or
 // twice its Timeout passed: the peers' deadline expires first and names this rank.
 func (cl *call) stall(b device.Block) error {
-	const what = "stalling"
+	const what = "stall"
 	if b.Index == 0 {
-		cl.locate("block 0 " + what)
+		cl.locate(b, what)
 	}
 	limit := 2 * cl.r.c.cfg.Timeout
 	err := cl.r.dev.WaitUntil(limit, func() bool { return cl.aborted(b) }, func() bool { return false })
 	if errors.Is(err, device.ErrDeadline) {
 		return cl.fail(fmt.Errorf("%s: stalled for %v and no peer gave up: %w",
-			cl.locate(fmt.Sprintf("block %d %s", b.Index, what)), limit, ErrInjected))
+			cl.locate(b, what), limit, ErrInjected))
 	}
 	return cl.waitError(b, what, nil, err)
 }

@@ -153,7 +153,7 @@ func (cl *call) lamportLoad(b device.Block, dst, src []uint64, p int) error {
 		w := atomic.LoadUint64(&src[j])
 		if !lamportFull(t, w) {
 			word := &src[j]
-			err := cl.wait(b, func() bool { return lamportFull(t, atomic.LoadUint64(word)) }, nil)
+			err := cl.wait(b, "flag-free slot", func() bool { return lamportFull(t, atomic.LoadUint64(word)) }, nil)
 			if err != nil {
 				return cl.waitError(b, "flag-free slot", []int{p}, err)
 			}

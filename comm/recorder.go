@@ -39,7 +39,8 @@ type Record struct {
 	// Wait is how long the call sat blocked on its peers (block 0's waits): on a rank
 	// that arrives first, most of a small call's time.
 	Wait time.Duration
-	// Where is the last wait the call entered (e.g. "block 0 barrier 2").
+	// Where is what the call last waited for ("one-shot inputs staged") or where it failed,
+	// in block 0 unless it names another ("block 1 one-shot inputs staged").
 	Where string
 	Err   error
 	// Fault is the fault injected into the call (Config.Fault), if any.
