@@ -32,7 +32,8 @@ const (
 	// FaultPanic: block 0 of the rank's kernel panics; the panic becomes that rank's error.
 	FaultPanic
 	// FaultSkip: the rank returns from the call without taking part (it still takes the
-	// sequence number, as a rank that lost a call would).
+	// sequence number, as a rank that lost a call would). The peers' deadline names it, or
+	// at once their first barrier, which its next call would otherwise pass for them.
 	FaultSkip
 	// FaultCorrupt: block 0 writes a wrong epoch into its first barrier flag on every peer
 	// (v+2 where the peers wait for v). With the flag-free algorithm, whose data is its
@@ -41,12 +42,17 @@ const (
 	FaultCorrupt
 )
 
-var faultKinds = [...]string{"", "stall", "panic", "skip", "corrupt"}
-
 // String names the kind as TPSLICE_FAULT spells it.
 func (k FaultKind) String() string {
-	if int(k) < len(faultKinds) && k != 0 {
-		return faultKinds[k]
+	switch k {
+	case FaultStall:
+		return "stall"
+	case FaultPanic:
+		return "panic"
+	case FaultSkip:
+		return "skip"
+	case FaultCorrupt:
+		return "corrupt"
 	}
 	return fmt.Sprintf("fault(%d)", uint8(k))
 }
@@ -96,9 +102,9 @@ func ParseFault(spec string) (Fault, error) {
 			}
 			f.Call = n
 		case "kind":
-			for k, name := range faultKinds {
-				if k > 0 && strings.EqualFold(val, name) {
-					f.Kind = FaultKind(k)
+			for k := FaultStall; k <= FaultCorrupt; k++ {
+				if strings.EqualFold(val, k.String()) {
+					f.Kind = k
 				}
 			}
 			if f.Kind == 0 {

@@ -140,27 +140,36 @@ func TestFaultKinds(t *testing.T) {
 					require.Equal(t, kind, rec.Fault)
 
 					// The engine's recovery: close, rebuild with the same injector, go on.
-					require.NoError(t, g.c.Close())
-					c, err := New(g.node, cfg)
-					require.NoError(t, err)
-					t.Cleanup(func() { _ = c.Close() })
-					fresh := &group{node: g.node, c: c}
-					for r := range n {
-						s, err := c.Rank(r).Device().NewStream("rebuilt", 0)
-						require.NoError(t, err)
-						fresh.streams = append(fresh.streams, s)
+					fresh := rebuild(t, g, cfg)
+					for _, out := range outs {
+						clear(out.Float32s())
 					}
-					clear(outs[0].Float32s())
 					allReduce(fresh)
 					for r, err := range fresh.syncAll() {
 						require.NoError(t, err, "rank %d after the rebuild", r)
 					}
 					checkAllReduce(t, ins, outs, count)
-					require.NoError(t, c.Err())
+					require.NoError(t, fresh.c.Err())
 				})
 			}
 		}
 	}
+}
+
+// rebuild closes g's communicator and returns a new one over the same node, as the engine
+// rebuilds after a failure, with one new stream per rank.
+func rebuild(t *testing.T, g *group, cfg Config) *group {
+	require.NoError(t, g.c.Close())
+	c, err := New(g.node, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	fresh := &group{node: g.node, c: c}
+	for r := range c.Size() {
+		s, err := c.Rank(r).Device().NewStream("rebuilt", 0)
+		require.NoError(t, err)
+		fresh.streams = append(fresh.streams, s)
+	}
+	return fresh
 }
 
 // TestFaultSkipNextCall: a rank that skips a call and goes on is caught at its next call,
