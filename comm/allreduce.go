@@ -112,7 +112,7 @@ func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Bu
 				cl.beginChunk(n)
 				return nil
 			},
-			Block: func(b device.Block) error { return body(cl, b, off, n) },
+			Block: func(b device.Block) error { return cl.runBlock(body, b, off, n) },
 			Epilogue: func(err error) {
 				if err != nil || last {
 					cl.end(err)

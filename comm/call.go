@@ -3,7 +3,6 @@ package comm
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +45,10 @@ type call struct {
 	lamportPrev  int // words the chunk before it wrote, which this one clears
 
 	waited time.Duration // block 0's time blocked on peers, this call so far
+	where  string        // what block 0 last blocked on
+
+	fault     FaultKind // injected into this call (Config.Fault); 0 for none
+	corrupted bool      // block 0 wrote its corrupt flag (FaultCorrupt)
 }
 
 // begin runs as the prologue of the call's first kernel. The sequence number is taken
@@ -59,11 +62,12 @@ func (cl *call) begin() error {
 	if err := r.c.Err(); err != nil {
 		return fmt.Errorf("comm: rank %d seq %d %v: %w: %v", r.rank, cl.desc.seq, &cl.desc, ErrFailed, err)
 	}
+	cl.fault, cl.corrupted = r.c.cfg.Fault.next(r.rank), false
 	published := cl.desc // a copy: a replay rewrites cl.desc while a peer may still read this one
 	r.c.published[r.rank][cl.desc.seq%publishedDepth].Store(&published)
 	clear(cl.verified[:])
-	cl.start, cl.waited = time.Now(), 0
-	r.rec.add(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start})
+	cl.start, cl.waited, cl.where = time.Now(), 0, ""
+	r.rec.add(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start, Fault: cl.fault})
 	r.rec.count(cl.desc.op, cl.desc.algo, int64(cl.desc.count*cl.desc.t.Size()))
 	return nil
 }
@@ -85,7 +89,6 @@ func (cl *call) end(err error) {
 	now := time.Now()
 	if err != nil {
 		cl.r.c.fail(err)
-		cl.r.c.ringAll()
 	}
 	cl.r.rec.update(cl.desc.seq, func(rec *Record) {
 		if rec.State == Failed {
@@ -107,8 +110,16 @@ func (cl *call) barrier(b device.Block, what string) error {
 	r.counter[b.Index]++
 	v := r.counter[b.Index]
 	base := (int(v&1)*MaxBlocks + b.Index) * slotStride
+	w := v // what the peers get
+	if cl.fault == FaultCorrupt && b.Index == 0 && !cl.corrupted {
+		cl.corrupted, w = true, v+2 // a wrong epoch: the set's value two barriers on
+	}
 	for p := range r.c.n {
-		atomic.StoreUint32(&r.peers[p].flags[base+r.rank], v)
+		if p == r.rank {
+			atomic.StoreUint32(&r.peers[p].flags[base+r.rank], v)
+		} else {
+			atomic.StoreUint32(&r.peers[p].flags[base+r.rank], w)
+		}
 	}
 	cl.ringPeers()
 	mine := r.peers[r.rank].flags[base : base+r.c.n]
@@ -120,9 +131,12 @@ func (cl *call) barrier(b device.Block, what string) error {
 		}
 		return true
 	}
-	err := cl.wait(b, ready)
+	err := cl.wait(b, what, ready, func() bool { return badFlag(mine, v) >= 0 })
 	if err == nil {
-		return cl.verify(b)
+		return cl.verify(b, true)
+	}
+	if p := badFlag(mine, v); p >= 0 {
+		err = fmt.Errorf("rank %d wrote %#x into its flag on rank %d, want %#x: %w", p, atomic.LoadUint32(&mine[p]), r.rank, v, ErrCorruptFlag)
 	}
 	var missing []int
 	for p := range mine {
@@ -133,19 +147,42 @@ func (cl *call) barrier(b device.Block, what string) error {
 	return cl.waitError(b, what, missing, err)
 }
 
+// badFlag returns the first rank whose flag in a barrier's slots holds neither v (it arrived)
+// nor the value the slot held before (v-2, or 0 before the set's first use), or -1. Nothing
+// else can be there: a peer writes v+2 into the slot only after passing the barrier between,
+// which needs this rank.
+func badFlag(slots []uint32, v uint32) int {
+	for p := range slots {
+		if f := atomic.LoadUint32(&slots[p]); f != v && f != v-2 && (f != 0 || v >= 2) {
+			return p
+		}
+	}
+	return -1
+}
+
+// ErrCorruptFlag is wrapped by the error of a barrier that found a peer's flag holding a
+// value that no barrier writes there.
+var ErrCorruptFlag = errors.New("corrupted peer flag")
+
 // wait blocks block b until ready() holds, with the communicator's deadline, and adds block
 // 0's time blocked to the call's record: how long this rank sat waiting for its peers, the
 // skew between ranks rather than the exchange itself (every block waits alike, so one
-// block's time stands for the kernel's).
-func (cl *call) wait(b device.Block, ready func() bool) error {
+// block's time stands for the kernel's), and what it waits for, as the record's Where. A
+// wait also ends early once bad (if set) holds.
+func (cl *call) wait(b device.Block, what string, ready, bad func() bool) error {
+	aborted := func() bool { return cl.aborted(b) || bad != nil && bad() }
 	if b.Index != 0 {
-		return cl.r.dev.WaitUntil(cl.r.c.cfg.Timeout, func() bool { return cl.aborted(b) }, ready)
+		return cl.r.dev.WaitUntil(cl.r.c.cfg.Timeout, aborted, ready)
 	}
 	if ready() {
 		return nil // no clock read when nothing waits
 	}
+	if cl.where != what {
+		cl.where = what
+		cl.r.rec.update(cl.desc.seq, func(rec *Record) { rec.Where = what })
+	}
 	start := time.Now()
-	err := cl.r.dev.WaitUntil(cl.r.c.cfg.Timeout, func() bool { return cl.aborted(b) }, ready)
+	err := cl.r.dev.WaitUntil(cl.r.c.cfg.Timeout, aborted, ready)
 	cl.waited += time.Since(start)
 	return err
 }
@@ -174,16 +211,35 @@ func (cl *call) aborted(b device.Block) bool {
 }
 
 // verify compares the peers' calls with this one once per block, after a wait that every
-// peer passed (so each has published its call). A mismatch fails the communicator.
-func (cl *call) verify(b device.Block) error {
+// peer passed (so each has published its call); after a barrier it also checks that no peer
+// is ahead. A mismatch fails the communicator.
+func (cl *call) verify(b device.Block, barrier bool) error {
 	if cl.verified[b.Index] {
 		return nil
 	}
 	cl.verified[b.Index] = true
-	if err := cl.mismatch(); err != nil {
-		cl.r.c.fail(err)
-		cl.r.c.ringAll()
-		return err
+	err := cl.mismatch()
+	if err == nil && barrier {
+		err = cl.ahead()
+	}
+	if err != nil {
+		return cl.fail(err)
+	}
+	return nil
+}
+
+// ahead returns an error when a peer already began the call after this one while this rank
+// passes this one's first barrier. No peer can, legitimately: a barrier-based call passes at
+// least two barriers per block, and a peer cannot pass the second before this rank writes
+// it. A peer that is ahead skipped this call, and its next call's barrier was taken for this
+// one's.
+func (cl *call) ahead() error {
+	next := cl.desc.seq + 1
+	for p := range cl.r.c.n {
+		if d := cl.r.c.published[p][next%publishedDepth].Load(); d != nil && d.seq == next {
+			return fmt.Errorf("comm: rank %d seq %d %v: rank %d already began seq %d %v, so it skipped seq %d",
+				cl.r.rank, cl.desc.seq, &cl.desc, p, next, d, cl.desc.seq)
+		}
 	}
 	return nil
 }
@@ -207,31 +263,38 @@ func (cl *call) mismatch() error {
 // failed so that every other rank stops waiting too.
 func (cl *call) waitError(b device.Block, what string, missing []int, cause error) error {
 	r := cl.r
-	where := fmt.Sprintf("block %d %s", b.Index, what)
-	r.rec.update(cl.desc.seq, func(rec *Record) { rec.Where = where })
-	prefix := fmt.Sprintf("comm: rank %d seq %d %v %s", r.rank, cl.desc.seq, &cl.desc, where)
-	var err error
+	prefix := cl.locate(b, what)
 	switch {
 	case errors.Is(cause, device.ErrDeadline):
-		var last []string
-		for _, p := range missing {
-			if rec, ok := r.c.ranks[p].rec.Last(); ok {
-				last = append(last, fmt.Sprintf("rank %d last: %v", p, rec))
-			} else {
-				last = append(last, fmt.Sprintf("rank %d last: no collective started", p))
-			}
-		}
-		err = fmt.Errorf("%s: rank(s) %v did not arrive within %v (%s): %w",
-			prefix, missing, r.c.cfg.Timeout, strings.Join(last, "; "), cause)
+		return cl.fail(fmt.Errorf("%s: rank(s) %v did not arrive within %v: %w", prefix, missing, r.c.cfg.Timeout, cause))
 	case cl.mismatch() != nil:
-		err = fmt.Errorf("%s: %w", prefix, cl.mismatch())
+		return cl.fail(fmt.Errorf("%s: %w", prefix, cl.mismatch()))
+	case errors.Is(cause, ErrCorruptFlag):
+		return cl.fail(fmt.Errorf("%s: %w", prefix, cause))
 	case r.c.Err() != nil:
 		return fmt.Errorf("%s: %w: %v", prefix, ErrFailed, r.c.Err())
 	default: // a sibling block failed; the kernel reports that block's error
 		return fmt.Errorf("%s: %w", prefix, cause)
 	}
-	r.c.fail(err)
-	r.c.ringAll()
+}
+
+// locate records where block b of the call is (what it waits for, as Record.Where says) and
+// returns the prefix of its errors: the rank, the sequence number, the call, the block and
+// that place.
+func (cl *call) locate(b device.Block, what string) string {
+	where := fmt.Sprintf("block %d %s", b.Index, what)
+	if b.Index == 0 {
+		where = what
+	}
+	cl.r.rec.update(cl.desc.seq, func(rec *Record) { rec.Where = where })
+	return fmt.Sprintf("comm: rank %d seq %d %v block %d %s", cl.r.rank, cl.desc.seq, &cl.desc, b.Index, what)
+}
+
+// fail makes err, which this call detected, the communicator's failure (unless another
+// came first) and returns it with what every rank last did.
+func (cl *call) fail(err error) error {
+	err = cl.r.c.withFlight(err)
+	cl.r.c.fail(err)
 	return err
 }
 

@@ -45,6 +45,10 @@ type Config struct {
 	Algo Algo
 	// Table selects the algorithm by world size and message size (model or autotuned).
 	Table *Table
+	// Fault, when set, injects one fault into a collective call (see FaultInjector). Give
+	// every communicator a process rebuilds the same injector, so that the fault fires
+	// once, counted from start-up. New does not read $TPSLICE_FAULT: FaultFromEnv does.
+	Fault *FaultInjector
 }
 
 // Communicator connects n devices of one node for collectives.
@@ -93,6 +97,8 @@ func New(node *device.Node, cfg Config) (*Communicator, error) {
 		return nil, fmt.Errorf("comm: Blocks must be 0..%d, got %d", MaxBlocks, cfg.Blocks)
 	case cfg.Timeout < 0:
 		return nil, fmt.Errorf("comm: Timeout must be positive, got %v", cfg.Timeout)
+	case cfg.Fault != nil && cfg.Fault.fault.Rank >= n:
+		return nil, fmt.Errorf("comm: %s %v: rank %d, but the communicator has %d ranks", EnvFault, cfg.Fault.fault, cfg.Fault.fault.Rank, n)
 	}
 	force := cfg.Algo
 	if force == Auto {
@@ -195,8 +201,11 @@ func (c *Communicator) free() {
 	}
 }
 
-// Close frees the registered buffers. No collective may be in flight.
+// Close fails the communicator with ErrClosed, so that collectives still in flight (a
+// stalled rank's too) stop waiting at once, and frees the registered buffers. It never
+// blocks, broken or not; Err reports ErrClosed afterwards unless an earlier failure came.
 func (c *Communicator) Close() error {
+	c.fail(fmt.Errorf("comm: %w", ErrClosed))
 	c.free()
 	return nil
 }
@@ -213,7 +222,9 @@ func (c *Communicator) HasNVLS() bool { return c.mcast != nil }
 // Recorder returns rank r's flight recorder.
 func (c *Communicator) Recorder(r int) *Recorder { return &c.ranks[r].rec }
 
-// Err returns the failure that made the communicator unusable, or nil.
+// Err returns the failure that made the communicator unusable, or nil. A communicator
+// that failed stays failed: its ranks no longer agree on their barriers' state, so a
+// process rebuilds it (New) to go on.
 func (c *Communicator) Err() error {
 	if p := c.failed.Load(); p != nil {
 		return *p
@@ -221,13 +232,19 @@ func (c *Communicator) Err() error {
 	return nil
 }
 
+// fail makes err the communicator's failure unless one came first, and wakes every rank's
+// waiters so that they see it.
 func (c *Communicator) fail(err error) {
 	c.failed.CompareAndSwap(nil, &err)
+	c.ringAll()
 }
 
 // ErrFailed is returned (wrapped) for calls on a communicator that an earlier error left
 // unusable: its ranks no longer agree on the state of their barriers.
 var ErrFailed = errors.New("communicator failed earlier")
+
+// ErrClosed is the failure (wrapped) of a communicator that was closed.
+var ErrClosed = errors.New("communicator closed")
 
 // Available reports whether algorithm a can run on this communicator for dtype t.
 func (c *Communicator) Available(a Algo) bool {

@@ -8,4 +8,15 @@
 // device buffer on the rank's device and leaves in another (or the same) buffer once the
 // stream reaches that point. Every rank must issue the same collectives in the same order
 // with the same sizes; a rank that does not is named in the error the others get.
+//
+// Failures end within Config.Timeout, never in a hang: a peer that does not arrive, a
+// mismatched or skipped call, a corrupted barrier flag, a panicking kernel. The error names
+// the rank, the sequence number and the call, and lists the last call of every rank from
+// the flight recorder (Communicator.Flight dumps more on demand). The communicator then
+// stays failed (Err); a process closes it and builds a new one.
+//
+// Faults can be injected to rehearse this, as NCCL's and PyTorch's knobs allow:
+// TPSLICE_FAULT=rank:R,call:N,kind:K (read by FaultFromEnv, passed as Config.Fault) makes
+// the N-th collective call of rank R, counting from 1 at start-up across rebuilt
+// communicators, stall, panic, skip or corrupt a peer flag, once.
 package comm

@@ -34,7 +34,7 @@ func TestMissingRankDeadline(t *testing.T) {
 				require.Error(t, errs[r], "rank %d", r)
 				msg := errs[r].Error()
 				require.Contains(t, msg, "rank(s) [3] did not arrive")
-				require.Contains(t, msg, "rank 3 last: seq 0 allreduce "+algo.String()+" f32 count 1000, done")
+				require.Contains(t, msg, "\n  rank 3: seq 0 allreduce "+algo.String()+" f32 count 1000, done")
 				if errors.Is(errs[r], device.ErrDeadline) {
 					named = true // the rank whose own wait expired
 				} else {
@@ -53,11 +53,12 @@ func TestMissingRankNoHistory(t *testing.T) {
 	bufs := g.alloc(t, dtype.F32, 10)
 	require.NoError(t, g.c.Rank(0).AllReduce(g.streams[0], bufs[0], bufs[0], 10))
 	err := g.streams[0].Synchronize()
-	require.ErrorContains(t, err, "rank(s) [1] did not arrive within 200ms (rank 1 last: no collective started)")
+	require.ErrorContains(t, err, "rank(s) [1] did not arrive within 200ms: deadline exceeded")
+	require.ErrorContains(t, err, "\n  rank 1: no collective started")
 	rec, ok := g.c.Recorder(0).Last()
 	require.True(t, ok)
 	require.Equal(t, Failed, rec.State)
-	require.Contains(t, rec.Where, "block 0")
+	require.Equal(t, "one-shot inputs staged", rec.Where)
 }
 
 // TestMismatchedCalls: ranks that issue different sizes or dtypes under one sequence number

@@ -36,7 +36,12 @@ func (cl *call) lamport(b device.Block, off, count int) error {
 	lo, hi := blockSpan(lamportWords(cl.desc.t, count), b)
 	for p := range n {
 		slot := r.peers[p].lamport[(phase*n+r.rank)*slotWords:]
-		cl.lamportPush(slot[lo:hi], off, lo, count)
+		from := lo
+		if cl.fault == FaultCorrupt && p != r.rank && b.Index == 0 && lo < hi && off+count == cl.desc.count {
+			atomic.StoreUint64(&slot[lo], lamportEmpty) // the data says "not written yet"
+			from++
+		}
+		cl.lamportPush(slot[from:hi], off, from, count)
 	}
 	cl.ringPeers()
 
@@ -52,7 +57,7 @@ func (cl *call) lamport(b device.Block, off, count int) error {
 	if err := cl.lamportReduce(b, own[phase*n*slotWords:], slotWords, off, lo, hi, count); err != nil {
 		return err
 	}
-	return cl.verify(b) // every peer's data arrived, so every peer published its call
+	return cl.verify(b, false) // every peer's data arrived, so every peer published its call
 }
 
 // lanes is how many elements of t one slot word carries, and laneBits their width.
@@ -148,7 +153,7 @@ func (cl *call) lamportLoad(b device.Block, dst, src []uint64, p int) error {
 		w := atomic.LoadUint64(&src[j])
 		if !lamportFull(t, w) {
 			word := &src[j]
-			err := cl.wait(b, func() bool { return lamportFull(t, atomic.LoadUint64(word)) })
+			err := cl.wait(b, "flag-free slot", func() bool { return lamportFull(t, atomic.LoadUint64(word)) }, nil)
 			if err != nil {
 				return cl.waitError(b, "flag-free slot", []int{p}, err)
 			}

@@ -39,9 +39,12 @@ type Record struct {
 	// Wait is how long the call sat blocked on its peers (block 0's waits): on a rank
 	// that arrives first, most of a small call's time.
 	Wait time.Duration
-	// Where is the last wait the call entered (e.g. "block 0 barrier 2").
+	// Where is what the call last waited for ("one-shot inputs staged") or where it failed,
+	// in block 0 unless it names another ("block 1 one-shot inputs staged").
 	Where string
 	Err   error
+	// Fault is the fault injected into the call (Config.Fault), if any.
+	Fault FaultKind
 }
 
 // String describes the call in one line, as timeout errors print it.
@@ -55,6 +58,12 @@ func (r Record) String() string {
 		}
 	case Done, Failed:
 		s += fmt.Sprintf(" at %s", r.End.Format("15:04:05.000000"))
+		if r.State == Failed && r.Where != "" {
+			s += " in " + r.Where
+		}
+	}
+	if r.Fault != 0 {
+		s += fmt.Sprintf(" (injected %v)", r.Fault)
 	}
 	return s
 }
@@ -95,12 +104,15 @@ func (r *Recorder) Last() (Record, bool) {
 }
 
 // Records returns the held records, oldest first.
-func (r *Recorder) Records() []Record {
+func (r *Recorder) Records() []Record { return r.tail(recorderDepth) }
+
+// tail returns the last k held records (k at most recorderDepth), oldest first.
+func (r *Recorder) tail(k int) []Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := min(r.n, recorderDepth)
+	k = int(min(r.n, uint64(k)))
 	out := make([]Record, 0, k)
-	for i := r.n - k; i < r.n; i++ {
+	for i := r.n - uint64(k); i < r.n; i++ {
 		out = append(out, r.ring[i%recorderDepth])
 	}
 	return out
