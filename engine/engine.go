@@ -73,6 +73,12 @@ type Config struct {
 	// Debug logs start-up and failures as NCCL_DEBUG does (diag.FromEnv reads
 	// TPSLICE_DEBUG); nil logs nothing.
 	Debug *diag.Logger
+	// CollectiveTimeout bounds every wait of a rank on its peers (0: comm.DefaultTimeout):
+	// a rank that stalls or skips a collective fails the step within it.
+	CollectiveTimeout time.Duration
+	// Fault injects one failure into the collectives (comm.FaultFromEnv reads
+	// TPSLICE_FAULT); the same injector serves every rebuilt group, so it fires once.
+	Fault *comm.FaultInjector
 }
 
 // BlockSize is the tokens of one KV cache block.
@@ -101,21 +107,30 @@ type Graphs struct {
 // Engine runs generation on one model over a TP group. Concurrent Generate calls are
 // batched by the scheduler (continuous batching).
 type Engine struct {
-	cfg   Config
-	group *tp.Group
-	model Model
-	tok   *tokenizer.Tokenizer
+	cfg  Config
+	mcfg models.Config
+	tok  *tokenizer.Tokenizer
 	// endOfGeneration holds the ids that end a sequence: EOS and the end-of-turn tokens.
 	endOfGeneration map[int32]bool
 	blocks          *BlockPool
 	padBlock        int32 // KV block that padding rows of a bucket write to
 	sched           scheduler
 
+	// mu guards the TP group, the model and its graphs, which a rebuild replaces, against
+	// readers outside the scheduler's goroutine; that goroutine, their only writer, reads
+	// them without it.
+	mu    sync.RWMutex
+	group *tp.Group
+	model Model
 	// decodeGraphs[bucket] holds the graphs proposing one candidate per rank (index 1,
 	// greedy) and gathering the full logits (index 0, any other sampling); none when eager.
 	decodeGraphs map[int][2]*models.DecodeGraph
 	graphs       Graphs
-	closeOnce    sync.Once
+
+	health    health
+	failed    chan struct{} // closed when a rebuild failed: the engine cannot serve again
+	down      bool          // the model and group are closed (a rebuild failed); loop-owned
+	closeOnce sync.Once
 }
 
 // New loads the model and its tokenizer and shards the model over cfg.TP ranks.
@@ -150,30 +165,11 @@ func New(cfg Config) (*Engine, error) {
 	if tok.VocabSize() > mcfg.Vocab {
 		return nil, fmt.Errorf("engine: %s: the tokenizer has %d tokens, the model only %d", cfg.Model, tok.VocabSize(), mcfg.Vocab)
 	}
-	gc := tp.GroupConfig{World: cfg.TP, SMs: cfg.SMs, Fabric: cfg.Fabric, Comm: comm.Config{Algo: cfg.Algo}}
-	if cfg.Overlap {
-		gc.CommSMs = max(cfg.CommSMs, 1)
-	}
-	g, err := tp.NewGroup(gc)
-	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	m, err := models.NewLlama(g, mcfg, src, models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens,
-		MaxSeqs: cfg.MaxRunning, BlockSize: BlockSize, KVBlocks: cfg.KVBlocks + 1, KVDType: cfg.KVDType,
-		Fused: cfg.Fused, Overlap: cfg.Overlap})
-	if err != nil {
-		_ = g.Close()
-		return nil, fmt.Errorf("engine: %w", err)
-	}
 	// The last block is kept out of the pool: padding rows of a bucket write there.
-	e := &Engine{cfg: cfg, group: g, model: m, tok: tok, endOfGeneration: endOfGeneration(tok, extraEOG),
-		blocks: NewBlockPool(cfg.KVBlocks), padBlock: int32(cfg.KVBlocks)}
-	if !cfg.Eager {
-		if err := e.captureGraphs(); err != nil {
-			m.Close()
-			_ = g.Close()
-			return nil, err
-		}
+	e := &Engine{cfg: cfg, mcfg: mcfg, tok: tok, endOfGeneration: endOfGeneration(tok, extraEOG),
+		blocks: NewBlockPool(cfg.KVBlocks), padBlock: int32(cfg.KVBlocks), failed: make(chan struct{})}
+	if err := e.build(src); err != nil {
+		return nil, err
 	}
 	e.logStartup()
 	e.sched.cond = sync.NewCond(&e.sched.mu)
@@ -182,43 +178,84 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// build brings up the TP group (devices, communicator, streams), loads the model's shards
+// from src and captures the decode graphs: what New starts with and what a rebuild after a
+// failed step makes anew.
+func (e *Engine) build(src format.Source) error {
+	cfg := e.cfg
+	gc := tp.GroupConfig{World: cfg.TP, SMs: cfg.SMs, Fabric: cfg.Fabric,
+		Comm: comm.Config{Algo: cfg.Algo, Timeout: cfg.CollectiveTimeout, Fault: cfg.Fault}}
+	if cfg.Overlap {
+		gc.CommSMs = max(cfg.CommSMs, 1)
+	}
+	g, err := tp.NewGroup(gc)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	m, err := models.NewLlama(g, e.mcfg, src, models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens,
+		MaxSeqs: cfg.MaxRunning, BlockSize: BlockSize, KVBlocks: cfg.KVBlocks + 1, KVDType: cfg.KVDType,
+		Fused: cfg.Fused, Overlap: cfg.Overlap})
+	if err != nil {
+		_ = g.Close()
+		return fmt.Errorf("engine: %w", err)
+	}
+	var graphs map[int][2]*models.DecodeGraph
+	var info Graphs
+	if !cfg.Eager {
+		if graphs, info, err = captureGraphs(m, cfg.MaxRunning); err != nil {
+			m.Close()
+			_ = g.Close()
+			return err
+		}
+	}
+	e.mu.Lock()
+	e.group, e.model, e.decodeGraphs, e.graphs = g, m, graphs, info
+	e.mu.Unlock()
+	return nil
+}
+
 // captureGraphs captures the decode step of every batch bucket, 1, 2, 4, … up to
-// MaxRunning, greedy and with the full logits.
-func (e *Engine) captureGraphs() error {
+// maxRunning, greedy and with the full logits.
+func captureGraphs(m Model, maxRunning int) (map[int][2]*models.DecodeGraph, Graphs, error) {
 	start := time.Now()
-	e.decodeGraphs = map[int][2]*models.DecodeGraph{}
+	graphs := map[int][2]*models.DecodeGraph{}
+	var info Graphs
 	for b := 1; ; b *= 2 {
-		b = min(b, e.cfg.MaxRunning)
+		b = min(b, maxRunning)
 		var pair [2]*models.DecodeGraph
 		for k := range 2 {
-			g, err := e.model.CaptureDecode(b, k)
+			g, err := m.CaptureDecode(b, k)
 			if err != nil {
-				return fmt.Errorf("engine: %w", err)
+				return nil, Graphs{}, fmt.Errorf("engine: %w", err)
 			}
 			pair[k] = g
-			e.graphs.Nodes = g.Nodes()
-			e.graphs.InPlace = g.InPlace
-			e.graphs.InputBytes += 4 * (len(g.Step.IDs) + len(g.Step.Batch.Pos) + len(g.Step.Batch.Seq) + len(g.Step.Sample))
+			info.Nodes = g.Nodes()
+			info.InPlace = g.InPlace
+			info.InputBytes += 4 * (len(g.Step.IDs) + len(g.Step.Batch.Pos) + len(g.Step.Batch.Seq) + len(g.Step.Sample))
 			for _, t := range g.Step.Batch.Tables {
-				e.graphs.InputBytes += 4 * len(t)
+				info.InputBytes += 4 * len(t)
 			}
 		}
-		e.decodeGraphs[b] = pair
-		e.graphs.Buckets = append(e.graphs.Buckets, b)
-		if b == e.cfg.MaxRunning {
+		graphs[b] = pair
+		info.Buckets = append(info.Buckets, b)
+		if b == maxRunning {
 			break
 		}
 	}
-	e.graphs.CaptureTime = time.Since(start)
-	return nil
+	info.CaptureTime = time.Since(start)
+	return graphs, info, nil
 }
 
 // StagingBytesSaved returns the bytes that replayed decode graphs read from peers in place
 // instead of copying them into staging buffers first (summed over ranks).
-func (e *Engine) StagingBytesSaved() int64 { return e.group.Comm().GraphBytesSaved() }
+func (e *Engine) StagingBytesSaved() int64 { return e.Model().Group().Comm().GraphBytesSaved() }
 
-// Graphs returns what was captured at start-up.
-func (e *Engine) Graphs() Graphs { return e.graphs }
+// Graphs returns what was captured at start-up (or at the last rebuild).
+func (e *Engine) Graphs() Graphs {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.graphs
+}
 
 // open finds the model's config, weights, tokenizer and the ids besides the tokenizer's
 // that end a generation (a Hugging Face generation_config.json's): the embedded
@@ -343,8 +380,12 @@ func llama2CTokenizer(checkpoint string, vocab int) (string, error) {
 	return "", fmt.Errorf("a llama2.c checkpoint takes its tokenizer from %s or %s; neither exists", tried[0], tried[1])
 }
 
-// Model returns the loaded model.
-func (e *Engine) Model() Model { return e.model }
+// Model returns the loaded model (a new one after each rebuild).
+func (e *Engine) Model() Model {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.model
+}
 
 // Tokenizer returns the model's tokenizer.
 func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
@@ -363,8 +404,10 @@ func (e *Engine) Close() error {
 		q.cond.Broadcast()
 		q.mu.Unlock()
 		<-q.stopped
-		e.model.Close()
-		err = e.group.Close()
+		if !e.down {
+			e.model.Close()
+			err = e.group.Close()
+		}
 	})
 	return err
 }

@@ -133,7 +133,7 @@ func (e *Engine) collect(seq *sequence, emit func(Token) error) (Result, error) 
 
 // newSequence validates a request and prepares its sequence.
 func (e *Engine) newSequence(ctx context.Context, req Request, start time.Time) (*sequence, error) {
-	cfg := e.model.Config()
+	cfg := e.mcfg
 	if err := req.Sampling.Validate(); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -163,8 +163,8 @@ func (e *Engine) newSequence(ctx context.Context, req Request, start time.Time) 
 func (e *Engine) promptIDs(req Request) ([]int32, error) {
 	if req.PromptIDs != nil {
 		for i, id := range req.PromptIDs {
-			if id < 0 || int(id) >= e.model.Config().Vocab {
-				return nil, fmt.Errorf("engine: prompt token %d is id %d, outside the vocabulary of %d", i, id, e.model.Config().Vocab)
+			if id < 0 || int(id) >= e.mcfg.Vocab {
+				return nil, fmt.Errorf("engine: prompt token %d is id %d, outside the vocabulary of %d", i, id, e.mcfg.Vocab)
 			}
 		}
 		if len(req.PromptIDs) == 0 {
@@ -189,9 +189,10 @@ func (e *Engine) promptIDs(req Request) ([]int32, error) {
 // callSites names the all-reduce of every call site for a prefill of n tokens and for a
 // one-token decode step: the fused variant (or the plain algorithm when unfused).
 func (e *Engine) callSites(prefill int) map[string]string {
-	c, h := e.group.Comm(), e.model.Config().Hidden
+	m := e.Model()
+	c, h := m.Group().Comm(), e.mcfg.Hidden
 	name := func(tokens int) string {
-		v := e.model.Options().Fused
+		v := m.Options().Fused
 		if v == fused.Auto {
 			v = fused.Select(c, tokens*h*4)
 		}
@@ -205,7 +206,7 @@ func (e *Engine) callSites(prefill int) map[string]string {
 		name   string
 		tokens int
 	}{{"prefill", prefill}, {"decode", 1}} {
-		t := min(phase.tokens, e.model.Options().MaxTokens)
+		t := min(phase.tokens, m.Options().MaxTokens)
 		for _, site := range []string{"embedding", "attn.o_proj", "mlp.down_proj"} {
 			sites[phase.name+"/"+site] = name(t)
 		}

@@ -151,6 +151,19 @@ func (p *BlockPool) unlink(b int32) {
 	p.lruLen--
 }
 
+// ForgetCache drops every cached hash (the contents of the blocks are gone: a rebuilt KV
+// cache); free cached blocks become blocks that cache nothing.
+func (p *BlockPool) ForgetCache() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	head := int32(len(p.ref))
+	for b := p.next[head]; b != head; b = p.next[b] {
+		p.empty = append(p.empty, b)
+	}
+	p.next[head], p.prev[head], p.lruLen = head, head, 0
+	clear(p.cached)
+}
+
 // InUse returns how many blocks are held.
 func (p *BlockPool) InUse() int {
 	p.mu.Lock()

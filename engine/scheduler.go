@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sync"
+	"time"
 )
 
 // scheduler is the engine's queue of waiting requests; one goroutine (loop) runs steps.
@@ -45,8 +46,9 @@ func (e *Engine) submit(seqs ...*sequence) error {
 	q := &e.sched
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var err error
+	err := e.Health() // unavailable while rebuilding, or for good
 	switch {
+	case err != nil:
 	case q.closed:
 		err = ErrClosed
 	case len(q.waiting)+len(seqs) > e.cfg.MaxWaiting:
@@ -91,15 +93,33 @@ func (e *Engine) loop() {
 		q.mu.Unlock()
 
 		if len(chunks) > 0 {
+			start := time.Now()
 			if err := e.step(chunks); err != nil {
-				e.fail(running, err)
+				ok := e.recoverFrom(running, start, err)
 				running = nil
+				if !ok {
+					e.endQueued(e.Health())
+					return
+				}
 			}
 		}
 		running = e.retireEnded(running)
 		q.mu.Lock()
 		q.running = len(running)
 		q.mu.Unlock()
+	}
+}
+
+// endQueued closes the queue and retires every sequence in it with err: the engine cannot
+// serve them.
+func (e *Engine) endQueued(err error) {
+	q := &e.sched
+	q.mu.Lock()
+	queued := append(q.resuming, q.waiting...)
+	q.resuming, q.waiting, q.closed, q.running = nil, nil, true, 0
+	q.mu.Unlock()
+	for _, s := range queued {
+		e.retire(s, err)
 	}
 }
 

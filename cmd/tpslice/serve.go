@@ -89,10 +89,22 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "tpslice: requests need the API key; the curl above reads it from $%s\n", apiKeyEnv)
 	}
 
-	select {
-	case <-ctx.Done():
-	case err := <-served: // the listener failed
-		served <- err
+	dumps := make(chan os.Signal, 1)
+	signal.Notify(dumps, syscall.SIGUSR1) // as py-spy and NCCL's flight recorder: dump on demand
+	defer signal.Stop(dumps)
+wait:
+	for {
+		select {
+		case <-dumps:
+			fmt.Fprintf(stderr, "tpslice: SIGUSR1: the flight recorder's last collectives of every rank:\n%v", e.Flight(0))
+		case <-e.Failed(): // the TP group could not be rebuilt: exit non-zero for a restart
+			return errors.Join(fmt.Errorf("serve: %w", e.Health()), shutdown())
+		case err := <-served: // the listener failed
+			served <- err
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
 	}
 	fmt.Fprintf(stderr, "tpslice: shutting down: finishing the requests in flight (at most %v)\n", opt.shutdownTimeout)
 	if err := shutdown(); err != nil {
@@ -125,6 +137,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.Var(&opt.bodyLimit, "max-body-bytes", "request body size limit (e.g. 64K, 1M); larger bodies get 413")
 	fs.IntVar(&opt.srv.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once (idle keep-alives included); one more gets 503")
 	fs.DurationVar(&opt.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long requests in flight may take to finish before they are ended")
+	fs.DurationVar(&cfg.CollectiveTimeout, "collective-timeout", 10*time.Second, "how long a rank waits for its peers in a collective before the step fails and the TP group is rebuilt")
 	fs.DurationVar(&opt.srv.PingInterval, "ping-interval", server.DefaultPingInterval, "send \": ping\" on a stream silent this long (a long prefill); negative: never")
 	fs.StringVar(&opt.chatTemplate, "chat-template", "", "a Jinja chat template `FILE` (default: the model's own, else a plain one)")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of a preset's dummy weights")
@@ -168,6 +181,8 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 		return bad("--max-body-bytes must be at least 1K, got %d", opt.bodyLimit)
 	case opt.shutdownTimeout < 0:
 		return bad("--shutdown-timeout must be ≥ 0, got %v", opt.shutdownTimeout)
+	case cfg.CollectiveTimeout <= 0:
+		return bad("--collective-timeout must be > 0, got %v", cfg.CollectiveTimeout)
 	case cfg.MaxBatchTokens < 0:
 		return bad("--max-batch-tokens must be ≥ 0, got %d", cfg.MaxBatchTokens)
 	}

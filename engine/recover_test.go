@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/models/stories260k"
+)
+
+const recoverTimeout = time.Second
+
+// TestRecoverFromFaults: every injected fault, at TP 2 and 8, fails the step it hits
+// within the collective deadline with an error naming the rank; the sequences of that
+// step end with it, the engine rebuilds its TP group, the requests still queued run on
+// the new one, and a request afterwards gives the tokens it gave before the fault.
+func TestRecoverFromFaults(t *testing.T) {
+	req := Request{Prompt: "Once upon a time", MaxTokens: 12}
+	for _, tp := range []int{2, 8} {
+		for _, kind := range []comm.FaultKind{comm.FaultStall, comm.FaultPanic, comm.FaultSkip, comm.FaultCorrupt} {
+			t.Run(fmt.Sprintf("tp%d/%v", tp, kind), func(t *testing.T) {
+				fault := comm.NewFaultInjector(comm.Fault{Rank: tp - 1, Call: 40, Kind: kind})
+				e, err := New(Config{Model: "tiny", TP: tp, MaxRunning: 2, CollectiveTimeout: recoverTimeout, Fault: fault})
+				require.NoError(t, err)
+				defer e.Close()
+
+				// Six requests, two running at a time: the fault hits the first steps, so
+				// some are in flight and the rest wait for the rebuilt group.
+				type outcome struct {
+					res Result
+					err error
+				}
+				out := make([]outcome, 6)
+				var wg sync.WaitGroup
+				for i := range out {
+					wg.Go(func() {
+						out[i].res, out[i].err = e.Generate(context.Background(), req, func(Token) error { return nil })
+					})
+				}
+				wg.Wait()
+				require.True(t, fault.Fired())
+				recs := e.Recoveries()
+				require.Len(t, recs, 1)
+				rec := recs[0]
+				t.Logf("detected in %v, rebuilt in %v, %d in flight: %v", rec.Detection, rec.Rebuild, rec.InFlight, rec.Err)
+				require.NoError(t, rec.RebuildErr)
+				require.Less(t, rec.Detection, recoverTimeout+2*time.Second, "detected within the deadline")
+				require.ErrorContains(t, rec.Err, fmt.Sprintf("rank %d", tp-1))
+				require.NoError(t, e.Health())
+
+				failed := 0
+				var ok []int32
+				for _, o := range out {
+					if o.err != nil {
+						failed++
+						require.ErrorContains(t, o.err, "rank")
+						continue
+					}
+					require.Equal(t, FinishLength, o.res.FinishReason)
+					if ok == nil {
+						ok = o.res.OutputIDs
+					}
+					require.Equal(t, ok, o.res.OutputIDs, "every request that ran gives the same tokens")
+				}
+				require.Equal(t, rec.InFlight, failed, "only the sequences in flight fail")
+				require.Less(t, failed, len(out), "queued requests survive the rebuild")
+
+				after, err := e.Generate(context.Background(), req, func(Token) error { return nil })
+				require.NoError(t, err)
+				require.Equal(t, ok, after.OutputIDs)
+				require.Zero(t, e.Blocks().InUse())
+			})
+		}
+	}
+}
+
+// TestRebuildFailureEndsTheEngine: when the checkpoint is gone by the time a rebuild needs
+// it, the engine says so for good: Failed is closed, Health names the cause, queued and
+// new requests fail with ErrUnavailable.
+func TestRebuildFailureEndsTheEngine(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "stories260K.bin")
+	require.NoError(t, os.WriteFile(path, stories260k.Checkpoint, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tok512.bin"), stories260k.Tokenizer, 0o644))
+
+	fault := comm.NewFaultInjector(comm.Fault{Rank: 1, Call: 40, Kind: comm.FaultPanic})
+	e, err := New(Config{Model: path, TP: 2, MaxRunning: 1, CollectiveTimeout: recoverTimeout, Fault: fault})
+	require.NoError(t, err)
+	defer e.Close()
+	require.NoError(t, os.Remove(path))
+
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = e.Generate(context.Background(), Request{Prompt: "Once upon a time", MaxTokens: 12}, func(Token) error { return nil })
+		})
+	}
+	wg.Wait()
+	select {
+	case <-e.Failed():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Failed is not closed after the rebuild failed")
+	}
+	require.ErrorIs(t, e.Health(), ErrUnavailable)
+	require.ErrorContains(t, e.Health(), "could not be rebuilt")
+	require.ErrorContains(t, e.Health(), "stories260K.bin")
+	for _, err := range errs {
+		require.Error(t, err)
+	}
+	_, err = e.Generate(context.Background(), Request{Prompt: "again"}, func(Token) error { return nil })
+	require.ErrorIs(t, err, ErrUnavailable)
+}
