@@ -58,7 +58,13 @@ func (s *Server) generate(rc *fasthttp.RequestCtx, l *loaded, p params, ids []in
 		s.stream(rc, j, endpoint, enc, p.includeUsage)
 		return nil
 	}
+	stop := watchPeer(rc.Conn(), peerPollInterval, j.cancel)
 	res, err := j.run(func(engine.Token) error { return nil })
+	if left := stop(); left && err != nil {
+		rc.SetStatusCode(statusClientClosed) // counted as a stream that was left; nobody reads it
+		rc.SetConnectionClose()
+		return nil
+	}
 	if err != nil {
 		return j.failure(err)
 	}
