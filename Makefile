@@ -6,7 +6,7 @@ export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 # Packages whose code shares flags, barriers or buffers across goroutines: always under -race.
 RACE_PKGS = ./diag/... ./device/... ./comm/... ./vec/... ./fused/... ./cudagraph/... ./engine/... ./trace/... ./server/...
 
-.PHONY: run test bench lint build
+.PHONY: run test fuzz bench lint build
 
 build:
 	$(GO) build -o bin/tpslice ./cmd/tpslice
@@ -22,6 +22,26 @@ test: lint
 	$(GO) test -count=1 -tags noasm ./vec/... ./comm/... ./layers/... ./quant/... ./models/...
 	TPSLICE_ISA=avx2 $(GO) test -count=1 ./quant/... ./models/... # the AVX2 kernels on AVX-512 machines too
 	CGO_ENABLED=0 $(GO) test -count=1 ./topo/... # the build without NVML
+
+# Every Fuzz target of the repository (the test binaries list them, so new ones join), each
+# for FUZZTIME inputs: a count, the same work on every machine. A package's test binary is
+# built once; each target starts from its seed corpus and testdata/fuzz alone (a fresh
+# -test.fuzzcachedir, the flag go test passes itself), so a run does not depend on the
+# inputs earlier runs cached. A failing input is written to the package's testdata/fuzz.
+# CI runs it after test.
+FUZZTIME ?= 500x
+fuzz:
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	for pkg in $$(git grep -l '^func Fuzz' -- '*_test.go' | xargs -n1 dirname | sort -u); do \
+		bin=$$dir/$$(echo $$pkg | tr / _).test; \
+		$(GO) test -c -fuzz . -o $$bin ./$$pkg || exit 1; \
+		for target in $$(cd $$pkg && $$bin -test.list '^Fuzz'); do \
+			t0=$$(date +%s.%N); \
+			(cd $$pkg && $$bin -test.run '^$$' -test.fuzz "^$$target$$" -test.fuzztime $(FUZZTIME) \
+				-test.fuzzcachedir $$dir/cache/$$target) >$$dir/log 2>&1 || { cat $$dir/log; exit 1; }; \
+			echo "fuzz: $$pkg $$target: $$(grep -o 'execs: [0-9]*' $$dir/log | tail -1 | cut -d' ' -f2) execs in $$(echo "$$t0 $$(date +%s.%N)" | awk '{printf "%.1f", $$2-$$1}') s"; \
+		done; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . ./vec/...

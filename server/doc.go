@@ -8,8 +8,9 @@
 // EOS or an end-of-turn token. vLLM's POST /tokenize and /detokenize show the ids a
 // prompt or a conversation becomes, and the text of ids.
 // Tokens leave as one JSON body or as Server-Sent Events (stream: true), chunk for chunk
-// as OpenAI and vLLM send them, ending with "data: [DONE]". A client that leaves a stream
-// cancels its generation, which frees its KV blocks. GET /v1/models, /health and /metrics
+// as OpenAI and vLLM send them, ending with "data: [DONE]". A client that leaves cancels
+// its generation, which frees its KV blocks: a stream finds it when a write fails, a
+// non-streaming request by watching the connection (watchPeer). GET /v1/models, /health and /metrics
 // (Prometheus: requests, time to first token, time per output token, running and waiting
 // requests, KV blocks, collective calls and bytes by algorithm) say what the server is
 // doing. Shutdown stops accepting and lets streams finish, or ends them with a final event.

@@ -31,38 +31,47 @@ var chatRoles = []string{"system", "developer", "user", "assistant", "tool"}
 // chatCompletions serves POST /v1/chat/completions: the conversation is rendered with the
 // chat template, tokenized with its special tokens, and generated from like a completion.
 func (s *Server) chatCompletions(rc *fasthttp.RequestCtx, l *loaded, arrived time.Time) *apiError {
-	body := rc.PostBody()
+	p, ids, e := s.decodeChat(rc.PostBody(), l)
+	if e != nil {
+		return e
+	}
+	c := chatStream{id: newID("chatcmpl-"), created: time.Now().Unix(), model: l.name, includeUsage: p.includeUsage}
+	return s.generate(rc, l, p, ids, arrived, "/v1/chat/completions", c)
+}
+
+// decodeChat decodes and checks a /v1/chat/completions body: its parameters and the ids
+// of the rendered conversation, which fit the context with max_tokens.
+func (s *Server) decodeChat(body []byte, l *loaded) (params, []int32, *apiError) {
 	var f chatFields
 	if err := json.Unmarshal(body, &f); err != nil {
-		return decodeError(err)
+		return params{}, nil, decodeError(err)
 	}
 	p, e := decodeParams(body, "max_completion_tokens", f.MaxCompletionTokens)
 	if e != nil {
-		return e
+		return p, nil, e
 	}
 	if t := string(bytes.TrimSpace(f.Tools)); t != "" && t != "null" && t != "[]" {
-		return unsupported("tools", "tools")
+		return p, nil, unsupported("tools", "tools")
 	}
 	if e := checkModel(p.model, l); e != nil {
-		return e
+		return p, nil, e
 	}
 	msgs, e := parseMessages(f.Messages)
 	if e != nil {
-		return e
+		return p, nil, e
 	}
 	text, err := s.tmpl.renderMessages(msgs, true, l.bos, l.eos)
 	if err != nil {
-		return badRequest("messages", "%v", err)
+		return p, nil, badRequest("messages", "%v", err)
 	}
 	ids, err := encodeChat(text, l.e.Tokenizer(), true)
 	if err != nil {
-		return badRequest("messages", "tokenizing the rendered conversation: %v", err)
+		return p, nil, badRequest("messages", "tokenizing the rendered conversation: %v", err)
 	}
 	if len(ids) == 0 {
-		return badRequest("messages", "the rendered conversation is empty and the vocabulary adds no BOS token")
+		return p, nil, badRequest("messages", "the rendered conversation is empty and the vocabulary adds no BOS token")
 	}
-	c := chatStream{id: newID("chatcmpl-"), created: time.Now().Unix(), model: l.name, includeUsage: p.includeUsage}
-	return s.generate(rc, l, p, ids, "messages", arrived, "/v1/chat/completions", c)
+	return p, ids, checkContext(len(ids), p, l.contextLen, "messages")
 }
 
 // parseMessages checks messages: a non-empty array of {role, content}, content a string or

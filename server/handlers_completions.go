@@ -18,38 +18,44 @@ type completionFields struct {
 
 // completions serves POST /v1/completions.
 func (s *Server) completions(rc *fasthttp.RequestCtx, l *loaded, arrived time.Time) *apiError {
-	body := rc.PostBody()
-	p, e := decodeParams(body, "", nil)
-	if e != nil {
-		return e
-	}
-	var f completionFields
-	if err := json.Unmarshal(body, &f); err != nil {
-		return decodeError(err)
-	}
-	if f.Echo != nil && *f.Echo {
-		return unsupported("echo", "echo")
-	}
-	if f.Suffix != nil && *f.Suffix != "" {
-		return unsupported("suffix", "suffix")
-	}
-	if e := checkModel(p.model, l); e != nil {
-		return e
-	}
-	ids, e := completionPrompt(f.Prompt, l.e.Tokenizer())
+	p, ids, e := decodeCompletion(rc.PostBody(), l)
 	if e != nil {
 		return e
 	}
 	c := completionStream{id: newID("cmpl-"), created: time.Now().Unix(), model: l.name, includeUsage: p.includeUsage}
-	return s.generate(rc, l, p, ids, "prompt", arrived, "/v1/completions", c)
+	return s.generate(rc, l, p, ids, arrived, "/v1/completions", c)
 }
 
-// generate checks the prompt's ids against the context (param names the field that gave
-// them), admits the request and answers it: streamed through enc, or whole once it ends.
-func (s *Server) generate(rc *fasthttp.RequestCtx, l *loaded, p params, ids []int32, param string, arrived time.Time, endpoint string, enc streamer) *apiError {
-	if e := checkContext(len(ids), p, l.contextLen, param); e != nil {
-		return e
+// decodeCompletion decodes and checks a /v1/completions body: its parameters and the
+// prompt's ids, which fit the context with max_tokens.
+func decodeCompletion(body []byte, l *loaded) (params, []int32, *apiError) {
+	p, e := decodeParams(body, "", nil)
+	if e != nil {
+		return p, nil, e
 	}
+	var f completionFields
+	if err := json.Unmarshal(body, &f); err != nil {
+		return p, nil, decodeError(err)
+	}
+	if f.Echo != nil && *f.Echo {
+		return p, nil, unsupported("echo", "echo")
+	}
+	if f.Suffix != nil && *f.Suffix != "" {
+		return p, nil, unsupported("suffix", "suffix")
+	}
+	if e := checkModel(p.model, l); e != nil {
+		return p, nil, e
+	}
+	ids, e := completionPrompt(f.Prompt, l.e.Tokenizer())
+	if e != nil {
+		return p, nil, e
+	}
+	return p, ids, checkContext(len(ids), p, l.contextLen, "prompt")
+}
+
+// generate admits a checked request and answers it: streamed through enc, or whole once
+// it ends.
+func (s *Server) generate(rc *fasthttp.RequestCtx, l *loaded, p params, ids []int32, arrived time.Time, endpoint string, enc streamer) *apiError {
 	j, e := s.admit(l, p.request(ids), arrived)
 	if e != nil {
 		return e
@@ -58,7 +64,13 @@ func (s *Server) generate(rc *fasthttp.RequestCtx, l *loaded, p params, ids []in
 		s.stream(rc, j, endpoint, enc, p.includeUsage)
 		return nil
 	}
+	stop := watchPeer(rc.Conn(), peerPollInterval, j.cancel)
 	res, err := j.run(func(engine.Token) error { return nil })
+	if left := stop(); left && err != nil {
+		rc.SetStatusCode(statusClientClosed) // for the metrics: the client is gone
+		rc.SetConnectionClose()
+		return nil
+	}
 	if err != nil {
 		return j.failure(err)
 	}

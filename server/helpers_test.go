@@ -18,7 +18,7 @@ import (
 )
 
 // newEngine loads the tiny preset at TP 2, closed when the test ends.
-func newEngine(t *testing.T) *engine.Engine {
+func newEngine(t testing.TB) *engine.Engine {
 	t.Helper()
 	return newModel(t, "tiny")
 }
@@ -26,7 +26,7 @@ func newEngine(t *testing.T) *engine.Engine {
 // newModel loads a preset at TP 2, closed when the test ends. The demo preset decodes
 // slowly enough (a few ms per token, far more under -race) for a client to leave a
 // generation the engine is still running.
-func newModel(t *testing.T, preset string) *engine.Engine {
+func newModel(t testing.TB, preset string) *engine.Engine {
 	t.Helper()
 	e, err := engine.New(engine.Config{Model: preset, TP: 2})
 	require.NoError(t, err)

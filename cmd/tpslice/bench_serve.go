@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -25,12 +26,15 @@ import (
 type serveBenchReport struct {
 	URL               string       `json:"url"`
 	Model             string       `json:"model"`
-	NumPrompts        int          `json:"num_prompts"`
+	NumPrompts        int          `json:"num_prompts"` // requests sent
+	DurationLimitS    float64      `json:"duration_limit_s,omitempty"`
+	CancelFraction    float64      `json:"cancel_fraction,omitempty"`
 	Concurrency       int          `json:"concurrency"`
 	RequestRate       float64      `json:"request_rate"` // requests/s; 0: all at once
 	PromptLen         int          `json:"prompt_len"`
 	MaxTokens         int          `json:"max_tokens"`
 	Completed         int          `json:"completed"`
+	Cancelled         int          `json:"cancelled"` // by the client, mid-stream (--cancel-fraction)
 	Failed            int          `json:"failed"`
 	FirstError        string       `json:"first_error,omitempty"`
 	DurationS         float64      `json:"duration_s"`
@@ -41,6 +45,27 @@ type serveBenchReport struct {
 	TPOT              latencyStats `json:"tpot_ms"`
 	ITL               latencyStats `json:"itl_ms"`
 	E2E               latencyStats `json:"e2e_ms"`
+	Server            *serverDrift `json:"server,omitempty"` // --duration only
+}
+
+// serverDrift is what the server's /metrics said of its memory and goroutines over a soak.
+type serverDrift struct {
+	Samples         []serverSample `json:"samples"`
+	Error           string         `json:"error,omitempty"` // why sampling stopped
+	RSSStart        float64        `json:"rss_start_bytes"`
+	RSSEnd          float64        `json:"rss_end_bytes"`
+	RSSMax          float64        `json:"rss_max_bytes"`
+	GoroutinesStart float64        `json:"goroutines_start"`
+	GoroutinesEnd   float64        `json:"goroutines_end"`
+	GoroutinesMax   float64        `json:"goroutines_max"`
+}
+
+// serverSample is one reading of the server's process_resident_memory_bytes and
+// go_goroutines, at S seconds from the start.
+type serverSample struct {
+	S          float64 `json:"s"`
+	RSS        float64 `json:"rss_bytes"`
+	Goroutines float64 `json:"goroutines"`
 }
 
 // latencyStats summarizes latencies in milliseconds.
@@ -58,6 +83,9 @@ type serveBenchOptions struct {
 	promptLen, maxTokens int
 	seed                 uint64
 	timeout              time.Duration
+	duration, sampleIvl  time.Duration // duration > 0: a soak of that length instead of numPrompts
+	settle               time.Duration
+	cancelFraction       float64
 	asJSON               bool
 	explicitModel        bool
 }
@@ -65,6 +93,7 @@ type serveBenchOptions struct {
 // requestResult is what one streamed request measured.
 type requestResult struct {
 	err          error
+	cancelled    bool // by the client, after cancelAfter chunks
 	ttft, e2e    time.Duration
 	itl          []time.Duration
 	outputTokens int
@@ -84,6 +113,10 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the prompts, the arrivals and the requests' sampling")
 	fs.StringVar(&o.apiKey, "api-key", "", "send \"Authorization: Bearer KEY\" (default: $"+apiKeyEnv+")")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "deadline of one request")
+	fs.DurationVar(&o.duration, "duration", 0, "a soak: send requests for this long instead of --num-prompts, sampling the server's RSS and goroutines from /metrics")
+	fs.DurationVar(&o.sampleIvl, "sample-every", 10*time.Second, "with --duration: how often to sample /metrics")
+	fs.DurationVar(&o.settle, "settle", 15*time.Second, "with --duration: after the load, how long to wait for the server's goroutines to come back to their count at start before the last sample")
+	fs.Float64Var(&o.cancelFraction, "cancel-fraction", 0, "fraction of requests the client cancels mid-stream, after a random number of tokens")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -108,6 +141,14 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 		return fail("--max-tokens must be at least 1, got %d", o.maxTokens)
 	case o.timeout <= 0:
 		return fail("--timeout must be positive, got %v", o.timeout)
+	case o.duration < 0:
+		return fail("--duration must be ≥ 0, got %v", o.duration)
+	case o.sampleIvl <= 0:
+		return fail("--sample-every must be positive, got %v", o.sampleIvl)
+	case o.settle < 0:
+		return fail("--settle must be ≥ 0, got %v", o.settle)
+	case !(o.cancelFraction >= 0 && o.cancelFraction <= 1):
+		return fail("--cancel-fraction must be in [0, 1], got %v", o.cancelFraction)
 	}
 	u, err := url.Parse(o.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -133,7 +174,7 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 
 	report := runServeBench(client, o, stderr)
 	if report.FirstError != "" {
-		fmt.Fprintf(stderr, "# %d of %d requests failed; the first: %s\n", report.Failed, o.numPrompts, report.FirstError)
+		fmt.Fprintf(stderr, "# %d of %d requests failed; the first: %s\n", report.Failed, report.NumPrompts, report.FirstError)
 	}
 	if o.asJSON {
 		enc := json.NewEncoder(stdout)
@@ -142,7 +183,7 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 	} else {
 		err = printServeReport(stdout, report)
 	}
-	if err == nil && report.Completed == 0 {
+	if err == nil && report.Completed+report.Cancelled == 0 {
 		err = fail("every request failed; the first: %s", report.FirstError)
 	}
 	return err
@@ -203,41 +244,64 @@ func httpError(status int, body []byte) string {
 	return fmt.Sprintf("HTTP %d %s: %s", status, http.StatusText(status), msg)
 }
 
-// runServeBench sends the requests and summarizes them.
+// runServeBench sends the requests (numPrompts, or for o.duration) and summarizes them; a
+// soak samples the server's /metrics at the start, every o.sampleIvl and at the end.
 func runServeBench(client *http.Client, o serveBenchOptions, stderr io.Writer) *serveBenchReport {
-	rng := rand.New(rand.NewPCG(o.seed, 0x7470736c696365)) // "tpslice"
-	prompts := make([]string, o.numPrompts)
-	for i := range prompts {
-		prompts[i] = syntheticPrompt(rng, o.promptLen)
-	}
-	results := make([]requestResult, o.numPrompts)
-	sem := make(chan struct{}, o.conc)
+	prompts := rand.New(rand.NewPCG(o.seed, 0x7470736c696365)) // "tpslice"
+	rng := rand.New(rand.NewPCG(o.seed, 0x61727269766573))     // "arrives": arrivals and cancellations
 	var (
-		wg       sync.WaitGroup
-		progress sync.Mutex
-		done     int
+		wg           sync.WaitGroup
+		mu           sync.Mutex // guards results and the progress line
+		results      []requestResult
+		drift        *serverDrift
+		stopSampling = func() {}
 	)
-	tty := isTerminal(stderr)
-	report := func() {
-		progress.Lock()
-		defer progress.Unlock()
-		done++
-		if tty {
-			fmt.Fprintf(stderr, "\r# bench-serve: %d/%d requests done", done, o.numPrompts)
+	start := time.Now()
+	if o.duration > 0 {
+		drift = &serverDrift{}
+		if drift.sample(client, o, start) { // before the load
+			stop, done := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(done)
+				drift.watch(client, o, start, stop)
+			}()
+			stopSampling = func() { close(stop); <-done }
 		}
 	}
-	start := time.Now()
-	for i := range prompts {
-		if o.rate > 0 && i > 0 {
+	sem := make(chan struct{}, o.conc)
+	tty := isTerminal(stderr)
+	for i := 0; o.duration > 0 || i < o.numPrompts; i++ {
+		acquire := func() { sem <- struct{}{} }
+		switch {
+		case o.rate > 0 && i > 0:
 			time.Sleep(time.Duration(rng.ExpFloat64() / o.rate * float64(time.Second)))
+		case o.rate == 0: // all at once: the next request starts when one ends
+			acquire()
+			acquire = func() {}
+		}
+		if o.duration > 0 && i > 0 && time.Since(start) >= o.duration {
+			if o.rate == 0 {
+				<-sem
+			}
+			break
+		}
+		prompt := syntheticPrompt(prompts, o.promptLen)
+		cancelAfter := 0 // chunks after which the client leaves; 0: never
+		if o.cancelFraction > 0 && rng.Float64() < o.cancelFraction {
+			cancelAfter = 1 + rng.IntN(max(1, o.maxTokens/2))
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
-			results[i] = streamCompletion(client, o, prompts[i], o.seed+uint64(i))
+			acquire()
+			r := streamCompletion(client, o, prompt, o.seed+uint64(i), cancelAfter)
 			<-sem
-			report()
+			mu.Lock()
+			defer mu.Unlock()
+			results = append(results, r)
+			if tty {
+				fmt.Fprintf(stderr, "\r# bench-serve: %d requests done", len(results))
+			}
 		}()
 	}
 	wg.Wait()
@@ -245,7 +309,112 @@ func runServeBench(client *http.Client, o serveBenchOptions, stderr io.Writer) *
 	if tty {
 		fmt.Fprintln(stderr)
 	}
-	return summarize(o, results, duration)
+	rep := summarize(o, results, duration)
+	if drift != nil {
+		client.CloseIdleConnections() // the server's goroutines for them end
+		stopSampling()
+		rep.Server = drift
+	}
+	return rep
+}
+
+// sample reads the server's /metrics once into d; it reports false, saying why in d.Error,
+// when that failed.
+func (d *serverDrift) sample(client *http.Client, o serveBenchOptions, start time.Time) bool {
+	rss, g, err := serverMetrics(client, o)
+	if err != nil {
+		d.Error = err.Error()
+		return false
+	}
+	d.record(serverSample{S: time.Since(start).Seconds(), RSS: rss, Goroutines: g})
+	return true
+}
+
+func (d *serverDrift) record(s serverSample) {
+	if len(d.Samples) == 0 {
+		d.RSSStart, d.GoroutinesStart = s.RSS, s.Goroutines
+	}
+	d.Samples = append(d.Samples, s)
+	d.RSSEnd, d.GoroutinesEnd = s.RSS, s.Goroutines
+	d.RSSMax, d.GoroutinesMax = max(d.RSSMax, s.RSS), max(d.GoroutinesMax, s.Goroutines)
+}
+
+// watch samples every o.sampleIvl until stop closes; then, polling every half second for
+// up to o.settle, it waits for the server's goroutines (those of its idle HTTP workers
+// too) to come back to their count at the start, and records the last reading. It stops
+// at a failed sample.
+func (d *serverDrift) watch(client *http.Client, o serveBenchOptions, start time.Time, stop <-chan struct{}) {
+	t := time.NewTicker(o.sampleIvl)
+	defer t.Stop()
+	for done := false; !done; {
+		select {
+		case <-t.C:
+			if !d.sample(client, o, start) {
+				return
+			}
+		case <-stop:
+			done = true
+		}
+	}
+	deadline := time.Now().Add(o.settle)
+	for {
+		rss, g, err := serverMetrics(client, o)
+		if err != nil {
+			d.Error = err.Error()
+			return
+		}
+		if g <= d.GoroutinesStart || !time.Now().Before(deadline) {
+			d.record(serverSample{S: time.Since(start).Seconds(), RSS: rss, Goroutines: g})
+			return
+		}
+		time.Sleep(min(500*time.Millisecond, time.Until(deadline)))
+	}
+}
+
+// serverMetrics reads process_resident_memory_bytes and go_goroutines from the server's
+// Prometheus /metrics (client_golang's process and Go collectors).
+func serverMetrics(client *http.Client, o serveBenchOptions) (rss, goroutines float64, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.url+"/metrics", nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, 0, fmt.Errorf("GET %s/metrics: %w", o.url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return 0, 0, fmt.Errorf("GET %s/metrics: %w", o.url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, 0, fmt.Errorf("GET %s/metrics: %s", o.url, httpError(resp.StatusCode, body))
+	}
+	found := 0
+	for line := range strings.Lines(string(body)) {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), " ")
+		var dst *float64
+		switch {
+		case !ok:
+			continue
+		case name == "process_resident_memory_bytes":
+			dst = &rss
+		case name == "go_goroutines":
+			dst = &goroutines
+		default:
+			continue
+		}
+		if *dst, err = strconv.ParseFloat(value, 64); err != nil {
+			return 0, 0, fmt.Errorf("GET %s/metrics: %s: %w", o.url, name, err)
+		}
+		found++
+	}
+	if found < 2 {
+		return 0, 0, fmt.Errorf("GET %s/metrics has no process_resident_memory_bytes and go_goroutines", o.url)
+	}
+	return rss, goroutines, nil
 }
 
 // benchWords are the words synthetic prompts are made of: common English words, about one
@@ -269,8 +438,9 @@ func syntheticPrompt(rng *rand.Rand, n int) string {
 	return b.String()
 }
 
-// streamCompletion sends one streamed completion and times its chunks.
-func streamCompletion(client *http.Client, o serveBenchOptions, prompt string, seed uint64) (r requestResult) {
+// streamCompletion sends one streamed completion and times its chunks; with cancelAfter
+// > 0 it leaves after that many chunks (closing the connection).
+func streamCompletion(client *http.Client, o serveBenchOptions, prompt string, seed uint64, cancelAfter int) (r requestResult) {
 	body, _ := json.Marshal(map[string]any{
 		"model": o.model, "prompt": prompt, "max_tokens": o.maxTokens, "seed": int64(seed),
 		"stream": true, "stream_options": map[string]any{"include_usage": true},
@@ -340,6 +510,9 @@ func streamCompletion(client *http.Client, o serveBenchOptions, prompt string, s
 			}
 			last = now
 			chunks++
+			if chunks == cancelAfter {
+				return requestResult{cancelled: true}
+			}
 		}
 		if ev.Usage != nil {
 			r.outputTokens, usageSeen = ev.Usage.CompletionTokens, true
@@ -364,11 +537,15 @@ func streamCompletion(client *http.Client, o serveBenchOptions, prompt string, s
 // summarize turns the requests' results into the report.
 func summarize(o serveBenchOptions, results []requestResult, duration time.Duration) *serveBenchReport {
 	rep := &serveBenchReport{
-		URL: o.url, Model: o.model, NumPrompts: o.numPrompts, Concurrency: o.conc, RequestRate: o.rate,
-		PromptLen: o.promptLen, MaxTokens: o.maxTokens, DurationS: duration.Seconds(),
+		URL: o.url, Model: o.model, NumPrompts: len(results), DurationLimitS: o.duration.Seconds(), CancelFraction: o.cancelFraction,
+		Concurrency: o.conc, RequestRate: o.rate, PromptLen: o.promptLen, MaxTokens: o.maxTokens, DurationS: duration.Seconds(),
 	}
 	var ttft, tpot, itl, e2e []float64
 	for _, r := range results {
+		if r.cancelled {
+			rep.Cancelled++
+			continue
+		}
 		if r.err != nil {
 			if rep.Failed == 0 {
 				rep.FirstError = r.err.Error()
@@ -422,11 +599,31 @@ func printServeReport(w io.Writer, r *serveBenchReport) error {
 	if r.RequestRate > 0 {
 		rate = fmt.Sprintf("%g req/s (Poisson)", r.RequestRate)
 	}
-	fmt.Fprintf(w, "# tpslice bench-serve: %d prompts of ~%d words, max_tokens %d, to %s at %s\n",
-		r.NumPrompts, r.PromptLen, r.MaxTokens, r.Model, r.URL)
+	soak := ""
+	if r.DurationLimitS > 0 {
+		soak = fmt.Sprintf(" (a soak of %g s)", r.DurationLimitS)
+	}
+	fmt.Fprintf(w, "# tpslice bench-serve: %d prompts%s of ~%d words, max_tokens %d, to %s at %s\n",
+		r.NumPrompts, soak, r.PromptLen, r.MaxTokens, r.Model, r.URL)
 	fmt.Fprintf(w, "# concurrency %d, arrivals %s\n", r.Concurrency, rate)
-	fmt.Fprintf(w, "# completed %d, failed %d in %.2f s: %.2f req/s, %.1f output tok/s (%d output tokens)\n",
-		r.Completed, r.Failed, r.DurationS, r.RequestThroughput, r.OutputThroughput, r.OutputTokens)
+	cancelled := ""
+	if r.CancelFraction > 0 {
+		cancelled = fmt.Sprintf(", cancelled %d (--cancel-fraction %g)", r.Cancelled, r.CancelFraction)
+	}
+	fmt.Fprintf(w, "# completed %d, failed %d%s in %.2f s: %.2f req/s, %.1f output tok/s (%d output tokens)\n",
+		r.Completed, r.Failed, cancelled, r.DurationS, r.RequestThroughput, r.OutputThroughput, r.OutputTokens)
+	if d := r.Server; d != nil {
+		if len(d.Samples) > 0 {
+			const mib = 1 << 20
+			fmt.Fprintf(w, "# server, %d samples of /metrics over %.0f s: RSS %.1f MiB at the start, %.1f at the end (%+.1f), max %.1f; "+
+				"goroutines %.0f at the start, %.0f at the end (%+.0f), max %.0f\n",
+				len(d.Samples), d.Samples[len(d.Samples)-1].S, d.RSSStart/mib, d.RSSEnd/mib, (d.RSSEnd-d.RSSStart)/mib, d.RSSMax/mib,
+				d.GoroutinesStart, d.GoroutinesEnd, d.GoroutinesEnd-d.GoroutinesStart, d.GoroutinesMax)
+		}
+		if d.Error != "" {
+			fmt.Fprintf(w, "# sampling the server stopped: %s\n", d.Error)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ms\tmean\tp50\tp90\tp99\t")
 	for _, row := range []struct {

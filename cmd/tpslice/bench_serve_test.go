@@ -98,6 +98,38 @@ func TestBenchServe(t *testing.T) {
 	})
 }
 
+// TestBenchServeSoak: a short soak with cancellations against the real server: every
+// request sent is completed or cancelled, none fails, and /metrics was sampled throughout.
+func TestBenchServeSoak(t *testing.T) {
+	base := startTestServer(t)
+	out, errOut, err := runCLI(t, "bench", "serve", "--url", base, "--duration", "2s", "--cancel-fraction", "0.3",
+		"--concurrency", "4", "--max-tokens", "32", "--prompt-len", "8", "--sample-every", "500ms", "--settle", "2s", "--json")
+	require.NoError(t, err, "%s", errOut)
+	var r serveBenchReport
+	require.NoError(t, json.Unmarshal([]byte(out), &r), "%s", out)
+	require.Zero(t, r.Failed, r.FirstError)
+	require.Positive(t, r.Completed)
+	require.Positive(t, r.Cancelled)
+	require.Equal(t, r.NumPrompts, r.Completed+r.Cancelled)
+	require.GreaterOrEqual(t, r.DurationS, 2.0)
+	require.Equal(t, 2.0, r.DurationLimitS)
+	d := r.Server
+	require.NotNil(t, d)
+	require.Empty(t, d.Error)
+	require.GreaterOrEqual(t, len(d.Samples), 4, "at the start, every 500 ms, at the end")
+	for _, v := range []float64{d.RSSStart, d.RSSEnd, d.GoroutinesStart, d.GoroutinesEnd} {
+		require.Positive(t, v)
+	}
+	require.GreaterOrEqual(t, d.RSSMax, d.RSSEnd)
+	require.GreaterOrEqual(t, d.GoroutinesMax, d.GoroutinesEnd)
+
+	out, errOut, err = runCLI(t, "bench", "serve", "--url", base, "--duration", "500ms", "--cancel-fraction", "1",
+		"--max-tokens", "32", "--prompt-len", "8", "--settle", "0s")
+	require.NoError(t, err, "%s", errOut)
+	require.Regexp(t, `completed \d+, failed 0, cancelled \d+ \(--cancel-fraction 1\)`, out)
+	require.Regexp(t, `server, \d+ samples of /metrics over \d+ s: RSS \d+\.\d MiB at the start`, out)
+}
+
 func TestBenchServeUnreachable(t *testing.T) {
 	_, _, err := runCLI(t, "bench-serve", "--url", "http://127.0.0.1:1", "--num-prompts", "1")
 	require.ErrorContains(t, err, "bench-serve: cannot reach the server at http://127.0.0.1:1")
@@ -114,6 +146,9 @@ func TestBenchServeBadFlags(t *testing.T) {
 		{[]string{"--request-rate", "-1"}, "--request-rate must be a finite number ≥ 0"},
 		{[]string{"--max-tokens", "0"}, "--max-tokens must be at least 1"},
 		{[]string{"--url", "localhost:8000"}, "--url must be an http:// or https:// URL"},
+		{[]string{"--duration", "-1s"}, "--duration must be ≥ 0"},
+		{[]string{"--cancel-fraction", "1.5"}, "--cancel-fraction must be in [0, 1]"},
+		{[]string{"--sample-every", "0s"}, "--sample-every must be positive"},
 		{[]string{"stray"}, `unexpected argument "stray"`},
 	} {
 		_, _, err := runCLI(t, append([]string{"bench-serve"}, tc.args...)...)
