@@ -16,6 +16,10 @@ import (
 // Retry-After.
 var ErrUnavailable = errors.New("engine: unavailable")
 
+// ErrStepFailed is returned (wrapped, with the step's error) for the requests in flight in
+// a step that failed; the engine rebuilds its TP group, so a retry can succeed.
+var ErrStepFailed = errors.New("engine: a step of the TP group failed")
+
 // flightCalls is how many of each rank's last collectives a failure logs.
 const flightCalls = 8
 
@@ -79,6 +83,9 @@ func (e *Engine) recoverFrom(inFlight []*sequence, start time.Time, err error) b
 	d.Warnf(diag.Fault, "step failed after %v, %d sequences in flight end with it: %v", rec.Detection, len(inFlight), err)
 	d.Warnf(diag.Fault, "flight recorder, the last %d collectives of every rank:\n%v", flightCalls, e.group.Comm().Flight(flightCalls))
 	e.fail(inFlight, err)
+	e.sched.mu.Lock()
+	e.sched.stats.StepFailures++
+	e.sched.mu.Unlock()
 	e.blocks.ForgetCache() // the KV cache they describe goes with the old group
 	rec.RebuildErr = e.rebuild()
 	rec.Rebuild = time.Since(failedAt)

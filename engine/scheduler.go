@@ -30,6 +30,9 @@ type Stats struct {
 	// prefix caching on, PrefixCacheHits those of them found in the prefix cache (vLLM's
 	// prefix_cache_queries and prefix_cache_hits).
 	PrefixCacheQueries, PrefixCacheHits int64
+	// StepFailures counts the steps that failed (a rank past its deadline, a kernel's
+	// panic, a corrupted flag), each followed by a rebuild of the TP group.
+	StepFailures int64
 }
 
 // Stats returns the scheduler's counters, for metrics.
@@ -258,6 +261,6 @@ func (e *Engine) preempt(s *sequence) {
 // are unusable after a failed step.
 func (e *Engine) fail(seqs []*sequence, err error) {
 	for _, s := range seqs {
-		e.retire(s, fmt.Errorf("engine: %w", err))
+		e.retire(s, fmt.Errorf("%w: %w", ErrStepFailed, err))
 	}
 }

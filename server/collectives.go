@@ -2,17 +2,11 @@ package server
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/tpslice/tpslice/comm"
 )
 
-// collectives reads rank 0's collective counts (every rank issues the same collectives)
-// from its flight recorder's running totals, which never drop a call.
-type collectives struct{ rec *comm.Recorder }
-
-func newCollectives(rec *comm.Recorder) *collectives { return &collectives{rec: rec} }
-
-// collectiveMetrics exports the counts of the loaded engine's collectives.
+// collectiveMetrics exports the counts of the loaded engine's collectives: rank 0's (every
+// rank issues the same collectives), from its flight recorder's running totals, which
+// never drop a call.
 type collectiveMetrics struct{ s *Server }
 
 var (
@@ -34,7 +28,8 @@ func (m collectiveMetrics) Collect(ch chan<- prometheus.Metric) {
 	if l == nil {
 		return
 	}
-	for _, st := range l.coll.rec.Stats() {
+	// A rebuilt TP group starts its counts again: a counter reset, as after a restart.
+	for _, st := range l.e.Model().Group().Comm().Recorder(0).Stats() {
 		ch <- prometheus.MustNewConstMetric(collCallsDesc, prometheus.CounterValue, float64(st.Calls), st.Op, st.Algo.String())
 		ch <- prometheus.MustNewConstMetric(collBytesDesc, prometheus.CounterValue, float64(st.Bytes), st.Op, st.Algo.String())
 	}

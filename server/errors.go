@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -25,6 +26,9 @@ type apiError struct {
 	Type    string
 	Param   string // the request field that was wrong, "" for none
 	Code    string // a machine-readable reason such as "model_not_found", "" for none
+	// RetryAfter, when > 0, is sent as the Retry-After header (seconds): the request may
+	// succeed if sent again then.
+	RetryAfter int
 }
 
 func (e *apiError) Error() string {
@@ -84,6 +88,9 @@ func unavailable(code, format string, args ...any) *apiError {
 func writeError(rc *fasthttp.RequestCtx, e *apiError) {
 	rc.Response.ResetBody()
 	rc.SetStatusCode(e.Status)
+	if e.RetryAfter > 0 {
+		rc.Response.Header.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
 	writeJSON(rc, e.body())
 }
 

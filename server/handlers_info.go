@@ -1,11 +1,15 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/tpslice/tpslice/comm"
 )
 
 // models serves GET /v1/models: the one model served.
@@ -40,13 +44,52 @@ func (s *Server) health(rc *fasthttp.RequestCtx, _ *loaded, _ time.Time) *apiErr
 	case l == nil:
 		status, code = "loading", http.StatusServiceUnavailable
 	default:
-		if err := l.e.Model().Group().Comm().Err(); err != nil {
-			status, code = "failed: "+err.Error(), http.StatusServiceUnavailable
+		if h, ok := l.e.(healthReporter); ok && h.Health() != nil {
+			status, code = "rebuilding the TP group after a failed step", http.StatusServiceUnavailable
+			rc.Response.Header.Set("Retry-After", "1")
+			select {
+			case <-h.Failed():
+				status = "failed: the TP group could not be rebuilt"
+				rc.Response.Header.Del("Retry-After")
+			default:
+			}
 		}
 	}
 	rc.SetStatusCode(code)
 	writeJSON(rc, map[string]string{"status": status})
 	return nil
+}
+
+// flight serves GET /debug/flight (behind the API key): the flight recorder's last
+// collectives of every rank (?last=N, default all it holds), as text, one call per line.
+func (s *Server) flight(rc *fasthttp.RequestCtx, l *loaded, _ time.Time) *apiError {
+	fr, ok := l.e.(flightRecorder)
+	if !ok {
+		return &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "unknown_url", Message: "this engine keeps no flight recorder"}
+	}
+	last := 0
+	if v := rc.QueryArgs().Peek("last"); v != nil {
+		n, err := strconv.Atoi(string(v))
+		if err != nil || n < 0 {
+			return &apiError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: "last", Message: fmt.Sprintf("last must be a count of calls ≥ 0, got %q", clip(v))}
+		}
+		last = n
+	}
+	rc.SetContentType("text/plain; charset=utf-8")
+	rc.SetBodyString(fr.Flight(last).String())
+	return nil
+}
+
+// healthReporter is an engine that can fail and rebuild (*engine.Engine does): Health is
+// nil while it serves; Failed is closed once it cannot serve again.
+type healthReporter interface {
+	Health() error
+	Failed() <-chan struct{}
+}
+
+// flightRecorder is an engine that keeps its ranks' last collectives (*engine.Engine does).
+type flightRecorder interface {
+	Flight(last int) comm.Flight
 }
 
 // serveMetrics serves GET /metrics in the Prometheus text format.

@@ -103,6 +103,14 @@ func (j *job) failure(err error) *apiError {
 		return queueFull(err.Error())
 	case errors.Is(err, engine.ErrClosed), errors.Is(err, context.Canceled) && j.s.abortCtx.Err() != nil:
 		return unavailable("shutting_down", "the server shut down before the generation finished")
+	case errors.Is(err, engine.ErrUnavailable):
+		e := unavailable("engine_unavailable", "the engine is rebuilding its TP group after a failed step, or could not; retry later")
+		e.RetryAfter = 1
+		return e
+	case errors.Is(err, engine.ErrStepFailed): // the server's log says why (TPSLICE_DEBUG's FAULT lines)
+		e := unavailable("engine_step_failed", "a step of the TP group failed during this generation; the engine rebuilds the group, retry")
+		e.RetryAfter = 1
+		return e
 	}
 	return unavailable("engine_error", "the generation failed: %v", err)
 }

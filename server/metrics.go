@@ -103,6 +103,9 @@ func newMetrics(s *Server) *metrics {
 	f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tpslice_prefix_cache_hits_total",
 		Help: "Tokens of the sequences admitted found in the prefix cache (not computed)."},
 		engineStats(func(st engine.Stats) int64 { return st.PrefixCacheHits })))
+	f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tpslice_engine_step_failures_total",
+		Help: "Steps of the TP group that failed (each followed by a rebuild of the group)."},
+		engineStats(func(st engine.Stats) int64 { return st.StepFailures })))
 	f(collectiveMetrics{s})
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -36,6 +36,8 @@ func (s *Server) routes(path string) (route, bool) {
 		return route{http.MethodGet, false, s.health}, true
 	case "/metrics":
 		return route{http.MethodGet, false, s.serveMetrics}, true
+	case "/debug/flight":
+		return route{http.MethodGet, true, s.flight}, true
 	}
 	if strings.HasPrefix(path, "/v1/models/") { // OpenAI's retrieve model
 		return route{http.MethodGet, true, s.model}, true

@@ -76,7 +76,6 @@ type loaded struct {
 	name       string
 	contextLen int
 	bos, eos   string // the text of BOS and EOS, for chat templates
-	coll       *collectives
 }
 
 // Server is the OpenAI-compatible HTTP API over one engine. It serves /health (and
@@ -157,7 +156,7 @@ func (s *Server) SetEngine(e Engine) {
 	}
 	s.eng.Store(&loaded{
 		e: e, name: name, contextLen: m.Config().ContextLength,
-		bos: tok.Piece(tok.BOS()), eos: tok.Piece(tok.EOS()), coll: newCollectives(m.Group().Comm().Recorder(0)),
+		bos: tok.Piece(tok.BOS()), eos: tok.Piece(tok.EOS()),
 	})
 }
 
