@@ -49,6 +49,10 @@ type call struct {
 
 	fault     FaultKind // injected into this call (Config.Fault); 0 for none
 	corrupted bool      // block 0 wrote its corrupt flag (FaultCorrupt)
+	// recorded is set while the flight recorder holds this run of the call: a replay whose
+	// kernels a failure skipped (epilogue without prologue) must not mark the record of
+	// the previous run, which finished, as failed.
+	recorded bool
 }
 
 // begin runs as the prologue of the call's first kernel. The sequence number is taken
@@ -68,6 +72,7 @@ func (cl *call) begin() error {
 	clear(cl.verified[:])
 	cl.start, cl.waited, cl.where = time.Now(), 0, ""
 	r.rec.add(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start, Fault: cl.fault})
+	cl.recorded = true
 	r.rec.count(cl.desc.op, cl.desc.algo, int64(cl.desc.count*cl.desc.t.Size()))
 	return nil
 }
@@ -90,6 +95,10 @@ func (cl *call) end(err error) {
 	if err != nil {
 		cl.r.c.fail(err)
 	}
+	if !cl.recorded {
+		return
+	}
+	cl.recorded = false
 	cl.r.rec.update(cl.desc.seq, func(rec *Record) {
 		if rec.State == Failed {
 			return // the first failure stays on record

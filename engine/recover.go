@@ -35,6 +35,8 @@ type Recovery struct {
 	InFlight int
 	// RebuildErr is why the TP group could not be rebuilt (the engine then serves no more).
 	RebuildErr error
+	// Flight is the failed group's flight recorder: each rank's last collectives.
+	Flight comm.Flight
 }
 
 // health is why the engine does not serve now, and the failures it came through.
@@ -75,13 +77,13 @@ func (e *Engine) setHealth(err error) {
 // reports false when the rebuild failed: queued sequences then end with the error, and
 // Failed is closed.
 func (e *Engine) recoverFrom(inFlight []*sequence, start time.Time, err error) bool {
-	rec := Recovery{Err: err, Detection: time.Since(start), InFlight: len(inFlight)}
+	rec := Recovery{Err: err, Detection: time.Since(start), InFlight: len(inFlight), Flight: e.group.Comm().Flight(flightCalls)}
 	failedAt := time.Now()
-	first, _, _ := strings.Cut(err.Error(), "\n")
+	first, _, _ := strings.Cut(strings.TrimSpace(firstLines(err)), "\n")
 	e.setHealth(fmt.Errorf("%w: rebuilding the TP group after a failed step: %s", ErrUnavailable, first))
 	d := e.cfg.Debug
-	d.Warnf(diag.Fault, "step failed after %v, %d sequences in flight end with it: %v", rec.Detection, len(inFlight), err)
-	d.Warnf(diag.Fault, "flight recorder, the last %d collectives of every rank:\n%v", flightCalls, e.group.Comm().Flight(flightCalls))
+	d.Warnf(diag.Fault, "step failed after %v (%d of its sequences end with it):\n%s", rec.Detection, len(inFlight), firstLines(err))
+	d.Warnf(diag.Fault, "flight recorder, the last %d collectives of every rank:\n%v", flightCalls, rec.Flight)
 	e.fail(inFlight, err)
 	e.sched.mu.Lock()
 	e.sched.stats.StepFailures++
@@ -123,3 +125,18 @@ func (e *Engine) rebuild() error {
 // Flight returns the flight recorder's last calls of every rank (0: all it holds), what
 // GET /debug/flight and SIGUSR1 dump.
 func (e *Engine) Flight(last int) comm.Flight { return e.Model().Group().Comm().Flight(last) }
+
+// firstLines is the first line of each error err joins (each rank's, from tp.Group.Run),
+// indented, without the flight recorder's table that each of them carries.
+func firstLines(err error) string {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	var b strings.Builder
+	for _, e := range errs {
+		line, _, _ := strings.Cut(e.Error(), "\n")
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
+	return b.String()
+}

@@ -54,6 +54,12 @@ func TestRecoverFromFaults(t *testing.T) {
 				require.Less(t, rec.Detection, recoverTimeout+2*time.Second, "detected within the deadline")
 				require.ErrorContains(t, rec.Err, fmt.Sprintf("rank %d", tp-1))
 				require.NoError(t, e.Health())
+				for r, calls := range rec.Flight.Ranks { // what finished before the failure stays on record as done
+					require.NotEmpty(t, calls, "rank %d", r)
+					for _, c := range calls[:len(calls)-1] {
+						require.Equal(t, comm.Done, c.State, "rank %d: %v", r, c)
+					}
+				}
 
 				failed := 0
 				var ok []int32

@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/engine"
 )
 
 // models serves GET /v1/models: the one model served.
@@ -76,7 +77,10 @@ func (s *Server) flight(rc *fasthttp.RequestCtx, l *loaded, _ time.Time) *apiErr
 		last = n
 	}
 	rc.SetContentType("text/plain; charset=utf-8")
-	rc.SetBodyString(fr.Flight(last).String())
+	rc.SetBodyString(fr.Flight(last).String() + "\n")
+	if recs := fr.Recoveries(); len(recs) > 0 { // the group that failed last, as it stood
+		fmt.Fprintf(rc, "\nthe TP group of the last failed step (%d failed steps so far):\n%v\n", len(recs), recs[len(recs)-1].Flight)
+	}
 	return nil
 }
 
@@ -90,6 +94,7 @@ type healthReporter interface {
 // flightRecorder is an engine that keeps its ranks' last collectives (*engine.Engine does).
 type flightRecorder interface {
 	Flight(last int) comm.Flight
+	Recoveries() []engine.Recovery
 }
 
 // serveMetrics serves GET /metrics in the Prometheus text format.
