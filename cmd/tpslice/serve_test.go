@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/models/stories260k"
 )
 
 // syncBuffer is a bytes.Buffer that a command writes while the test reads it.
@@ -203,4 +206,51 @@ func TestServeSchedulerFlags(t *testing.T) {
 	require.Equal(t, 8, cfg.MaxRunning)
 	_, _, err = parseServeFlags([]string{"--model", "tiny", "--kv-blocks", "-1"}, io.Discard)
 	require.ErrorContains(t, err, "--kv-blocks must be ≥ 0")
+}
+
+// url is the base URL serve printed.
+func (srv servedCLI) url(t *testing.T) string {
+	t.Helper()
+	m := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+) `).FindStringSubmatch(srv.stdout.String())
+	require.NotNil(t, m, srv.stdout.String())
+	return m[1]
+}
+
+// TestServeFlightDumpOnSIGUSR1: kill -USR1 writes every rank's last collectives to stderr.
+func TestServeFlightDumpOnSIGUSR1(t *testing.T) {
+	srv := startServe(t, "--tp", "2", "--port", "0")
+	resp, err := http.Post(srv.url(t)+"/v1/completions", "application/json", strings.NewReader(`{"prompt": "Once", "max_tokens": 2}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGUSR1))
+	require.Eventually(t, func() bool {
+		out := srv.stderr.String()
+		return strings.Contains(out, "SIGUSR1: the flight recorder") && strings.Contains(out, "rank 1: seq ")
+	}, 10*time.Second, 10*time.Millisecond)
+	srv.stop(t)
+}
+
+// TestServeExitsWhenTheRebuildFails: a failed step whose rebuild cannot reload the weights
+// (the checkpoint is gone) ends serve with an error, so the process exits 1 for its
+// supervisor to restart it.
+func TestServeExitsWhenTheRebuildFails(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "stories260K.bin")
+	require.NoError(t, os.WriteFile(path, stories260k.Checkpoint, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tok512.bin"), stories260k.Tokenizer, 0o644))
+	t.Setenv("TPSLICE_FAULT", "rank:1,call:30,kind:panic")
+	srv := startServe(t, "--model", path, "--tp", "2", "--port", "0", "--collective-timeout", "1s")
+	require.NoError(t, os.Remove(path))
+	resp, err := http.Post(srv.url(t)+"/v1/completions", "application/json", strings.NewReader(`{"prompt": "Once upon a time", "max_tokens": 20}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	select {
+	case err := <-srv.done:
+		require.ErrorContains(t, err, "could not be rebuilt")
+		require.Equal(t, 1, exitCode(err))
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not return after the rebuild failed")
+	}
+	require.Contains(t, srv.stderr.String(), "WARN FAULT rebuild failed")
 }
