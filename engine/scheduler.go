@@ -257,8 +257,8 @@ func (e *Engine) preempt(s *sequence) {
 	q.stats.Preemptions++
 }
 
-// fail retires every sequence with a step's error: the ranks' streams and communicator
-// are unusable after a failed step.
+// fail retires every sequence of a failed step with its error (wrapping ErrStepFailed);
+// recoverFrom then rebuilds the TP group, whose streams and communicator it left unusable.
 func (e *Engine) fail(seqs []*sequence, err error) {
 	for _, s := range seqs {
 		e.retire(s, fmt.Errorf("%w: %w", ErrStepFailed, err))
