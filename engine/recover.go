@@ -29,7 +29,8 @@ type Recovery struct {
 	// the flight recorder's last call of every rank.
 	Err error
 	// Detection is the time from the step's start to its error (at most the collective
-	// deadline, CollectiveTimeout); Rebuild from the error to serving again.
+	// deadline, CollectiveTimeout); Rebuild from the error to serving again (0 while the
+	// rebuild runs).
 	Detection, Rebuild time.Duration
 	// InFlight counts the sequences of the failed step, which ended with its error.
 	InFlight int
@@ -89,10 +90,13 @@ func (e *Engine) recoverFrom(inFlight []*sequence, start time.Time, err error) b
 	e.sched.stats.StepFailures++
 	e.sched.mu.Unlock()
 	e.blocks.ForgetCache() // the KV cache they describe goes with the old group
+	e.health.mu.Lock()
+	e.health.recoveries = append(e.health.recoveries, rec) // Rebuild is 0 until it is done
+	e.health.mu.Unlock()
 	rec.RebuildErr = e.rebuild()
 	rec.Rebuild = time.Since(failedAt)
 	e.health.mu.Lock()
-	e.health.recoveries = append(e.health.recoveries, rec)
+	e.health.recoveries[len(e.health.recoveries)-1] = rec
 	e.health.mu.Unlock()
 	if rec.RebuildErr != nil {
 		e.setHealth(fmt.Errorf("%w: the TP group could not be rebuilt after a failed step: %v", ErrUnavailable, rec.RebuildErr))
