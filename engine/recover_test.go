@@ -83,7 +83,6 @@ func TestRecoverFromFaults(t *testing.T) {
 				}
 				require.Equal(t, rec.InFlight, failed, "only the sequences in flight fail")
 
-
 				after, err := e.Generate(context.Background(), req, func(Token) error { return nil })
 				require.NoError(t, err)
 				require.Equal(t, ok, after.OutputIDs)
