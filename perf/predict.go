@@ -57,11 +57,11 @@ type Config struct {
 // Site is one collective call site of the step: the kernel whose output it reduces
 // ("o_proj", "down_proj", "embedding", "topk"), what it runs, and its time per step.
 type Site struct {
-	After   string `json:"after"`
-	Op      string `json:"op"`
-	Algo    string `json:"algo"`
-	Message int64  `json:"message_bytes"`
-	Calls   int    `json:"calls"`
+	After   string              `json:"after"`
+	Op      device.CollectiveOp `json:"op"`
+	Algo    string              `json:"algo"`
+	Message int64               `json:"message_bytes"`
+	Calls   int                 `json:"calls"`
 	// Time is the site's calls together, launches included.
 	Time time.Duration `json:"-"`
 }
@@ -215,11 +215,11 @@ func price(pr pricer, g *device.Graph) (Prediction, error) {
 			producer[i] = producer[slices.Max(n.Deps)]
 		}
 		commTime += total
-		algo := w.Algo
+		algo := fmt.Sprint(w.Algo)
 		if pr.collectives == NCCL {
 			algo = "nccl-ring"
 		}
-		key := producer[i] + "|" + w.Op + "|" + algo
+		key := producer[i] + "|" + string(w.Op) + "|" + algo
 		at, ok := sites[key]
 		if !ok {
 			at = len(p.Sites)

@@ -107,12 +107,12 @@ func (pr pricer) collective(w device.Work) (time.Duration, error) {
 	if pr.collectives == NCCL {
 		return pr.ncclRingLL(w) + local, nil
 	}
-	algo, err := comm.ParseAlgo(w.Algo)
-	if err != nil {
-		return 0, fmt.Errorf("perf: collective %s: %w", w.Op, err)
+	algo, ok := w.Algo.(comm.Algo)
+	if !ok {
+		return 0, fmt.Errorf("perf: collective %s: algorithm %v is not a comm.Algo", w.Op, w.Algo)
 	}
 	price := comm.ModelTime
-	if w.Op == "allgather" {
+	if w.Op == device.OpAllGather {
 		price = comm.AllGatherTime
 	}
 	t, err := price(algo, pr.world, w.Message, pr.p.Alpha, pr.p.LinkBytesPerSec)
@@ -124,7 +124,7 @@ func (pr pricer) collective(w device.Work) (time.Duration, error) {
 func (pr pricer) ncclRingLL(w device.Work) time.Duration {
 	n := float64(pr.world)
 	steps := 2 * (n - 1)
-	if w.Op == "allgather" {
+	if w.Op == device.OpAllGather {
 		steps = n - 1
 	}
 	hop := ncclRingLLHopNVLink
