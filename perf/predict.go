@@ -40,7 +40,7 @@ type Config struct {
 	// bf16 for quantized weights.
 	KVDType dtype.DType
 	// Fused and Algo are the engine's options (Auto: the selector decides per call site,
-	// with the profile's cost model as its table).
+	// with ModelTable's table for the profile).
 	Fused fused.Variant
 	Algo  comm.Algo
 	// Collectives chooses whose all-reduce is priced; NCCL forces the ring.
@@ -150,7 +150,7 @@ func Predict(c Config) (Prediction, error) {
 }
 
 // capture builds the model shape-only on a simulated node of the profile's fabric, with
-// the selector's table from the profile's cost model, and captures the decode step of the
+// the selector's table from this package's collective model (ModelTable), and captures the decode step of the
 // batch. It returns rank 0's graph, the largest rank's weight bytes and the sharding.
 func capture(c Config) (*device.Graph, int64, tp.Plan, error) {
 	algo := c.Algo
@@ -158,7 +158,7 @@ func capture(c Config) (*device.Graph, int64, tp.Plan, error) {
 		algo = comm.Ring
 	}
 	gc := tp.GroupConfig{World: c.TP, SMs: 1, Fabric: c.Profile.Fabric, Comm: comm.Config{
-		Algo: algo, Table: comm.ModelTable(c.Profile, []int{c.TP}, 1<<30)}}
+		Algo: algo, Table: ModelTable(c.Profile, []int{c.TP}, 1<<30)}}
 	if c.Overlap {
 		gc.SMs, gc.CommSMs = 2, 1
 	}
