@@ -99,9 +99,11 @@ var hopperNVLink = Calibration{
 	// NVLS: estimate, no published point here. Two barriers like one-shot, so one-shot's
 	// fixed cost and efficiency, over its single pass of S.
 	NVLS: KernelCost{Fixed: 6000 * time.Nanosecond, Efficiency: 0.874},
-	// tpslice's ring: estimate, no published point. The same shape as NCCL's ring with its
-	// Simple protocol (bulk copies, then a flag per step), so Simple's constants.
-	Ring: RingCost{Base: 1100 * time.Nanosecond, PerStep: 2350 * time.Nanosecond, Efficiency: 0.642},
+	// tpslice's ring: estimate, no published point. One-shot's fixed cost for the launch
+	// and ramp, then NCCL Simple's per-step latency and bus efficiency (the same bulk copy
+	// and flag per step). Simple's own 1.1 µs base would make a 2-rank ring cheaper than
+	// one-shot, which no published custom all-reduce shows.
+	Ring: RingCost{Base: 6000 * time.Nanosecond, PerStep: 2350 * time.Nanosecond, Efficiency: 0.642},
 	// NCCL LL: PerStep is NCCL's own hwLat for a ring LL step over NVLink (0.6 µs in
 	// tuning.cc), not fitted; Base from 128 B at n = 8 (19.19 µs, 14 steps), Efficiency from
 	// 64 KB at n = 8 (23.05 µs): a 29.7 GB/s bus. Held out: 16 KB at n = 8.
