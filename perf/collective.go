@@ -162,9 +162,9 @@ func ncclTunerLL(p hw.Profile, gather bool, n int, bytes int64) time.Duration {
 	return ncclRingLLBase + time.Duration(steps)*hop + seconds(float64(bytes)/algBW)
 }
 
-// offered is the tpslice algorithms profile p offers at world size n, as comm's selection
+// Offered is the tpslice algorithms profile p offers at world size n, as comm's selection
 // table has them (in comm.Algos order).
-func offered(p hw.Profile, n int) []comm.Algo {
+func Offered(p hw.Profile, n int) []comm.Algo {
 	var algos []comm.Algo
 	for _, at := range comm.ModelRows(p, n, []int64{0})[0].Times {
 		algos = append(algos, at.Algo)
@@ -177,7 +177,7 @@ func offered(p hw.Profile, n int) []comm.Algo {
 func fastest(p hw.Profile, n int, bytes int64) comm.Algo {
 	var best comm.Algo
 	bestT := time.Duration(math.MaxInt64)
-	for _, a := range offered(p, n) {
+	for _, a := range Offered(p, n) {
 		if t, err := CollectiveTime(p, device.OpAllReduce, a, n, bytes); err == nil && t < bestT {
 			best, bestT = a, t
 		}

@@ -59,7 +59,7 @@ type planSite struct {
 func plan(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	hwName := fs.String("hw", "h100-sxm", "hardware profile: "+strings.Join(hw.Names(), ", ")+", or auto (this node's GPUs, from NVML)")
+	hwName := fs.String("hw", "h100-sxm", "hardware profile: "+strings.Join(hw.Names(), ", ")+" (PROFILE"+hw.IdealSuffix+": the idealised α-β collectives), or auto (this node's GPUs, from NVML)")
 	model := fs.String("model", "llama-3-70b", "a preset ("+strings.Join(models.Presets(), ", ")+") or a GGUF file / Hugging Face directory (its config)")
 	tps := fs.String("tp", "1,2,4,8", "TP degrees, comma-separated")
 	batches := fs.String("batch", "1,8,32", "decode batch sizes, comma-separated")
@@ -226,8 +226,13 @@ func printPlan(w io.Writer, base perf.Config, rep planReport, preds []perf.Predi
 		}
 		fmt.Fprintf(w, "batch %d: lowest latency at TP %d (%.3f ms per token)\n", b, rep.Rows[best].TP, rep.Rows[best].TokenLatencyMS)
 	}
-	_, err := fmt.Fprintf(w, "roofline: %.0f%% of HBM bandwidth, %.0f%% of dense BF16 peak; kernel fixed %v, graph node %v, eager launch %v (perf, hw)\n",
+	fmt.Fprintf(w, "roofline: %.0f%% of HBM bandwidth, %.0f%% of dense BF16 peak; kernel fixed %v, graph node %v, eager launch %v (perf, hw)\n",
 		100*perf.MemoryEfficiency, 100*perf.ComputeEfficiency, p.KernelFixed, p.LaunchGraph, p.LaunchEager)
+	coll := fmt.Sprintf("idealised α-β model, α = %v per step at %.0f GB/s", p.Alpha, p.LinkBytesPerSec/1e9)
+	if p.Calibration != nil {
+		coll = "calibrated, " + p.Calibration.Basis
+	}
+	_, err := fmt.Fprintf(w, "collectives: %s (perf, hw)\n", coll)
 	return err
 }
 
