@@ -67,7 +67,7 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	dt := fs.String("dtype", "bf16", "weight dtype: f32, bf16, f16, or a GGML block type priced at its bits per weight: q8_0, q4_0, q4_k, q5_k, q6_k")
 	var kvDType dtype.DType
 	fs.Var(dtypeFlag{&kvDType}, "kv-dtype", "KV cache dtype: f32, bf16 or f16 (default: the weights', bf16 for quantized weights)")
-	coll := fs.String("collectives", "tpslice", "whose all-reduce to price: tpslice (custom one-shot/two-shot/NVLS) or nccl (ring, LL)")
+	coll := fs.String("collectives", "tpslice", "whose all-reduce to price: tpslice (custom one-shot/two-shot/NVLS) or nccl (ring with the fastest of LL, LL128, Simple)")
 	algo := fs.String("algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
 	fusedFlag := fs.String("fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
 	eager := fs.Bool("eager", false, "price eager launches instead of graph replays")
