@@ -70,24 +70,19 @@ func CollectiveTime(p hw.Profile, op device.CollectiveOp, a comm.Algo, n int, by
 		a = comm.OneShot
 	}
 	gather := op == device.OpAllGather
-	c := p.Calibration
-	if c == nil || n <= 1 {
-		if gather {
-			return comm.AllGatherTime(a, n, bytes, p.Alpha, p.LinkBytesPerSec)
+	if c := p.Calibration; c != nil && n > 1 {
+		switch a {
+		case comm.OneShot:
+			return kernelTime(c.OneShot, p, gather, a, n, bytes)
+		case comm.TwoShot:
+			return kernelTime(c.TwoShot, p, gather, a, n, bytes)
+		case comm.NVLS:
+			return kernelTime(c.NVLS, p, gather, a, n, bytes)
+		case comm.Ring:
+			return ringTime(c.Ring, p, gather, n, bytes), nil
 		}
-		return comm.ModelTime(a, n, bytes, p.Alpha, p.LinkBytesPerSec)
 	}
-	switch a {
-	case comm.OneShot:
-		return kernelTime(c.OneShot, p, gather, a, n, bytes)
-	case comm.TwoShot:
-		return kernelTime(c.TwoShot, p, gather, a, n, bytes)
-	case comm.NVLS:
-		return kernelTime(c.NVLS, p, gather, a, n, bytes)
-	case comm.Ring:
-		return ringTime(c.Ring, p, gather, n, bytes), nil
-	}
-	// an algorithm the calibration does not cover: the idealised model
+	// no calibration, or an algorithm it does not cover: the idealised model
 	if gather {
 		return comm.AllGatherTime(a, n, bytes, p.Alpha, p.LinkBytesPerSec)
 	}

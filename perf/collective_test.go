@@ -31,19 +31,19 @@ const (
 
 // h100Points are the published H100 measurements, sizes in binary units (0.5 MB = 512 KiB).
 var h100Points = func() []calibrationPoint {
-	us := func(v float64) time.Duration { return time.Duration(v * 1e3) }
+	µs := func(v float64) time.Duration { return time.Duration(v * 1e3) }
 	vllm := "vLLM PR #24111 (4×H100)"
 	triton := "Triton-distributed #57 (8×H100, torch.distributed)"
 	sizes := []int64{mib / 2, mib, 2 * mib, 4 * mib}
 	var ps []calibrationPoint
 	for i, v := range []float64{10, 15, 22, 38} {
-		ps = append(ps, calibrationPoint{vllm, 4, sizes[i], comm.OneShot, false, us(v), i == 0 || i == 3})
+		ps = append(ps, calibrationPoint{vllm, 4, sizes[i], comm.OneShot, false, µs(v), i == 0 || i == 3})
 	}
 	for i, v := range []float64{17, 18, 27, 43} {
-		ps = append(ps, calibrationPoint{vllm, 4, sizes[i], comm.TwoShot, false, us(v), i == 0 || i == 3})
+		ps = append(ps, calibrationPoint{vllm, 4, sizes[i], comm.TwoShot, false, µs(v), i == 0 || i == 3})
 	}
 	for i, v := range []float64{17, 19, 26, 37} {
-		ps = append(ps, calibrationPoint{vllm, 4, sizes[i], comm.Ring, true, us(v), i == 0 || i == 3})
+		ps = append(ps, calibrationPoint{vllm, 4, sizes[i], comm.Ring, true, µs(v), i == 0 || i == 3})
 	}
 	for _, p := range []struct {
 		bytes int64
@@ -51,7 +51,7 @@ var h100Points = func() []calibrationPoint {
 		fit   bool
 	}{{128, 19.19, true}, {16 * kib, 20.71, false}, {64 * kib, 23.05, true}, {256 * kib, 24.76, true},
 		{mib, 32.42, true}, {4 * mib, 59.43, true}, {8 * mib, 90.51, false}, {16 * mib, 135.68, true}} {
-		ps = append(ps, calibrationPoint{triton, 8, p.bytes, comm.Ring, true, us(p.v), p.fit})
+		ps = append(ps, calibrationPoint{triton, 8, p.bytes, comm.Ring, true, µs(p.v), p.fit})
 	}
 	return ps
 }()

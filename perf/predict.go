@@ -150,8 +150,8 @@ func Predict(c Config) (Prediction, error) {
 }
 
 // capture builds the model shape-only on a simulated node of the profile's fabric, with
-// the selector's table from this package's collective model (ModelTable), and captures the decode step of the
-// batch. It returns rank 0's graph, the largest rank's weight bytes and the sharding.
+// the selector's table from this package's collective model (ModelTable), and captures
+// the decode step of the batch. It returns rank 0's graph, the largest rank's weight bytes and the sharding.
 func capture(c Config) (*device.Graph, int64, tp.Plan, error) {
 	algo := c.Algo
 	if c.Collectives == NCCL {

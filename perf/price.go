@@ -25,8 +25,8 @@ type Collectives uint8
 
 const (
 	// TPSlice prices tpslice's own collectives (one-shot, two-shot, NVLS, ring over
-	// registered peer buffers, as vLLM's and TensorRT-LLM's custom all-reduce) with the
-	// profile's calibration (CollectiveTime).
+	// registered peer buffers, as vLLM's and TensorRT-LLM's custom all-reduce) with
+	// CollectiveTime: the profile's calibration, or comm's α-β model without one.
 	TPSlice Collectives = iota
 	// NCCL prices NCCL's ring with the fastest of its protocols (LL, LL128, Simple), as
 	// NCCL's own tuner picks: what engines that call torch.distributed (gpt-fast, for one)
