@@ -137,7 +137,7 @@ func (r *Rank) work(op string, algo Algo, message, local int, class device.WorkC
 		}
 		return device.Work{Class: class, Bytes: int64(local)}
 	}
-	return device.Work{Class: device.ClassCollective, Op: op, Algo: algo.String(), Message: int64(message), Bytes: int64(local)}
+	return device.Work{Class: device.ClassCollective, Op: device.CollectiveOp(op), Algo: algo, Message: int64(message), Bytes: int64(local)}
 }
 
 // defaultGrid is the blocks of a chunk of n elements: one per minBlockElems, at most the

@@ -1,5 +1,7 @@
 package device
 
+import "fmt"
+
 // WorkClass groups kernels by what they do, for per-class time breakdowns and for the
 // performance model that prices each class on a GPU.
 type WorkClass string
@@ -27,9 +29,23 @@ type Work struct {
 	// sequences attend to: attention's cost grows with the context, which a captured graph
 	// does not fix.
 	ContextBytes, ContextFLOPs int64
-	// Collective kernels: Op names the collective ("allreduce", "allgather",
-	// "allreduce+rmsnorm"), Algo the algorithm it runs, Message the bytes each rank
-	// contributes in this kernel.
-	Op, Algo string
-	Message  int64
+	// Collective kernels: Op is the collective, Algo the algorithm it runs and Message the
+	// bytes each rank contributes in this kernel. Algo is the collective library's own
+	// typed value (comm sets a comm.Algo), so that a price model above the library reads
+	// it back with a type assertion, without parsing; device, below the library, only
+	// prints it.
+	Op      CollectiveOp
+	Algo    fmt.Stringer
+	Message int64
 }
+
+// CollectiveOp is the collective a kernel runs. Its value is the name comm's records,
+// traces and metrics use for the call.
+type CollectiveOp string
+
+// The collectives a decode step runs.
+const (
+	OpAllReduce        CollectiveOp = "allreduce"         // sum over ranks, every rank gets the sum
+	OpAllReduceRMSNorm CollectiveOp = "allreduce+rmsnorm" // all-reduce fused with residual add and RMSNorm
+	OpAllGather        CollectiveOp = "allgather"         // every rank gets every rank's input
+)

@@ -18,7 +18,7 @@ type Shape struct {
 }
 
 // Op is the name fused calls carry in comm's records and errors.
-const Op = "allreduce+rmsnorm"
+const Op = string(device.OpAllReduceRMSNorm)
 
 // AllReduceAddRMSNorm runs, on rank r's stream s, the all-reduce of partial fused with the
 // residual add and RMSNorm:

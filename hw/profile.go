@@ -45,6 +45,10 @@ type Profile struct {
 	// DenseBF16FLOPS is the peak dense BF16 tensor-core rate of one GPU (FLOP/s; the
 	// datasheets' "with sparsity" figure halved).
 	DenseBF16FLOPS float64
+	// Calibration prices the collectives from published measurements (perf uses it); nil
+	// leaves them to the idealised α-β model of Alpha and LinkBytesPerSec, which comm's
+	// cost model is. Alpha and LinkBytesPerSec stay set either way.
+	Calibration *Calibration
 }
 
 // Validate reports the first field of p that the model cannot use, naming the profile and
@@ -74,6 +78,11 @@ func (p Profile) Validate() error {
 		return bad("KernelFixed", p.KernelFixed, ">= 0")
 	case !positive(p.DenseBF16FLOPS):
 		return bad("DenseBF16FLOPS", p.DenseBF16FLOPS, "a finite value > 0")
+	}
+	if p.Calibration != nil {
+		if err := p.Calibration.Validate(); err != nil {
+			return fmt.Errorf("hw: profile %q: Calibration.%w", p.Name, err)
+		}
 	}
 	if _, err := device.ParseFabric(p.Fabric.String()); err != nil {
 		return fmt.Errorf("hw: profile %q: Fabric: %w", p.Name, err)
@@ -142,6 +151,8 @@ func profiles() []Profile {
 			LaunchEager: launchEager,
 			LaunchGraph: launchGraph,
 			KernelFixed: kernelFixed,
+			// Fitted to published 4×H100 and 8×H100 measurements (see hopperNVLink).
+			Calibration: withBasis(hopperNVLink, hopperNVLink.Basis),
 		},
 		{
 			Name: "h200",
@@ -164,6 +175,9 @@ func profiles() []Profile {
 			LaunchEager: launchEager,
 			LaunchGraph: launchGraph,
 			KernelFixed: kernelFixed,
+			// H200 shares H100's fabric (NVLink 4, NVSwitch gen 3) at the same link rate, so
+			// H100's calibration applies as it stands.
+			Calibration: withBasis(hopperNVLink, "H100's calibration (same NVLink 4 / NVSwitch gen 3 fabric): "+hopperNVLink.Basis),
 		},
 		{
 			Name: "a100-sxm",
@@ -189,6 +203,9 @@ func profiles() []Profile {
 			LaunchEager: launchEager,
 			LaunchGraph: launchGraph,
 			KernelFixed: kernelFixed,
+			// Estimate: no published per-algorithm points here. H100's fixed costs and
+			// efficiencies, over A100's own link rate.
+			Calibration: withBasis(hopperNVLink, "estimate: H100's fixed costs and efficiencies at NVLink 3's 300 GB/s"),
 		},
 		{
 			Name: "b200",
@@ -216,6 +233,9 @@ func profiles() []Profile {
 			LaunchEager: launchEager,
 			LaunchGraph: launchGraph,
 			KernelFixed: kernelFixed,
+			// Estimate: no published per-algorithm points here. H100's fixed costs and
+			// efficiencies, over B200's own link rate.
+			Calibration: withBasis(hopperNVLink, "estimate: H100's fixed costs and efficiencies at NVLink 5's 900 GB/s"),
 		},
 		{
 			Name: "l40s-pcie",
@@ -290,10 +310,24 @@ func Names() []string {
 	return names
 }
 
+// IdealSuffix, after a profile's name or alias, asks Lookup for the profile without its
+// Calibration: the idealised α-β model (one α for every step, the full link bandwidth).
+// "h100-sxm-ideal" is the seed's model of DESIGN.md's α-β table.
+const IdealSuffix = "-ideal"
+
 // Lookup returns the profile with the given name or alias (case and surrounding space do
-// not matter; "a100-sxm-80g" is the A100 profile). The error lists the known names.
+// not matter; "a100-sxm-80g" is the A100 profile). A name ending in IdealSuffix gives that
+// profile named so, with no Calibration. The error lists the known names.
 func Lookup(name string) (Profile, error) {
 	key := strings.ToLower(strings.TrimSpace(name))
+	if base, ok := strings.CutSuffix(key, IdealSuffix); ok {
+		p, err := Lookup(base)
+		if err != nil {
+			return Profile{}, err
+		}
+		p.Name, p.Calibration = p.Name+IdealSuffix, nil
+		return p, nil
+	}
 	for _, a := range aliases {
 		if a.alias == key {
 			key = a.name

@@ -1,6 +1,7 @@
 package hw
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -118,14 +119,54 @@ func TestValidateRejects(t *testing.T) {
 		{"launch", func(p *Profile) { p.LaunchEager = -1 }, "LaunchEager"},
 		{"kernel fixed", func(p *Profile) { p.KernelFixed = -1 }, "KernelFixed"},
 		{"flops", func(p *Profile) { p.DenseBF16FLOPS = 0 }, "DenseBF16FLOPS"},
+		{"efficiency", func(p *Profile) { p.Calibration.TwoShot.Efficiency = 1.5 }, "Calibration.TwoShot"},
+		{"per step", func(p *Profile) { p.Calibration.LL128.PerStep = -1 }, "Calibration.LL128"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := base
+			c := *base.Calibration
+			p.Calibration = &c
 			tc.mutate(&p)
 			err := p.Validate()
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.field)
 		})
 	}
+}
+
+// TestCalibrations: the NVLink profiles carry a calibration (H100's fitted one, the others
+// H100's as an estimate or, for H200, as it stands), the PCIe profiles none; a name with
+// IdealSuffix is the same profile without it.
+func TestCalibrations(t *testing.T) {
+	for _, p := range Profiles() {
+		if p.Fabric == device.PCIe {
+			require.Nil(t, p.Calibration, p.Name)
+			continue
+		}
+		require.NotNil(t, p.Calibration, p.Name)
+		require.NotEmpty(t, p.Calibration.Basis, p.Name)
+		c := *p.Calibration
+		c.Basis = hopperNVLink.Basis
+		require.Equal(t, hopperNVLink, c, "%s reuses H100's constants", p.Name)
+	}
+	for _, name := range []string{"a100-sxm", "b200"} {
+		p, err := Lookup(name)
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(p.Calibration.Basis, "estimate: "), name)
+	}
+
+	calibrated, err := Lookup("h100-sxm")
+	require.NoError(t, err)
+	ideal, err := Lookup(" H100-ideal ")
+	require.NoError(t, err)
+	require.Equal(t, "h100-sxm-ideal", ideal.Name)
+	require.Nil(t, ideal.Calibration)
+	require.NoError(t, ideal.Validate())
+	ideal.Name, ideal.Calibration = calibrated.Name, calibrated.Calibration
+	require.Equal(t, calibrated, ideal, "only the calibration differs")
+	require.Equal(t, 1500*time.Nanosecond, ideal.Alpha, "the seed's α")
+
+	_, err = Lookup("tpu-v5-ideal")
+	require.ErrorContains(t, err, `"tpu-v5"`)
 }

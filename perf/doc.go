@@ -2,8 +2,10 @@
 // engine runs: it builds the model shape-only (no weight memory, so any size fits on this
 // machine), captures the decode graph the engine would replay, and prices every kernel of
 // a rank's graph on a hardware profile (hw) — a roofline with stated efficiencies for
-// compute kernels, the comm cost model for collectives with the algorithm the selector
-// picked at that call site — then walks the graph's dependencies to the step time. It
+// compute kernels; for collectives, with the algorithm the selector picked at that call
+// site, the profile's calibration to published measurements (per-algorithm fixed costs and
+// link efficiencies, NCCL's ring per protocol), or comm's idealised α-β model on a profile
+// without one — then walks the graph's dependencies to the step time. It
 // also says whether the weights and the KV cache fit a GPU.
 //
 // perf owns the efficiencies and the pricing; the kernels' costs (bytes, FLOPs, class)

@@ -40,7 +40,7 @@ type Config struct {
 	// bf16 for quantized weights.
 	KVDType dtype.DType
 	// Fused and Algo are the engine's options (Auto: the selector decides per call site,
-	// with the profile's cost model as its table).
+	// with ModelTable's table for the profile).
 	Fused fused.Variant
 	Algo  comm.Algo
 	// Collectives chooses whose all-reduce is priced; NCCL forces the ring.
@@ -57,11 +57,11 @@ type Config struct {
 // Site is one collective call site of the step: the kernel whose output it reduces
 // ("o_proj", "down_proj", "embedding", "topk"), what it runs, and its time per step.
 type Site struct {
-	After   string `json:"after"`
-	Op      string `json:"op"`
-	Algo    string `json:"algo"`
-	Message int64  `json:"message_bytes"`
-	Calls   int    `json:"calls"`
+	After   string              `json:"after"`
+	Op      device.CollectiveOp `json:"op"`
+	Algo    string              `json:"algo"`
+	Message int64               `json:"message_bytes"`
+	Calls   int                 `json:"calls"`
 	// Time is the site's calls together, launches included.
 	Time time.Duration `json:"-"`
 }
@@ -150,15 +150,15 @@ func Predict(c Config) (Prediction, error) {
 }
 
 // capture builds the model shape-only on a simulated node of the profile's fabric, with
-// the selector's table from the profile's cost model, and captures the decode step of the
-// batch. It returns rank 0's graph, the largest rank's weight bytes and the sharding.
+// the selector's table from this package's collective model (ModelTable), and captures
+// the decode step of the batch. It returns rank 0's graph, the largest rank's weight bytes and the sharding.
 func capture(c Config) (*device.Graph, int64, tp.Plan, error) {
 	algo := c.Algo
 	if c.Collectives == NCCL {
 		algo = comm.Ring
 	}
 	gc := tp.GroupConfig{World: c.TP, SMs: 1, Fabric: c.Profile.Fabric, Comm: comm.Config{
-		Algo: algo, Table: comm.ModelTable(c.Profile, []int{c.TP}, 1<<30)}}
+		Algo: algo, Table: ModelTable(c.Profile, []int{c.TP}, 1<<30)}}
 	if c.Overlap {
 		gc.SMs, gc.CommSMs = 2, 1
 	}
@@ -215,11 +215,11 @@ func price(pr pricer, g *device.Graph) (Prediction, error) {
 			producer[i] = producer[slices.Max(n.Deps)]
 		}
 		commTime += total
-		algo := w.Algo
+		algo := fmt.Sprint(w.Algo)
 		if pr.collectives == NCCL {
 			algo = "nccl-ring"
 		}
-		key := producer[i] + "|" + w.Op + "|" + algo
+		key := producer[i] + "|" + string(w.Op) + "|" + algo
 		at, ok := sites[key]
 		if !ok {
 			at = len(p.Sites)

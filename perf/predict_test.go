@@ -80,7 +80,7 @@ func TestSelectorPicksPerProfile(t *testing.T) {
 	pred, err = Predict(Config{Profile: h100, Model: cfg, TP: 8, Batch: 1, Collectives: NCCL})
 	require.NoError(t, err)
 	require.Equal(t, "nccl-ring", pred.Sites[1].Algo)
-	require.Equal(t, "allreduce", pred.Sites[1].Op, "the ring has no fused norm")
+	require.Equal(t, device.OpAllReduce, pred.Sites[1].Op, "the ring has no fused norm")
 
 	one, err := Predict(Config{Profile: h100, Model: cfg, TP: 1, Batch: 1})
 	require.NoError(t, err)

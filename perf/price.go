@@ -25,12 +25,12 @@ type Collectives uint8
 
 const (
 	// TPSlice prices tpslice's own collectives (one-shot, two-shot, NVLS, ring over
-	// registered peer buffers, as vLLM's and TensorRT-LLM's custom all-reduce) with the
-	// profile's α-β model.
+	// registered peer buffers, as vLLM's and TensorRT-LLM's custom all-reduce) with
+	// CollectiveTime: the profile's calibration, or comm's α-β model without one.
 	TPSlice Collectives = iota
-	// NCCL prices NCCL's ring with its low-latency (LL) protocol, as NCCL's own tuner does:
-	// what engines that call torch.distributed (gpt-fast, for one) run for decode-sized
-	// messages. The algorithm the graph records is then always ring.
+	// NCCL prices NCCL's ring with the fastest of its protocols (LL, LL128, Simple), as
+	// NCCL's own tuner picks: what engines that call torch.distributed (gpt-fast, for one)
+	// run. The algorithm the graph records is then always ring.
 	NCCL
 )
 
@@ -52,16 +52,6 @@ func ParseCollectives(s string) (Collectives, error) {
 	}
 	return 0, fmt.Errorf("perf: unknown collectives %q (want tpslice or nccl)", s)
 }
-
-// NCCL's latency model for the ring with the LL protocol (NVIDIA/nccl src/graph/tuning.cc,
-// baseLat and hwLat): a base latency per call plus one hop per ring step; its bus
-// bandwidth is a quarter of the link's.
-const (
-	ncclRingLLBase      = 6600 * time.Nanosecond
-	ncclRingLLHopNVLink = 600 * time.Nanosecond
-	ncclRingLLHopPCIe   = 1000 * time.Nanosecond
-	ncclLLBusBWFraction = 0.25
-)
 
 // pricer prices kernels on one profile for one world size.
 type pricer struct {
@@ -101,38 +91,20 @@ func (pr pricer) roofline(w device.Work) time.Duration {
 }
 
 // collective is a collective kernel's run: the exchange as the chosen implementation
-// prices it, plus the kernel's own memory traffic (a fused norm's residual and output).
+// prices it (CollectiveTime, or NCCL's ring with its fastest protocol), plus the kernel's
+// own memory traffic (a fused norm's residual and output).
 func (pr pricer) collective(w device.Work) (time.Duration, error) {
 	local := seconds(float64(w.Bytes) / (pr.p.HBMBytesPerSec * MemoryEfficiency))
 	if pr.collectives == NCCL {
-		return pr.ncclRingLL(w) + local, nil
+		t, _ := NCCLFastest(pr.p, w.Op, pr.world, w.Message)
+		return t + local, nil
 	}
-	algo, err := comm.ParseAlgo(w.Algo)
-	if err != nil {
-		return 0, fmt.Errorf("perf: collective %s: %w", w.Op, err)
+	algo, ok := w.Algo.(comm.Algo)
+	if !ok {
+		return 0, fmt.Errorf("perf: collective %s: algorithm %v is not a comm.Algo", w.Op, w.Algo)
 	}
-	price := comm.ModelTime
-	if w.Op == "allgather" {
-		price = comm.AllGatherTime
-	}
-	t, err := price(algo, pr.world, w.Message, pr.p.Alpha, pr.p.LinkBytesPerSec)
+	t, err := CollectiveTime(pr.p, w.Op, algo, pr.world, w.Message)
 	return t + local, err
-}
-
-// ncclRingLL is NCCL's tuner's time for one ring/LL call: an all-reduce takes 2(n-1)
-// steps, an all-gather n-1.
-func (pr pricer) ncclRingLL(w device.Work) time.Duration {
-	n := float64(pr.world)
-	steps := 2 * (n - 1)
-	if w.Op == "allgather" {
-		steps = n - 1
-	}
-	hop := ncclRingLLHopNVLink
-	if pr.p.Fabric == device.PCIe {
-		hop = ncclRingLLHopPCIe
-	}
-	algBW := pr.p.LinkBytesPerSec * ncclLLBusBWFraction * n / steps
-	return ncclRingLLBase + time.Duration(steps)*hop + seconds(float64(w.Message)/algBW)
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * 1e9) }

@@ -16,13 +16,15 @@ import (
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/hw"
+	"github.com/tpslice/tpslice/perf"
 )
 
 // benchReport is allreduce-bench's --json output (documented in the README).
 type benchReport struct {
 	Ranks    int        `json:"ranks"`
 	DType    string     `json:"dtype"`
-	Source   string     `json:"source"` // "measured" or "model:PROFILE"
+	Source   string     `json:"source"`          // "measured" or "model:PROFILE"
+	Model    string     `json:"model,omitempty"` // what the model's constants rest on (model output only)
 	Fabric   string     `json:"fabric,omitempty"`
 	Selector string     `json:"selector,omitempty"` // where auto's choices come from
 	NVLS     string     `json:"nvls,omitempty"`     // "emulated" when measured on the CPU runtime
@@ -37,6 +39,8 @@ type benchRow struct {
 	// FastestWithoutNVLS is the model's fastest peer-buffer algorithm (model output only),
 	// DESIGN.md's "fastest without NVLS" column.
 	FastestWithoutNVLS string `json:"fastest_without_nvls,omitempty"`
+	// NCCL is the protocol NCCL's tuner picks for its ring: the fastest (model output only).
+	NCCL string `json:"nccl,omitempty"`
 }
 
 type benchResult struct {
@@ -82,7 +86,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.warmup, "warmup", 5, "untimed calls before the first round")
 	fs.BoolVar(&o.check, "check", false, "count wrong elements against a float64 reference")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
-	fs.StringVar(&o.model, "model", "", "print the α-β cost model's table for a hardware profile ("+strings.Join(hw.Names(), ", ")+") instead of measuring")
+	fs.StringVar(&o.model, "model", "", "print the cost model's table for a hardware profile ("+strings.Join(hw.Names(), ", ")+"; PROFILE"+hw.IdealSuffix+" for the idealised α-β model) instead of measuring")
 	fs.StringVar(&o.fabric, "fabric", "nvswitch", "simulated interconnect: nvswitch (offers NVLS), nvlink or pcie")
 	fs.IntVar(&o.sms, "sms", 0, "SMs per device (0: GOMAXPROCS)")
 	fs.Var(&o.buffer, "buffer", "registered peer buffer per rank; larger messages run in chunks")
@@ -257,7 +261,7 @@ func chooseSelector(o benchOptions, c *comm.Communicator, streams []*device.Stre
 		if err != nil {
 			return "", fmt.Errorf("--select: %w", err)
 		}
-		c.SetTable(comm.ModelTable(p, []int{c.Size()}, sizes[len(sizes)-1]))
+		c.SetTable(perf.ModelTable(p, []int{c.Size()}, sizes[len(sizes)-1]))
 		return "model:" + p.Name, nil
 	case o.selector != "tuned":
 		return "", fmt.Errorf("--select: want tuned, default or model:PROFILE, got %q", o.selector)
@@ -290,22 +294,48 @@ func chooseSelector(o benchOptions, c *comm.Communicator, streams []*device.Stre
 	return "tuned (" + path + ")", nil
 }
 
+// modelReport prices every size with every algorithm the profile offers (tpslice's, then
+// NCCL's ring with each protocol the profile models), as perf's collective model has them.
 func modelReport(o benchOptions, t dtype.DType, sizes []int64) (*benchReport, error) {
 	p, err := hw.Lookup(o.model)
 	if err != nil {
 		return nil, fmt.Errorf("--model: %w", err)
 	}
-	report := &benchReport{Ranks: o.ranks, DType: t.String(), Source: "model:" + p.Name, Fabric: p.Fabric.String()}
-	for _, mr := range comm.ModelRows(p, o.ranks, sizes) {
-		row := benchRow{SizeBytes: mr.Bytes, Count: int(mr.Bytes) / t.Size(), Auto: mr.Auto.String()}
+	n := o.ranks
+	report := &benchReport{Ranks: n, DType: t.String(), Source: "model:" + p.Name, Fabric: p.Fabric.String(),
+		Model: "idealised α-β model (one α per step, full link bandwidth)"}
+	if p.Calibration != nil {
+		report.Model = "calibrated: " + p.Calibration.Basis
+	}
+	table := perf.ModelTable(p, []int{n}, sizes[len(sizes)-1])
+	for _, s := range sizes {
+		auto, _ := table.Pick(n, s)
+		row := benchRow{SizeBytes: s, Count: int(s) / t.Size(), Auto: auto.String()}
 		var best time.Duration
-		for _, at := range mr.Times {
-			row.Results = append(row.Results, modelResult(at.Algo.String(), mr.Bytes, at.Time, o.ranks))
-			if at.Algo != comm.NVLS && (row.FastestWithoutNVLS == "" || at.Time <= best) { // ties: the later (one-shot over ring)
-				row.FastestWithoutNVLS, best = at.Algo.String(), at.Time
+		for _, a := range perf.Offered(p, n) {
+			d, err := perf.CollectiveTime(p, device.OpAllReduce, a, n, s)
+			if err != nil {
+				return nil, err
+			}
+			row.Results = append(row.Results, modelResult(a.String(), s, d, n))
+			if a != comm.NVLS && (row.FastestWithoutNVLS == "" || d <= best) { // ties: the later (one-shot over ring)
+				row.FastestWithoutNVLS, best = a.String(), d
 			}
 		}
-		row.Results = append(row.Results, modelResult("tree (model only)", mr.Bytes, mr.Tree, o.ranks))
+		if p.Calibration == nil {
+			tree, err := comm.TreeTime(n, s, p.Alpha, p.LinkBytesPerSec)
+			if err != nil {
+				return nil, err
+			}
+			row.Results = append(row.Results, modelResult("tree (model only)", s, tree, n))
+		}
+		for _, proto := range perf.Protocols {
+			if d, ok := perf.NCCLTime(p, device.OpAllReduce, proto, n, s); ok {
+				row.Results = append(row.Results, modelResult("nccl "+proto.String(), s, d, n))
+			}
+		}
+		_, proto := perf.NCCLFastest(p, device.OpAllReduce, n, s)
+		row.NCCL = proto.String()
 		report.Rows = append(report.Rows, row)
 	}
 	return report, nil
@@ -329,7 +359,7 @@ func printReport(w io.Writer, r *benchReport) error {
 		}
 		fmt.Fprintf(w, ")\n# auto: %s\n", r.Selector)
 	} else {
-		fmt.Fprintf(w, " (α-β cost model, %s fabric)\n", r.Fabric)
+		fmt.Fprintf(w, " (%s fabric)\n# %s; nccl X: NCCL's ring with protocol X\n", r.Fabric, r.Model)
 	}
 	fmt.Fprintln(w, "# time in µs; algbw = size/time and busbw = algbw·2(n-1)/n in GB/s")
 	if r.Source == "measured" {
@@ -342,7 +372,7 @@ func printReport(w io.Writer, r *benchReport) error {
 	measured := r.Source == "measured"
 	head := "size\tcount\ttype\tauto\t"
 	if !measured {
-		head += "w/o nvls\t"
+		head += "w/o nvls\tnccl\t"
 	}
 	for _, res := range r.Rows[0].Results {
 		head += "|\t" + res.Algo + "\talgbw\tbusbw\t"
@@ -354,7 +384,7 @@ func printReport(w io.Writer, r *benchReport) error {
 	for _, row := range r.Rows {
 		line := fmt.Sprintf("%d\t%d\t%s\t%s\t", row.SizeBytes, row.Count, r.DType, row.Auto)
 		if !measured {
-			line += row.FastestWithoutNVLS + "\t"
+			line += row.FastestWithoutNVLS + "\t" + row.NCCL + "\t"
 		}
 		for _, res := range row.Results {
 			line += fmt.Sprintf("|\t%.1f\t%.2f\t%.2f\t", res.TimeUS, res.AlgBWGBps, res.BusBWGBps)

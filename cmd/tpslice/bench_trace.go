@@ -32,7 +32,7 @@ func (c *collector) KernelDone(s device.KernelSpan) {
 	ks := kspan{key: string(w.Class), name: s.Kernel.Name, step: w.Class == device.ClassEmbedding, start: s.Start, end: s.End}
 	switch {
 	case w.Class == device.ClassCollective:
-		ks.key, ks.collective = w.Op+"."+w.Algo, true
+		ks.key, ks.collective = string(w.Op)+"."+w.Algo.String(), true
 	case w.Class == "":
 		ks.key = "other"
 	}

@@ -59,7 +59,7 @@ type planSite struct {
 func plan(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	hwName := fs.String("hw", "h100-sxm", "hardware profile: "+strings.Join(hw.Names(), ", ")+", or auto (this node's GPUs, from NVML)")
+	hwName := fs.String("hw", "h100-sxm", "hardware profile: "+strings.Join(hw.Names(), ", ")+" (PROFILE"+hw.IdealSuffix+": the idealised α-β collectives), or auto (this node's GPUs, from NVML)")
 	model := fs.String("model", "llama-3-70b", "a preset ("+strings.Join(models.Presets(), ", ")+") or a GGUF file / Hugging Face directory (its config)")
 	tps := fs.String("tp", "1,2,4,8", "TP degrees, comma-separated")
 	batches := fs.String("batch", "1,8,32", "decode batch sizes, comma-separated")
@@ -67,7 +67,7 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	dt := fs.String("dtype", "bf16", "weight dtype: f32, bf16, f16, or a GGML block type priced at its bits per weight: q8_0, q4_0, q4_k, q5_k, q6_k")
 	var kvDType dtype.DType
 	fs.Var(dtypeFlag{&kvDType}, "kv-dtype", "KV cache dtype: f32, bf16 or f16 (default: the weights', bf16 for quantized weights)")
-	coll := fs.String("collectives", "tpslice", "whose all-reduce to price: tpslice (custom one-shot/two-shot/NVLS) or nccl (ring, LL)")
+	coll := fs.String("collectives", "tpslice", "whose all-reduce to price: tpslice (custom one-shot/two-shot/NVLS) or nccl (ring with the fastest of LL, LL128, Simple)")
 	algo := fs.String("algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport")
 	fusedFlag := fs.String("fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot or nvls")
 	eager := fs.Bool("eager", false, "price eager launches instead of graph replays")
@@ -226,8 +226,13 @@ func printPlan(w io.Writer, base perf.Config, rep planReport, preds []perf.Predi
 		}
 		fmt.Fprintf(w, "batch %d: lowest latency at TP %d (%.3f ms per token)\n", b, rep.Rows[best].TP, rep.Rows[best].TokenLatencyMS)
 	}
-	_, err := fmt.Fprintf(w, "roofline: %.0f%% of HBM bandwidth, %.0f%% of dense BF16 peak; kernel fixed %v, graph node %v, eager launch %v (perf, hw)\n",
+	fmt.Fprintf(w, "roofline: %.0f%% of HBM bandwidth, %.0f%% of dense BF16 peak; kernel fixed %v, graph node %v, eager launch %v (perf, hw)\n",
 		100*perf.MemoryEfficiency, 100*perf.ComputeEfficiency, p.KernelFixed, p.LaunchGraph, p.LaunchEager)
+	coll := fmt.Sprintf("idealised α-β model, α = %v per step at %.0f GB/s", p.Alpha, p.LinkBytesPerSec/1e9)
+	if p.Calibration != nil {
+		coll = "calibrated, " + p.Calibration.Basis
+	}
+	_, err := fmt.Fprintf(w, "collectives: %s (perf, hw)\n", coll)
 	return err
 }
 

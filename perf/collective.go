@@ -1,0 +1,198 @@
+package perf
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/hw"
+)
+
+// The collective model. On a profile with a Calibration (hw), S bytes per rank over n
+// ranks cost:
+//
+//	tpslice one-shot, two-shot, NVLS   Fixed + coef·S/(β·eff)
+//	tpslice ring, NCCL ring × protocol Base + steps·PerStep + coef·S/(β·eff)
+//
+// with coef the algorithm's bytes per byte of message as comm's α-β model has it (one-shot
+// n-1, two-shot and ring 2(n-1)/n, NVLS 1; an all-gather n-1) and 2(n-1) ring steps for an
+// all-reduce, n-1 for an all-gather. NCCL's time is the fastest of LL, LL128 and Simple, as
+// NCCL's tuner picks (NVIDIA/nccl src/graph/tuning.cc has this shape: baseLat + nsteps·
+// hwLat + bytes/busBw per algorithm and protocol). Lamport is priced as one-shot; an
+// algorithm the calibration does not cover, and every algorithm on a profile without one
+// (PCIe, PROFILE-ideal), is priced by comm's idealised α-β model with the profile's α and
+// full link bandwidth, and NCCL by its tuner's own ring/LL constants below.
+
+// Protocol is an NCCL protocol.
+type Protocol uint8
+
+// NCCL's protocols, in tuning.cc's order.
+const (
+	LL     Protocol = iota // 8-byte stores of 4 data bytes and a flag: lowest latency
+	LL128                  // 128-byte lines of 120 data bytes and a flag
+	Simple                 // bulk copies, then a fence and a flag: highest bandwidth
+)
+
+// Protocols lists NCCL's protocols in tuning.cc's order.
+var Protocols = []Protocol{LL, LL128, Simple}
+
+// String returns "LL", "LL128" or "Simple", as NCCL_PROTO spells them.
+func (p Protocol) String() string {
+	switch p {
+	case LL:
+		return "LL"
+	case LL128:
+		return "LL128"
+	case Simple:
+		return "Simple"
+	}
+	return fmt.Sprintf("protocol(%d)", uint8(p))
+}
+
+// NCCL's tuner constants for the ring with the LL protocol (NVIDIA/nccl src/graph/tuning.cc,
+// baseLat and hwLat): a base latency per call plus one hop per ring step; its bus bandwidth
+// is a quarter of the link's. They price NCCL on a profile without a Calibration.
+const (
+	ncclRingLLBase      = 6600 * time.Nanosecond
+	ncclRingLLHopNVLink = 600 * time.Nanosecond
+	ncclRingLLHopPCIe   = 1000 * time.Nanosecond
+	ncclLLBusBWFraction = 0.25
+)
+
+// CollectiveTime is the model's time for one collective op (OpAllReduce, or the exchange of
+// OpAllReduceRMSNorm; OpAllGather) of bytes per rank over n ranks with tpslice's algorithm
+// a on profile p, without the launch and without a fused op's own memory traffic. One rank
+// costs 0.
+func CollectiveTime(p hw.Profile, op device.CollectiveOp, a comm.Algo, n int, bytes int64) (time.Duration, error) {
+	if a == comm.Lamport {
+		a = comm.OneShot
+	}
+	gather := op == device.OpAllGather
+	if c := p.Calibration; c != nil && n > 1 {
+		switch a {
+		case comm.OneShot:
+			return kernelTime(c.OneShot, p, gather, a, n, bytes)
+		case comm.TwoShot:
+			return kernelTime(c.TwoShot, p, gather, a, n, bytes)
+		case comm.NVLS:
+			return kernelTime(c.NVLS, p, gather, a, n, bytes)
+		case comm.Ring:
+			return ringTime(c.Ring, p, gather, n, bytes), nil
+		}
+	}
+	// no calibration, or an algorithm it does not cover: the idealised model
+	if gather {
+		return comm.AllGatherTime(a, n, bytes, p.Alpha, p.LinkBytesPerSec)
+	}
+	return comm.ModelTime(a, n, bytes, p.Alpha, p.LinkBytesPerSec)
+}
+
+// kernelTime is Fixed + coef·S/(β·eff): the bandwidth term is comm's α-β model with α = 0
+// at the sustained bandwidth, so the coefficients are comm's.
+func kernelTime(k hw.KernelCost, p hw.Profile, gather bool, a comm.Algo, n int, bytes int64) (time.Duration, error) {
+	move := comm.ModelTime
+	if gather {
+		move = comm.AllGatherTime
+	}
+	t, err := move(a, n, bytes, 0, p.LinkBytesPerSec*k.Efficiency)
+	return k.Fixed + t, err
+}
+
+// ringTime is Base + steps·PerStep + coef·S/(β·eff) for a ring of n ranks (n ≥ 2).
+func ringTime(r hw.RingCost, p hw.Profile, gather bool, n int, bytes int64) time.Duration {
+	steps, move := 2*(n-1), comm.ModelTime
+	if gather {
+		steps, move = n-1, comm.AllGatherTime
+	}
+	t, _ := move(comm.Ring, n, bytes, 0, p.LinkBytesPerSec*r.Efficiency) // cannot fail: n ≥ 2, β > 0
+	return r.Base + time.Duration(steps)*r.PerStep + t
+}
+
+// NCCLTime is NCCL's ring time for one op of bytes per rank over n ranks on profile p with
+// protocol proto. On a profile without a Calibration only LL is modelled (with NCCL's tuner
+// constants); ok is false for the other protocols there.
+func NCCLTime(p hw.Profile, op device.CollectiveOp, proto Protocol, n int, bytes int64) (d time.Duration, ok bool) {
+	gather := op == device.OpAllGather
+	switch c := p.Calibration; {
+	case n <= 1:
+		return 0, proto == LL || c != nil
+	case c == nil:
+		return ncclTunerLL(p, gather, n, bytes), proto == LL
+	case proto == LL:
+		return ringTime(c.LL, p, gather, n, bytes), true
+	case proto == LL128:
+		return ringTime(c.LL128, p, gather, n, bytes), true
+	case proto == Simple:
+		return ringTime(c.Simple, p, gather, n, bytes), true
+	}
+	return 0, false
+}
+
+// NCCLFastest is NCCL's time with the protocol its tuner picks: the fastest one the profile
+// models.
+func NCCLFastest(p hw.Profile, op device.CollectiveOp, n int, bytes int64) (time.Duration, Protocol) {
+	best, bestProto := time.Duration(math.MaxInt64), LL
+	for _, proto := range Protocols {
+		if d, ok := NCCLTime(p, op, proto, n, bytes); ok && d < best {
+			best, bestProto = d, proto
+		}
+	}
+	return best, bestProto
+}
+
+// ncclTunerLL is NCCL's tuner's own time for one ring/LL call.
+func ncclTunerLL(p hw.Profile, gather bool, n int, bytes int64) time.Duration {
+	nf := float64(n)
+	steps := 2 * (nf - 1)
+	if gather {
+		steps = nf - 1
+	}
+	hop := ncclRingLLHopNVLink
+	if p.Fabric == device.PCIe {
+		hop = ncclRingLLHopPCIe
+	}
+	algBW := p.LinkBytesPerSec * ncclLLBusBWFraction * nf / steps
+	return ncclRingLLBase + time.Duration(steps)*hop + seconds(float64(bytes)/algBW)
+}
+
+// Offered is the tpslice algorithms profile p offers at world size n, as comm's selection
+// table has them (in comm.Algos order).
+func Offered(p hw.Profile, n int) []comm.Algo {
+	var algos []comm.Algo
+	for _, at := range comm.ModelRows(p, n, []int64{0})[0].Times {
+		algos = append(algos, at.Algo)
+	}
+	return algos
+}
+
+// fastest is the offered algorithm with the lowest CollectiveTime for an all-reduce of
+// bytes; ties go to the earlier one in comm.Algos order.
+func fastest(p hw.Profile, n int, bytes int64) comm.Algo {
+	var best comm.Algo
+	bestT := time.Duration(math.MaxInt64)
+	for _, a := range Offered(p, n) {
+		if t, err := CollectiveTime(p, device.OpAllReduce, a, n, bytes); err == nil && t < bestT {
+			best, bestT = a, t
+		}
+	}
+	return best
+}
+
+// ModelTable is the selection table this model gives profile p: for each world size in
+// worlds and each size bucket up to maxBytes' bucket, the offered algorithm with the lowest
+// CollectiveTime at the bucket's upper bound. On a profile without a Calibration it is
+// comm.ModelTable's table.
+func ModelTable(p hw.Profile, worlds []int, maxBytes int64) *comm.Table {
+	if p.Calibration == nil {
+		return comm.ModelTable(p, worlds, maxBytes)
+	}
+	t := &comm.Table{Source: "model:" + p.Name}
+	for _, n := range worlds {
+		for b := 0; n >= 1 && b <= comm.Bucket(maxBytes); b++ {
+			_ = t.Set(n, b, fastest(p, n, comm.BucketBytes(b))) // cannot fail: n ≥ 1, b in range, a real Algo; repeats replace
+		}
+	}
+	return t
+}
