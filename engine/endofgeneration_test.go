@@ -87,7 +87,7 @@ func TestGenerationConfigEOS(t *testing.T) {
 func TestDeliverStopsAtEndOfTurn(t *testing.T) {
 	tok := qwenStyleTokenizer(t)
 	e := &Engine{tok: tok, endOfGeneration: endOfGeneration(tok, nil)}
-	s := &sequence{limit: 10, out: newOutput(tok.NewStream(), nil), tokens: make(chan Token, 11)}
+	s := &sequence{limit: 10, out: newOutput(tok.NewStream(), nil, false), tokens: make(chan Token, 11)}
 	e.deliver(s, 4) // "Ġhi"
 	require.False(t, s.done)
 	e.deliver(s, 7) // <|im_end|>

@@ -22,8 +22,16 @@ type Request struct {
 	MaxTokens int
 	Sampling  Sampling
 	// Stop ends generation when the output contains any of these strings; the string
-	// itself is not part of the output.
-	Stop []string
+	// itself is not part of the output unless IncludeStop (vLLM's
+	// include_stop_str_in_output).
+	Stop        []string
+	IncludeStop bool
+	// StopTokenIDs end generation as EOS does (vLLM's stop_token_ids): the token counts as
+	// output but adds no text.
+	StopTokenIDs []int32
+	// IgnoreEOS generates past EOS and the end-of-turn tokens (vLLM's ignore_eos);
+	// StopTokenIDs still end the output.
+	IgnoreEOS bool
 }
 
 // Token is one generated token and the text it completes (possibly empty: text that may
@@ -147,17 +155,34 @@ func (e *Engine) newSequence(ctx context.Context, req Request, start time.Time) 
 	if req.MaxTokens < 0 {
 		return nil, fmt.Errorf("engine: max_tokens must be ≥ 0, got %d", req.MaxTokens)
 	}
+	for id := range req.Sampling.LogitBias {
+		if id < 0 || int(id) >= cfg.Vocab {
+			return nil, fmt.Errorf("engine: logit_bias names token %d, outside the vocabulary of %d", id, cfg.Vocab)
+		}
+	}
+	for _, id := range req.StopTokenIDs {
+		if id < 0 || int(id) >= cfg.Vocab {
+			return nil, fmt.Errorf("engine: stop_token_ids names token %d, outside the vocabulary of %d", id, cfg.Vocab)
+		}
+	}
 	limit := cfg.ContextLength - len(prompt)
 	if req.MaxTokens > 0 {
 		limit = min(limit, req.MaxTokens)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	return &sequence{
+	s := &sequence{
 		ctx: ctx, cancel: cancel, req: req, limit: limit, start: start, ids: slices.Clone(prompt),
-		out:    newOutput(e.tok.NewStream(), req.Stop),
+		out:    newOutput(e.tok.NewStream(), req.Stop, req.IncludeStop),
 		tokens: make(chan Token, limit+1),
 		result: Result{PromptIDs: prompt, Allreduce: e.callSites(len(prompt))},
-	}, nil
+	}
+	if req.Sampling.adjusts() {
+		s.counts, s.seen = map[int32]int32{}, map[int32]bool{}
+		for _, id := range prompt {
+			s.seen[id] = true
+		}
+	}
+	return s, nil
 }
 
 func (e *Engine) promptIDs(req Request) ([]int32, error) {
@@ -222,22 +247,24 @@ type output struct {
 		Flush() string
 	}
 	stops   []string
+	include bool            // the output keeps the stop string
 	all     strings.Builder // everything decoded so far
 	emitted int             // bytes of all already emitted
 	stopped int             // length of all at the stop string, -1 if none
+	end     int             // length of the output once stopped: at or after the stop string
 }
 
 func newOutput(stream interface {
 	Add(int) string
 	Flush() string
-}, stops []string) *output {
+}, stops []string, include bool) *output {
 	var keep []string
 	for _, s := range stops {
 		if s != "" {
 			keep = append(keep, s)
 		}
 	}
-	return &output{stream: stream, stops: keep, stopped: -1}
+	return &output{stream: stream, stops: keep, include: include, stopped: -1}
 }
 
 // add decodes id and returns the text now safe to emit, and whether a stop string ended
@@ -249,11 +276,14 @@ func (o *output) add(id int) (string, bool) {
 		// Search from where a stop string could first overlap unemitted text.
 		from := max(0, o.emitted-len(stop)+1)
 		if i := strings.Index(s[from:], stop); i >= 0 && (o.stopped < 0 || from+i < o.stopped) {
-			o.stopped = from + i
+			o.stopped, o.end = from+i, from+i
+			if o.include {
+				o.end += len(stop)
+			}
 		}
 	}
 	if o.stopped >= 0 {
-		text := s[o.emitted:max(o.emitted, o.stopped)]
+		text := s[o.emitted:max(o.emitted, o.end)]
 		o.emitted = len(s)
 		return text, true
 	}
@@ -289,11 +319,12 @@ func (o *output) flush() string {
 	return text
 }
 
-// text is the final output: everything before the stop string, if one was found.
+// text is the final output: everything before the stop string (or up to its end, when
+// included), if one was found.
 func (o *output) text() string {
 	s := o.all.String()
 	if o.stopped >= 0 {
-		return s[:o.stopped]
+		return s[:o.end]
 	}
 	return s
 }

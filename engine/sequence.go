@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -24,6 +25,10 @@ type sequence struct {
 	done         bool
 	first        time.Time
 	out          *output
+	// counts are the output's tokens and how often each was generated, seen the prompt's
+	// and the output's tokens: kept for Sampling's penalties only (nil without them).
+	counts map[int32]int32
+	seen   map[int32]bool
 
 	tokens chan Token // to Generate's goroutine; closed when the sequence retires
 	result Result     // read by Generate after tokens is closed
@@ -32,8 +37,9 @@ type sequence struct {
 
 // deliver records the token chosen for the sequence and streams its text; it marks the
 // sequence done on an end-of-generation token (EOS, or an end of turn such as <|eot_id|>
-// or <|im_end|>: a chat template's turn ends there), a stop string, or its token limit.
-// The end token counts as output but has no text.
+// or <|im_end|>: a chat template's turn ends there; unless IgnoreEOS), one of
+// StopTokenIDs, a stop string, or its token limit. The end token counts as output but
+// has no text.
 func (e *Engine) deliver(s *sequence, id int32) {
 	if s.first.IsZero() {
 		s.first = time.Now()
@@ -41,7 +47,11 @@ func (e *Engine) deliver(s *sequence, id int32) {
 	}
 	s.ids = append(s.ids, id)
 	s.result.OutputIDs = append(s.result.OutputIDs, id)
-	if e.endOfGeneration[id] {
+	if s.counts != nil {
+		s.counts[id]++
+		s.seen[id] = true
+	}
+	if e.endOfGeneration[id] && !s.req.IgnoreEOS || slices.Contains(s.req.StopTokenIDs, id) {
 		s.result.FinishReason, s.done = FinishStop, true
 		return
 	}

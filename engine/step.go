@@ -27,7 +27,7 @@ func (e *Engine) step(chunks []chunk) error {
 	for _, c := range chunks {
 		if c.last() {
 			sampled = append(sampled, c.s)
-			if !c.s.req.Sampling.Greedy() {
+			if sp := c.s.req.Sampling; !sp.Greedy() || sp.adjusts() {
 				k = 0 // one candidate count per step: the full logits serve every sampler
 			}
 		}
@@ -104,7 +104,10 @@ func (e *Engine) choose(st models.Step, seqs ...*sequence) []int32 {
 	if st.Candidates > 0 {
 		rows = e.model.Candidates(st)
 	} else {
-		for _, logits := range e.model.Logits(st)[:len(seqs)] {
+		for i, logits := range e.model.Logits(st)[:len(seqs)] {
+			if seqs[i].counts != nil {
+				e.adjust(seqs[i], logits)
+			}
 			cands := make([]layers.Candidate, len(logits))
 			for id, l := range logits {
 				cands[id] = layers.Candidate{Logit: l, ID: int32(id)}

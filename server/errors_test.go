@@ -51,7 +51,7 @@ func TestBadRequests(t *testing.T) {
 		{"unknown model", cmpl, `{"model":"gpt-4","prompt":"Hi"}`, 404, bad, "model", "model_not_found", "The model `gpt-4` does not exist"},
 		{"logprobs", cmpl, `{"prompt":"Hi","logprobs":2}`, 400, bad, "logprobs", unsup, "logprobs is not supported"},
 		{"echo", cmpl, `{"prompt":"Hi","echo":true}`, 400, bad, "echo", unsup, "echo is not supported"},
-		{"presence_penalty", cmpl, `{"prompt":"Hi","presence_penalty":0.5}`, 400, bad, "presence_penalty", unsup, "not supported"},
+		{"presence_penalty", cmpl, `{"prompt":"Hi","presence_penalty":2.5}`, 400, bad, "presence_penalty", "", "presence_penalty must be in [-2, 2]"},
 
 		{"no messages", chat, `{"max_tokens":4}`, 400, bad, "messages", "", "messages is required"},
 		{"empty messages", chat, `{"messages":[]}`, 400, bad, "messages", "", "at least one message"},

@@ -46,7 +46,7 @@ func (s *Server) decodeChat(body []byte, l *loaded) (params, []int32, *apiError)
 	if err := json.Unmarshal(body, &f); err != nil {
 		return params{}, nil, decodeError(err)
 	}
-	p, e := decodeParams(body, "max_completion_tokens", f.MaxCompletionTokens)
+	p, e := decodeParams(body, l.vocab, "max_completion_tokens", f.MaxCompletionTokens)
 	if e != nil {
 		return p, nil, e
 	}

@@ -29,7 +29,7 @@ func (s *Server) completions(rc *fasthttp.RequestCtx, l *loaded, arrived time.Ti
 // decodeCompletion decodes and checks a /v1/completions body: its parameters and the
 // prompt's ids, which fit the context with max_tokens.
 func decodeCompletion(body []byte, l *loaded) (params, []int32, *apiError) {
-	p, e := decodeParams(body, "", nil)
+	p, e := decodeParams(body, l.vocab, "", nil)
 	if e != nil {
 		return p, nil, e
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/tpslice/tpslice/engine"
 )
@@ -13,29 +14,30 @@ import (
 // does not implement are decoded only to reject values other than their defaults; others
 // (user, metadata, …) are ignored, as vLLM ignores them.
 type commonParams struct {
-	Model            string          `json:"model"`
-	MaxTokens        *int            `json:"max_tokens"`
-	Temperature      *float64        `json:"temperature"`
-	TopP             *float64        `json:"top_p"`
-	TopK             *int            `json:"top_k"`
-	Seed             *int64          `json:"seed"`
-	Stop             json.RawMessage `json:"stop"`
-	N                *int            `json:"n"`
-	Stream           *bool           `json:"stream"`
-	StreamOptions    *streamOptions  `json:"stream_options"`
-	BestOf           *int            `json:"best_of"`
-	PresencePenalty  *float64        `json:"presence_penalty"`
-	FrequencyPenalty *float64        `json:"frequency_penalty"`
-	Logprobs         json.RawMessage `json:"logprobs"` // an integer for completions, a boolean for chat
-	TopLogprobs      *int            `json:"top_logprobs"`
-	// Not implemented yet, so refused unless at their defaults rather than ignored.
-	LogitBias         map[string]float64     `json:"logit_bias"`
-	ResponseFormat    *struct{ Type string } `json:"response_format"`
-	RepetitionPenalty *float64               `json:"repetition_penalty"`
-	MinTokens         *int                   `json:"min_tokens"`
-	IgnoreEOS         *bool                  `json:"ignore_eos"`
-	StopTokenIDs      []int                  `json:"stop_token_ids"`
-	IncludeStopStr    *bool                  `json:"include_stop_str_in_output"`
+	Model            string             `json:"model"`
+	MaxTokens        *int               `json:"max_tokens"`
+	Temperature      *float64           `json:"temperature"`
+	TopP             *float64           `json:"top_p"`
+	TopK             *int               `json:"top_k"`
+	Seed             *int64             `json:"seed"`
+	Stop             json.RawMessage    `json:"stop"`
+	N                *int               `json:"n"`
+	Stream           *bool              `json:"stream"`
+	StreamOptions    *streamOptions     `json:"stream_options"`
+	BestOf           *int               `json:"best_of"`
+	PresencePenalty  *float64           `json:"presence_penalty"`
+	FrequencyPenalty *float64           `json:"frequency_penalty"`
+	Logprobs         json.RawMessage    `json:"logprobs"` // an integer for completions, a boolean for chat
+	TopLogprobs      *int               `json:"top_logprobs"`
+	LogitBias        map[string]float64 `json:"logit_bias"`
+	// vLLM's extra sampling parameters.
+	RepetitionPenalty *float64 `json:"repetition_penalty"`
+	MinTokens         *int     `json:"min_tokens"`
+	IgnoreEOS         *bool    `json:"ignore_eos"`
+	StopTokenIDs      []int32  `json:"stop_token_ids"`
+	IncludeStopStr    *bool    `json:"include_stop_str_in_output"`
+	// Not implemented, so refused unless at its default rather than ignored.
+	ResponseFormat *struct{ Type string } `json:"response_format"`
 }
 
 type streamOptions struct {
@@ -49,13 +51,17 @@ type params struct {
 	maxParam     string // the field that set maxTokens, for errors
 	sampling     engine.Sampling
 	stop         []string
+	includeStop  bool
+	stopTokenIDs []int32
+	ignoreEOS    bool
 	stream       bool
 	includeUsage bool
 }
 
-// decodeParams decodes body's shared fields and checks them. maxParam and maxOverride
-// let chat's max_completion_tokens take the place of max_tokens.
-func decodeParams(body []byte, maxParam string, maxOverride *int) (params, *apiError) {
+// decodeParams decodes body's shared fields and checks them; token ids must be below
+// vocab. maxParam and maxOverride let chat's max_completion_tokens take the place of
+// max_tokens.
+func decodeParams(body []byte, vocab int, maxParam string, maxOverride *int) (params, *apiError) {
 	var c commonParams
 	if err := json.Unmarshal(body, &c); err != nil {
 		return params{}, decodeError(err)
@@ -67,33 +73,17 @@ func decodeParams(body []byte, maxParam string, maxOverride *int) (params, *apiE
 	if c.BestOf != nil && *c.BestOf != 1 {
 		return p, unsupported("best_of", "best_of other than 1")
 	}
-	if c.PresencePenalty != nil && *c.PresencePenalty != 0 {
-		return p, unsupported("presence_penalty", "presence_penalty other than 0")
-	}
-	if c.FrequencyPenalty != nil && *c.FrequencyPenalty != 0 {
-		return p, unsupported("frequency_penalty", "frequency_penalty other than 0")
-	}
 	if s := string(c.Logprobs); s != "" && s != "null" && s != "false" && s != "0" {
 		return p, unsupported("logprobs", "logprobs")
 	}
 	if c.TopLogprobs != nil && *c.TopLogprobs != 0 {
 		return p, unsupported("top_logprobs", "top_logprobs")
 	}
-	switch {
-	case len(c.LogitBias) > 0:
-		return p, unsupported("logit_bias", "logit_bias")
-	case c.ResponseFormat != nil && c.ResponseFormat.Type != "" && c.ResponseFormat.Type != "text":
+	if c.ResponseFormat != nil && c.ResponseFormat.Type != "" && c.ResponseFormat.Type != "text" {
 		return p, unsupported("response_format", fmt.Sprintf("response_format of type %q (only \"text\")", c.ResponseFormat.Type))
-	case c.RepetitionPenalty != nil && *c.RepetitionPenalty != 1:
-		return p, unsupported("repetition_penalty", "repetition_penalty other than 1")
-	case c.MinTokens != nil && *c.MinTokens != 0:
-		return p, unsupported("min_tokens", "min_tokens other than 0")
-	case c.IgnoreEOS != nil && *c.IgnoreEOS:
-		return p, unsupported("ignore_eos", "ignore_eos")
-	case len(c.StopTokenIDs) > 0:
-		return p, unsupported("stop_token_ids", "stop_token_ids")
-	case c.IncludeStopStr != nil && *c.IncludeStopStr:
-		return p, unsupported("include_stop_str_in_output", "include_stop_str_in_output")
+	}
+	if e := p.decodeAdjustments(&c, vocab); e != nil {
+		return p, e
 	}
 
 	maxTokens := c.MaxTokens
@@ -105,6 +95,9 @@ func decodeParams(body []byte, maxParam string, maxOverride *int) (params, *apiE
 			return p, badRequest(p.maxParam, "%s must be at least 1, got %d", p.maxParam, *maxTokens)
 		}
 		p.maxTokens = *maxTokens
+	}
+	if p.maxTokens > 0 && p.sampling.MinTokens > p.maxTokens {
+		return p, badRequest("min_tokens", "min_tokens must be at most %s (%d), got %d", p.maxParam, p.maxTokens, p.sampling.MinTokens)
 	}
 
 	p.sampling.Temperature = 1 // OpenAI's defaults: temperature 1, top_p 1
@@ -145,6 +138,61 @@ func decodeParams(body []byte, maxParam string, maxOverride *int) (params, *apiE
 	return p, nil
 }
 
+// decodeAdjustments checks the penalties, logit_bias, min_tokens and the end-of-output
+// options (OpenAI's ranges; vLLM's for its extras) into p.
+func (p *params) decodeAdjustments(c *commonParams, vocab int) *apiError {
+	sp := &p.sampling
+	for _, f := range []struct {
+		name string
+		v    *float64
+		to   *float32
+	}{{"presence_penalty", c.PresencePenalty, &sp.PresencePenalty}, {"frequency_penalty", c.FrequencyPenalty, &sp.FrequencyPenalty}} {
+		if f.v == nil {
+			continue
+		}
+		if !(*f.v >= -2 && *f.v <= 2) {
+			return badRequest(f.name, "%s must be in [-2, 2], got %v", f.name, *f.v)
+		}
+		*f.to = float32(*f.v)
+	}
+	if r := c.RepetitionPenalty; r != nil {
+		if !(*r > 0 && *r <= 1e6) {
+			return badRequest("repetition_penalty", "repetition_penalty must be in (0, 1e6], got %v", *r)
+		}
+		sp.RepetitionPenalty = float32(*r)
+	}
+	if len(c.LogitBias) > 0 {
+		sp.LogitBias = make(map[int32]float32, len(c.LogitBias))
+		for key, b := range c.LogitBias {
+			id, err := strconv.ParseInt(key, 10, 32)
+			switch {
+			case err != nil:
+				return badRequest("logit_bias", "logit_bias keys must be token ids, got %q", key)
+			case id < 0 || id >= int64(vocab):
+				return badRequest("logit_bias", "logit_bias names token %d, outside the vocabulary of %d", id, vocab)
+			case !(b >= -100 && b <= 100):
+				return badRequest("logit_bias", "logit_bias of token %d must be in [-100, 100], got %v", id, b)
+			}
+			sp.LogitBias[int32(id)] = float32(b)
+		}
+	}
+	if m := c.MinTokens; m != nil {
+		if *m < 0 {
+			return badRequest("min_tokens", "min_tokens must be at least 0, got %d", *m)
+		}
+		sp.MinTokens = *m
+	}
+	for _, id := range c.StopTokenIDs {
+		if id < 0 || int(id) >= vocab {
+			return badRequest("stop_token_ids", "stop_token_ids names token %d, outside the vocabulary of %d", id, vocab)
+		}
+	}
+	p.stopTokenIDs = c.StopTokenIDs
+	p.ignoreEOS = c.IgnoreEOS != nil && *c.IgnoreEOS
+	p.includeStop = c.IncludeStopStr != nil && *c.IncludeStopStr
+	return nil
+}
+
 // decodeStop reads stop: null, a string, or an array of strings.
 func decodeStop(raw json.RawMessage) ([]string, *apiError) {
 	if len(raw) == 0 || string(raw) == "null" {
@@ -172,5 +220,6 @@ func clip(raw []byte) string {
 
 // request builds the engine request for prompt ids.
 func (p params) request(ids []int32) engine.Request {
-	return engine.Request{PromptIDs: ids, MaxTokens: p.maxTokens, Sampling: p.sampling, Stop: p.stop}
+	return engine.Request{PromptIDs: ids, MaxTokens: p.maxTokens, Sampling: p.sampling, Stop: p.stop,
+		IncludeStop: p.includeStop, StopTokenIDs: p.stopTokenIDs, IgnoreEOS: p.ignoreEOS}
 }

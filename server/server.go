@@ -75,6 +75,7 @@ type loaded struct {
 	e          Engine
 	name       string
 	contextLen int
+	vocab      int    // the model's vocabulary: token ids a request names are below it
 	bos, eos   string // the text of BOS and EOS, for chat templates
 }
 
@@ -155,7 +156,7 @@ func (s *Server) SetEngine(e Engine) {
 		name = m.Config().Name
 	}
 	s.eng.Store(&loaded{
-		e: e, name: name, contextLen: m.Config().ContextLength,
+		e: e, name: name, contextLen: m.Config().ContextLength, vocab: m.Config().Vocab,
 		bos: tok.Piece(tok.BOS()), eos: tok.Piece(tok.EOS()),
 	})
 }
