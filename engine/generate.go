@@ -90,8 +90,30 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 // the error joins every request's, each naming its index. A request that fails validation
 // stops the whole batch before any runs. A nil emit drops the tokens.
 func (e *Engine) GenerateBatch(ctx context.Context, reqs []Request, emit func(i int, tok Token) error) ([]Result, error) {
+	results, errs := make([]Result, len(reqs)), make([]error, len(reqs))
+	err := e.GenerateEach(ctx, reqs, emit, func(i int, res Result, err error) {
+		results[i] = res
+		if err != nil {
+			errs[i] = fmt.Errorf("request %d: %w", i, err)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return results, errors.Join(errs...)
+}
+
+// GenerateEach is GenerateBatch calling done(i, result, err) as soon as request i ends,
+// on request i's goroutine after its last emit (a server answering n choices of one
+// request ends each choice as it finishes). It returns once every request ended; its
+// error is a validation or queue error that kept all of them from running. A nil emit
+// or done drops what it would get.
+func (e *Engine) GenerateEach(ctx context.Context, reqs []Request, emit func(i int, tok Token) error, done func(i int, res Result, err error)) error {
 	if emit == nil {
 		emit = func(int, Token) error { return nil }
+	}
+	if done == nil {
+		done = func(int, Result, error) {}
 	}
 	start := time.Now()
 	seqs := make([]*sequence, len(reqs))
@@ -101,25 +123,22 @@ func (e *Engine) GenerateBatch(ctx context.Context, reqs []Request, emit func(i 
 			for _, prev := range seqs[:i] {
 				prev.cancel()
 			}
-			return nil, fmt.Errorf("request %d: %w", i, err)
+			return fmt.Errorf("request %d: %w", i, err)
 		}
 		seqs[i] = s
 	}
 	if err := e.submit(seqs...); err != nil {
-		return nil, err
+		return err
 	}
-	results, errs := make([]Result, len(reqs)), make([]error, len(reqs))
 	var wg sync.WaitGroup
 	for i, s := range seqs {
 		wg.Go(func() {
-			results[i], errs[i] = e.collect(s, func(t Token) error { return emit(i, t) })
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("request %d: %w", i, errs[i])
-			}
+			res, err := e.collect(s, func(t Token) error { return emit(i, t) })
+			done(i, res, err)
 		})
 	}
 	wg.Wait()
-	return results, errors.Join(errs...)
+	return nil
 }
 
 // collect passes a submitted sequence's tokens to emit until the scheduler retires it.

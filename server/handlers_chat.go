@@ -36,7 +36,7 @@ func (s *Server) chatCompletions(rc *fasthttp.RequestCtx, l *loaded, arrived tim
 		return e
 	}
 	c := chatStream{id: newID("chatcmpl-"), created: time.Now().Unix(), model: l.name, includeUsage: p.includeUsage}
-	return s.generate(rc, l, p, ids, arrived, "/v1/chat/completions", c)
+	return s.generate(rc, l, p, [][]int32{ids}, arrived, "/v1/chat/completions", c)
 }
 
 // decodeChat decodes and checks a /v1/chat/completions body: its parameters and the ids
@@ -165,24 +165,24 @@ func (c chatStream) chunk(choices []chatChunkChoice, u *usage) chatChunk {
 		Usage: usageJSON(u, c.includeUsage)}
 }
 
-func (c chatStream) head() []any {
-	return []any{c.chunk([]chatChunkChoice{{Delta: chatDelta{Role: "assistant", Content: ptr("")}}}, nil)}
+func (c chatStream) head(i int) []any {
+	return []any{c.chunk([]chatChunkChoice{{Index: i, Delta: chatDelta{Role: "assistant", Content: ptr("")}}}, nil)}
 }
 
-func (c chatStream) token(text string) any {
-	return c.chunk([]chatChunkChoice{{Delta: chatDelta{Content: &text}}}, nil)
+func (c chatStream) token(i int, text string) any {
+	return c.chunk([]chatChunkChoice{{Index: i, Delta: chatDelta{Content: &text}}}, nil)
 }
 
-func (c chatStream) finish(reason string) any {
-	return c.chunk([]chatChunkChoice{{FinishReason: ptr(reason)}}, nil)
+func (c chatStream) finish(i int, reason string) any {
+	return c.chunk([]chatChunkChoice{{Index: i, FinishReason: ptr(reason)}}, nil)
 }
 
 func (c chatStream) usage(u *usage) any { return c.chunk([]chatChunkChoice{}, u) }
 
-func (c chatStream) whole(res engine.Result) any {
-	return chatCompletion{
-		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
-		Choices: []chatChoice{{Message: chatMessage{Role: "assistant", Content: res.Text}, FinishReason: res.FinishReason}},
-		Usage:   newUsage(len(res.PromptIDs), len(res.OutputIDs)),
+func (c chatStream) whole(res []engine.Result, u *usage) any {
+	choices := make([]chatChoice, len(res))
+	for i, r := range res {
+		choices[i] = chatChoice{Index: i, Message: chatMessage{Role: "assistant", Content: r.Text}, FinishReason: r.FinishReason}
 	}
+	return chatCompletion{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model, Choices: choices, Usage: u}
 }

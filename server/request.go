@@ -44,11 +44,15 @@ type streamOptions struct {
 	IncludeUsage *bool `json:"include_usage"`
 }
 
+// maxChoices bounds n, the choices per prompt (and the prompts of a completions request).
+const maxChoices = 128
+
 // params are a request's checked generation parameters.
 type params struct {
 	model        string // as the client named it, "" when absent
 	maxTokens    int    // 0 when absent: up to the context length
 	maxParam     string // the field that set maxTokens, for errors
+	n            int    // choices per prompt
 	sampling     engine.Sampling
 	stop         []string
 	includeStop  bool
@@ -66,12 +70,15 @@ func decodeParams(body []byte, vocab int, maxParam string, maxOverride *int) (pa
 	if err := json.Unmarshal(body, &c); err != nil {
 		return params{}, decodeError(err)
 	}
-	p := params{model: c.Model, maxParam: "max_tokens"}
-	if c.N != nil && *c.N != 1 {
-		return p, badRequest("n", "n must be 1: this server returns one choice per request, got %d", *c.N)
+	p := params{model: c.Model, maxParam: "max_tokens", n: 1}
+	if c.N != nil {
+		if *c.N < 1 || *c.N > maxChoices {
+			return p, badRequest("n", "n must be in [1, %d], got %d", maxChoices, *c.N)
+		}
+		p.n = *c.N
 	}
-	if c.BestOf != nil && *c.BestOf != 1 {
-		return p, unsupported("best_of", "best_of other than 1")
+	if c.BestOf != nil && *c.BestOf != p.n {
+		return p, unsupported("best_of", "best_of other than n")
 	}
 	if s := string(c.Logprobs); s != "" && s != "null" && s != "false" && s != "0" {
 		return p, unsupported("logprobs", "logprobs")
@@ -218,8 +225,18 @@ func clip(raw []byte) string {
 	return string(raw[:n]) + "…"
 }
 
-// request builds the engine request for prompt ids.
-func (p params) request(ids []int32) engine.Request {
-	return engine.Request{PromptIDs: ids, MaxTokens: p.maxTokens, Sampling: p.sampling, Stop: p.stop,
-		IncludeStop: p.includeStop, StopTokenIDs: p.stopTokenIDs, IgnoreEOS: p.ignoreEOS}
+// requests builds the engine requests of every choice: n for each prompt, choice j of a
+// prompt drawing with seed + j (vLLM's rule), so each choice has its own stream of draws
+// and with a seed all of them repeat. Choice prompt·n + j is at that index.
+func (p params) requests(prompts [][]int32) []engine.Request {
+	reqs := make([]engine.Request, 0, len(prompts)*p.n)
+	for _, ids := range prompts {
+		for j := range p.n {
+			r := engine.Request{PromptIDs: ids, MaxTokens: p.maxTokens, Sampling: p.sampling, Stop: p.stop,
+				IncludeStop: p.includeStop, StopTokenIDs: p.stopTokenIDs, IgnoreEOS: p.ignoreEOS}
+			r.Sampling.Seed += uint64(j)
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs
 }

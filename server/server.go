@@ -19,6 +19,9 @@ import (
 // Engine is what the server needs of an engine; *engine.Engine is one.
 type Engine interface {
 	Generate(ctx context.Context, req engine.Request, emit func(engine.Token) error) (engine.Result, error)
+	// GenerateEach runs the choices of one request (n of them, or several prompts),
+	// submitted together.
+	GenerateEach(ctx context.Context, reqs []engine.Request, emit func(int, engine.Token) error, done func(int, engine.Result, error)) error
 	Tokenizer() *tokenizer.Tokenizer
 	Model() engine.Model
 	Blocks() *engine.BlockPool
