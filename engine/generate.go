@@ -32,13 +32,43 @@ type Request struct {
 	// IgnoreEOS generates past EOS and the end-of-turn tokens (vLLM's ignore_eos);
 	// StopTokenIDs still end the output.
 	IgnoreEOS bool
+	// Logprobs asks for every output token's log-probability and those of the
+	// TopLogprobs (at most MaxTopLogprobs) most likely tokens at its position: see
+	// TokenLogprobs.
+	Logprobs    bool
+	TopLogprobs int
+}
+
+// MaxTopLogprobs bounds Request.TopLogprobs (OpenAI's bound for top_logprobs).
+const MaxTopLogprobs = 20
+
+// Logprob is a token's log-probability.
+type Logprob struct {
+	ID      int32
+	Logprob float64
+}
+
+// TokenLogprobs are an output token's log-probability and the most likely tokens' at its
+// position, best first (ties by the lower id), under the model's raw distribution: the
+// log-softmax of the logits before temperature, penalties, bias and masking change them
+// (vLLM's default, raw_logprobs), so they do not depend on how the token was chosen. They
+// are computed TP-wise: each rank gathers its vocab shard's max and sum of exponentials
+// with its candidates (models.Step.Logprobs), and the top tokens are the merged
+// candidates; no rank gathers the full logits for them.
+type TokenLogprobs struct {
+	ID      int32 // the output token
+	Logprob float64
+	Top     []Logprob
 }
 
 // Token is one generated token and the text it completes (possibly empty: text that may
 // still become a stop string, or bytes of an unfinished UTF-8 character, is held back).
+// Logprobs are the token's when the request asked for them; the token of the final
+// flush (ID -1, the held-back text) has none.
 type Token struct {
-	ID   int32
-	Text string
+	ID       int32
+	Text     string
+	Logprobs *TokenLogprobs
 }
 
 // Finish reasons, as OpenAI names them.
@@ -50,8 +80,11 @@ const (
 // Result summarizes a finished generation.
 type Result struct {
 	PromptIDs, OutputIDs []int32
-	Text                 string
-	FinishReason         string
+	// Logprobs are those of every output token but an end token (EOS, a stop token id),
+	// which adds no text, when the request asked for them.
+	Logprobs     []TokenLogprobs
+	Text         string
+	FinishReason string
 	// TTFT is the time to the first token (prefill and the first choice).
 	TTFT time.Duration
 	// DecodeTokensPerSec counts the tokens after the first over the time after the first.
@@ -178,6 +211,9 @@ func (e *Engine) newSequence(ctx context.Context, req Request, start time.Time) 
 		if id < 0 || int(id) >= cfg.Vocab {
 			return nil, fmt.Errorf("engine: logit_bias names token %d, outside the vocabulary of %d", id, cfg.Vocab)
 		}
+	}
+	if req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs {
+		return nil, fmt.Errorf("engine: top_logprobs must be in [0, %d], got %d", MaxTopLogprobs, req.TopLogprobs)
 	}
 	for _, id := range req.StopTokenIDs {
 		if id < 0 || int(id) >= cfg.Vocab {

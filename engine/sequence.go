@@ -39,8 +39,8 @@ type sequence struct {
 // sequence done on an end-of-generation token (EOS, or an end of turn such as <|eot_id|>
 // or <|im_end|>: a chat template's turn ends there; unless IgnoreEOS), one of
 // StopTokenIDs, a stop string, or its token limit. The end token counts as output but
-// has no text.
-func (e *Engine) deliver(s *sequence, id int32) {
+// has no text (nor logprobs). lp are the token's logprobs, nil unless asked for.
+func (e *Engine) deliver(s *sequence, id int32, lp *TokenLogprobs) {
 	if s.first.IsZero() {
 		s.first = time.Now()
 		s.result.TTFT = s.first.Sub(s.start)
@@ -56,7 +56,10 @@ func (e *Engine) deliver(s *sequence, id int32) {
 		return
 	}
 	text, stopped := s.out.add(int(id))
-	s.tokens <- Token{ID: id, Text: text}
+	if lp != nil {
+		s.result.Logprobs = append(s.result.Logprobs, *lp)
+	}
+	s.tokens <- Token{ID: id, Text: text, Logprobs: lp}
 	switch {
 	case stopped:
 		s.result.FinishReason, s.done = FinishStop, true
