@@ -54,7 +54,9 @@ type Logprob struct {
 // (vLLM's default, raw_logprobs), so they do not depend on how the token was chosen. They
 // are computed TP-wise: each rank gathers its vocab shard's max and sum of exponentials
 // with its candidates (models.Step.Logprobs), and the top tokens are the merged
-// candidates; no rank gathers the full logits for them.
+// candidates (each rank proposes at least TopLogprobs), or the top of the full logits
+// where the step gathered them anyway to sample; no step gathers the full logits for
+// logprobs.
 type TokenLogprobs struct {
 	ID      int32 // the output token
 	Logprob float64

@@ -53,7 +53,7 @@ func TestBadRequests(t *testing.T) {
 		{"prompt over the context", cmpl, `{"prompt":"` + long + `"}`, 400, bad, "prompt", ctxEx, "maximum context length is 256 tokens"},
 		{"prompt and max_tokens over the context", cmpl, `{"prompt":"Hello my name is","max_tokens":255}`, 400, bad, "prompt", ctxEx, "in the completion"},
 		{"unknown model", cmpl, `{"model":"gpt-4","prompt":"Hi"}`, 404, bad, "model", "model_not_found", "The model `gpt-4` does not exist"},
-		{"logprobs", cmpl, `{"prompt":"Hi","logprobs":2}`, 400, bad, "logprobs", unsup, "logprobs is not supported"},
+		{"logprobs", cmpl, `{"prompt":"Hi","logprobs":9}`, 400, bad, "logprobs", "", "logprobs must be an integer in [0, 5]"},
 		{"presence_penalty", cmpl, `{"prompt":"Hi","presence_penalty":2.5}`, 400, bad, "presence_penalty", "", "presence_penalty must be in [-2, 2]"},
 
 		{"no messages", chat, `{"max_tokens":4}`, 400, bad, "messages", "", "messages is required"},

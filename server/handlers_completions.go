@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/tpslice/tpslice/engine"
+	"github.com/tpslice/tpslice/models/tokenizer"
 )
 
 // completionFields are the fields only /v1/completions has.
@@ -22,14 +23,15 @@ func (s *Server) completions(rc *fasthttp.RequestCtx, l *loaded, arrived time.Ti
 	if e != nil {
 		return e
 	}
-	c := completionStream{id: newID("cmpl-"), created: time.Now().Unix(), model: l.name, includeUsage: p.includeUsage, n: p.n, echo: echo}
+	c := completionStream{id: newID("cmpl-"), created: time.Now().Unix(), model: l.name, includeUsage: p.includeUsage,
+		n: p.n, echo: echo, tok: l.e.Tokenizer(), offsets: make([]int, len(prompts)*p.n)}
 	return s.generate(rc, l, p, prompts, arrived, "/v1/completions", c)
 }
 
 // decodeCompletion decodes and checks a /v1/completions body: its parameters, every
 // prompt's ids, which fit the context with max_tokens, and with echo each prompt's text.
 func decodeCompletion(body []byte, l *loaded) (params, [][]int32, []string, *apiError) {
-	p, e := decodeParams(body, l.vocab, "", nil)
+	p, e := decodeParams(body, l.vocab, false, "", nil)
 	if e != nil {
 		return p, nil, nil, e
 	}
@@ -57,6 +59,9 @@ func decodeCompletion(body []byte, l *loaded) (params, [][]int32, []string, *api
 	}
 	var echo []string
 	if f.Echo != nil && *f.Echo {
+		if p.logprobs {
+			return p, nil, nil, unsupported("echo", "echo with logprobs (the prompt tokens' logprobs are not computed)")
+		}
 		echo = texts
 		if echo == nil { // token ids: the text they decode to
 			echo = make([]string, len(prompts))
@@ -118,6 +123,8 @@ type completionStream struct {
 	includeUsage bool
 	n            int
 	echo         []string // each prompt's text; nil without echo
+	tok          *tokenizer.Tokenizer
+	offsets      []int // where choice i's next token starts in its text, for text_offset
 }
 
 func (c completionStream) chunk(choices []completionChoice, u *usage) completion {
@@ -129,15 +136,18 @@ func (c completionStream) head(i int) []any {
 	if c.echo == nil {
 		return nil
 	}
-	return []any{c.token(i, c.echo[i/c.n])}
+	return []any{c.token(i, c.echo[i/c.n], nil)}
 }
 
-func (c completionStream) token(i int, text string) any {
-	return c.chunk([]completionChoice{{Index: i, Text: text}}, nil)
+func (c completionStream) token(i int, text string, lps []engine.TokenLogprobs) any {
+	var lp *completionLogprobs
+	lp, c.offsets[i] = completionLogprobsOf(c.tok, lps, c.offsets[i])
+	return c.chunk([]completionChoice{{Index: i, Text: text, Logprobs: lp}}, nil)
 }
 
-func (c completionStream) finish(i int, reason string) any {
-	return c.chunk([]completionChoice{{Index: i, FinishReason: ptr(reason)}}, nil)
+func (c completionStream) finish(i int, reason string, lps []engine.TokenLogprobs) any {
+	lp, _ := completionLogprobsOf(c.tok, lps, c.offsets[i])
+	return c.chunk([]completionChoice{{Index: i, FinishReason: ptr(reason), Logprobs: lp}}, nil)
 }
 
 func (c completionStream) usage(u *usage) any { return c.chunk([]completionChoice{}, u) }
@@ -149,7 +159,8 @@ func (c completionStream) whole(res []engine.Result, u *usage) any {
 		if c.echo != nil {
 			text = c.echo[i/c.n] + text
 		}
-		choices[i] = completionChoice{Index: i, Text: text, FinishReason: ptr(r.FinishReason)}
+		lp, _ := completionLogprobsOf(c.tok, r.Logprobs, 0)
+		choices[i] = completionChoice{Index: i, Text: text, Logprobs: lp, FinishReason: ptr(r.FinishReason)}
 	}
 	return completion{ID: c.id, Object: "text_completion", Created: c.created, Model: c.model, Choices: choices,
 		Usage: usageJSON(u, true)}

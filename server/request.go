@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -55,6 +56,8 @@ type params struct {
 	n            int    // choices per prompt
 	sampling     engine.Sampling
 	stop         []string
+	logprobs     bool // return the output tokens' logprobs
+	topLogprobs  int  // and this many most likely tokens' at each position
 	includeStop  bool
 	stopTokenIDs []int32
 	ignoreEOS    bool
@@ -64,8 +67,9 @@ type params struct {
 
 // decodeParams decodes body's shared fields and checks them; token ids must be below
 // vocab. maxParam and maxOverride let chat's max_completion_tokens take the place of
-// max_tokens.
-func decodeParams(body []byte, vocab int, maxParam string, maxOverride *int) (params, *apiError) {
+// max_tokens; chat reads logprobs as chat's boolean with top_logprobs, otherwise as the
+// completions' integer.
+func decodeParams(body []byte, vocab int, chat bool, maxParam string, maxOverride *int) (params, *apiError) {
 	var c commonParams
 	if err := json.Unmarshal(body, &c); err != nil {
 		return params{}, decodeError(err)
@@ -80,11 +84,8 @@ func decodeParams(body []byte, vocab int, maxParam string, maxOverride *int) (pa
 	if c.BestOf != nil && *c.BestOf != p.n {
 		return p, unsupported("best_of", "best_of other than n")
 	}
-	if s := string(c.Logprobs); s != "" && s != "null" && s != "false" && s != "0" {
-		return p, unsupported("logprobs", "logprobs")
-	}
-	if c.TopLogprobs != nil && *c.TopLogprobs != 0 {
-		return p, unsupported("top_logprobs", "top_logprobs")
+	if e := p.decodeLogprobs(&c, chat); e != nil {
+		return p, e
 	}
 	if c.ResponseFormat != nil && c.ResponseFormat.Type != "" && c.ResponseFormat.Type != "text" {
 		return p, unsupported("response_format", fmt.Sprintf("response_format of type %q (only \"text\")", c.ResponseFormat.Type))
@@ -143,6 +144,43 @@ func decodeParams(body []byte, vocab int, maxParam string, maxOverride *int) (pa
 		p.includeUsage = c.StreamOptions.IncludeUsage != nil && *c.StreamOptions.IncludeUsage
 	}
 	return p, nil
+}
+
+// maxCompletionLogprobs bounds the completions' logprobs (OpenAI's bound).
+const maxCompletionLogprobs = 5
+
+// decodeLogprobs reads chat's logprobs (a boolean) and top_logprobs (0 to 20, only with
+// logprobs), or the completions' logprobs (an integer, 0 to 5: the sampled token's
+// logprob and that many top ones'; completions have no top_logprobs).
+func (p *params) decodeLogprobs(c *commonParams, chat bool) *apiError {
+	raw := string(bytes.TrimSpace(c.Logprobs))
+	if chat {
+		if raw != "" && raw != "null" && json.Unmarshal(c.Logprobs, &p.logprobs) != nil {
+			return badRequest("logprobs", "logprobs must be a boolean, got %s", clip(c.Logprobs))
+		}
+		if t := c.TopLogprobs; t != nil {
+			switch {
+			case *t < 0 || *t > engine.MaxTopLogprobs:
+				return badRequest("top_logprobs", "top_logprobs must be in [0, %d], got %d", engine.MaxTopLogprobs, *t)
+			case !p.logprobs:
+				return badRequest("top_logprobs", "top_logprobs requires logprobs to be true")
+			}
+			p.topLogprobs = *t
+		}
+		return nil
+	}
+	if c.TopLogprobs != nil {
+		return badRequest("top_logprobs", "top_logprobs is a chat completions parameter; completions take logprobs as an integer")
+	}
+	if raw == "" || raw == "null" {
+		return nil
+	}
+	var n int
+	if json.Unmarshal(c.Logprobs, &n) != nil || n < 0 || n > maxCompletionLogprobs {
+		return badRequest("logprobs", "logprobs must be an integer in [0, %d], got %s", maxCompletionLogprobs, clip(c.Logprobs))
+	}
+	p.logprobs, p.topLogprobs = true, n
+	return nil
 }
 
 // decodeAdjustments checks the penalties, logit_bias, min_tokens and the end-of-output
@@ -233,7 +271,8 @@ func (p params) requests(prompts [][]int32) []engine.Request {
 	for _, ids := range prompts {
 		for j := range p.n {
 			r := engine.Request{PromptIDs: ids, MaxTokens: p.maxTokens, Sampling: p.sampling, Stop: p.stop,
-				IncludeStop: p.includeStop, StopTokenIDs: p.stopTokenIDs, IgnoreEOS: p.ignoreEOS}
+				IncludeStop: p.includeStop, StopTokenIDs: p.stopTokenIDs, IgnoreEOS: p.ignoreEOS,
+				Logprobs: p.logprobs, TopLogprobs: p.topLogprobs}
 			r.Sampling.Seed += uint64(j)
 			reqs = append(reqs, r)
 		}

@@ -20,10 +20,12 @@ type streamer interface {
 	// head returns the events sent before choice i's first token (chat's role chunk, the
 	// prompt of an echoing completion).
 	head(i int) []any
-	// token returns the event carrying choice i's text.
-	token(i int, text string) any
-	// finish returns choice i's last event, carrying the finish reason.
-	finish(i int, reason string) any
+	// token returns the event carrying choice i's text and the logprobs of the tokens
+	// that completed it (none unless asked for).
+	token(i int, text string, lps []engine.TokenLogprobs) any
+	// finish returns choice i's last event, carrying the finish reason and the logprobs
+	// of tokens whose text never came (a stop string held it back).
+	finish(i int, reason string, lps []engine.TokenLogprobs) any
 	// usage returns the event with the usage and no choices.
 	usage(u *usage) any
 	// whole returns the response of a request that did not ask to stream.
@@ -57,12 +59,18 @@ func (s *Server) stream(rc *fasthttp.RequestCtx, j *job, endpoint string, enc st
 				_ = ev.event(v)
 			}
 		}
+		pending := make([][]engine.TokenLogprobs, len(j.reqs)) // choice i's, touched by its goroutine only
 		res, err := j.run(func(i int, t engine.Token) error {
+			if t.Logprobs != nil {
+				pending[i] = append(pending[i], *t.Logprobs)
+			}
 			if t.Text == "" { // held back by the engine: nothing to send yet
 				return ev.gone()
 			}
-			return ev.event(enc.token(i, t.Text))
-		}, func(i int, res engine.Result) { _ = ev.event(enc.finish(i, res.FinishReason)) })
+			lps := pending[i]
+			pending[i] = nil
+			return ev.event(enc.token(i, t.Text, lps))
+		}, func(i int, res engine.Result) { _ = ev.event(enc.finish(i, res.FinishReason, pending[i])) })
 		status := http.StatusOK
 		switch {
 		case ev.gone() != nil:
