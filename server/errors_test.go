@@ -66,7 +66,7 @@ func TestBadRequests(t *testing.T) {
 		{"image part", chat, `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, bad, "messages[0].content[0].type", unsup, `"image_url"`},
 		{"max_completion_tokens 0", chat, `{` + user + `,"max_completion_tokens":0}`, 400, bad, "max_completion_tokens", "", "max_completion_tokens must be at least 1"},
 		{"conversation over the context", chat, `{"messages":[{"role":"user","content":"` + long + `"}]}`, 400, bad, "messages", ctxEx, "maximum context length"},
-		{"tools", chat, `{` + user + `,"tools":[{"type":"function","function":{"name":"f"}}]}`, 400, bad, "tools", unsup, "tools is not supported"},
+		{"tools", chat, `{` + user + `,"tools":[{"type":"function","function":{"name":"f"}}]}`, 400, bad, "tools", unsup, "is not supported by this server"},
 		{"chat unknown model", chat, `{"model":"llama",` + user + `}`, 404, bad, "model", "model_not_found", "does not exist"},
 
 		{"unknown URL", "/v1/embeddings", `{}`, 404, bad, "", "unknown_url", "Unknown request URL: POST /v1/embeddings"},

@@ -18,7 +18,6 @@ import (
 type chatFields struct {
 	Messages            json.RawMessage `json:"messages"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	Tools               json.RawMessage `json:"tools"`
 }
 
 // message is one turn of a conversation, its content flattened to text.
@@ -50,9 +49,6 @@ func (s *Server) decodeChat(body []byte, l *loaded) (params, []int32, *apiError)
 	p, e := decodeParams(body, l.vocab, true, "max_completion_tokens", f.MaxCompletionTokens)
 	if e != nil {
 		return p, nil, e
-	}
-	if t := string(bytes.TrimSpace(f.Tools)); t != "" && t != "null" && t != "[]" {
-		return p, nil, unsupported("tools", "tools")
 	}
 	if e := checkModel(p.model, l); e != nil {
 		return p, nil, e

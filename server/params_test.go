@@ -142,7 +142,6 @@ func TestSamplingParametersRefused(t *testing.T) {
 		"logit_bias":         {`{"512": 1}`, "logit_bias names token 512, outside the vocabulary of 512"},
 		"min_tokens":         {`-1`, "min_tokens must be at least 0"},
 		"stop_token_ids":     {`[99999]`, "stop_token_ids names token 99999, outside the vocabulary of 512"},
-		"response_format":    {`{"type": "json_object"}`, "not supported"},
 	} {
 		resp, body := ts.post(t, "/v1/completions", `{"prompt": "Hi", "max_tokens": 1, "`+field+`": `+c.value+`}`)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", field, body)
@@ -160,4 +159,43 @@ func TestSamplingParametersRefused(t *testing.T) {
 	}
 	resp, body := ts.post(t, "/v1/completions", `{"prompt": "Hi", "max_tokens": 1, "logit_bias": {}, "response_format": {"type": "text"}, "repetition_penalty": 1, "ignore_eos": false}`)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+}
+
+// TestUnimplementedRefused: a field this server does not implement, set to anything but
+// null or its default, is a 400 naming it; its defaults pass.
+func TestUnimplementedRefused(t *testing.T) {
+	ts := start(t, Config{}, newEngine(t))
+	const chat, cmpl = "/v1/chat/completions", "/v1/completions"
+	user := `"messages":[{"role":"user","content":"Hi"}]`
+	for _, c := range []struct{ path, field, value string }{
+		{cmpl, "response_format", `{"type":"json_object"}`},
+		{chat, "response_format", `{"type":"json_schema","json_schema":{}}`},
+		{cmpl, "min_p", `0.1`},
+		{cmpl, "use_beam_search", `true`},
+		{cmpl, "guided_json", `{}`},
+		{cmpl, "prompt_logprobs", `1`},
+		{cmpl, "skip_special_tokens", `false`},
+		{chat, "tools", `[{"type":"function","function":{"name":"f"}}]`},
+		{chat, "tool_choice", `"required"`},
+		{chat, "functions", `[{"name":"f"}]`},
+		{chat, "modalities", `["text","audio"]`},
+		{chat, "echo", `true`},
+		{chat, "continue_final_message", `true`},
+	} {
+		body := `{"prompt":"Hi","max_tokens":1,"` + c.field + `":` + c.value + `}`
+		if c.path == chat {
+			body = `{` + user + `,"max_tokens":1,"` + c.field + `":` + c.value + `}`
+		}
+		resp, got := ts.post(t, c.path, body)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", c.field, got)
+		require.Contains(t, string(got), `"param":"`+c.field+`"`)
+		require.Contains(t, string(got), "unsupported_parameter")
+	}
+	for path, body := range map[string]string{
+		cmpl: `{"prompt":"Hi","max_tokens":1,"response_format":{"type":"text"},"min_p":0,"skip_special_tokens":true,"guided_json":null,"user":"u"}`,
+		chat: `{` + user + `,"max_tokens":1,"tools":[],"tool_choice":"none","modalities":["text"],"echo":false,"metadata":{"a":"b"}}`,
+	} {
+		resp, got := ts.post(t, path, body)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", got)
+	}
 }

@@ -5,15 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 
 	"github.com/tpslice/tpslice/engine"
 )
 
 // commonParams are the request fields /v1/completions and /v1/chat/completions share.
-// Pointers tell an absent field from a zero one. Fields a client may send that this server
-// does not implement are decoded only to reject values other than their defaults; others
-// (user, metadata, …) are ignored, as vLLM ignores them.
+// Pointers tell an absent field from a zero one. Fields this server does not implement are
+// refused by refuseUnimplemented.
 type commonParams struct {
 	Model            string             `json:"model"`
 	MaxTokens        *int               `json:"max_tokens"`
@@ -37,8 +37,6 @@ type commonParams struct {
 	IgnoreEOS         *bool    `json:"ignore_eos"`
 	StopTokenIDs      []int32  `json:"stop_token_ids"`
 	IncludeStopStr    *bool    `json:"include_stop_str_in_output"`
-	// Not implemented, so refused unless at its default rather than ignored.
-	ResponseFormat *struct{ Type string } `json:"response_format"`
 }
 
 type streamOptions struct {
@@ -74,6 +72,9 @@ func decodeParams(body []byte, vocab int, chat bool, maxParam string, maxOverrid
 	if err := json.Unmarshal(body, &c); err != nil {
 		return params{}, decodeError(err)
 	}
+	if e := refuseUnimplemented(body, chat); e != nil {
+		return params{}, e
+	}
 	p := params{model: c.Model, maxParam: "max_tokens", n: 1}
 	if c.N != nil {
 		if *c.N < 1 || *c.N > maxChoices {
@@ -86,9 +87,6 @@ func decodeParams(body []byte, vocab int, chat bool, maxParam string, maxOverrid
 	}
 	if e := p.decodeLogprobs(&c, chat); e != nil {
 		return p, e
-	}
-	if c.ResponseFormat != nil && c.ResponseFormat.Type != "" && c.ResponseFormat.Type != "text" {
-		return p, unsupported("response_format", fmt.Sprintf("response_format of type %q (only \"text\")", c.ResponseFormat.Type))
 	}
 	if e := p.decodeAdjustments(&c, vocab); e != nil {
 		return p, e
@@ -144,6 +142,84 @@ func decodeParams(body []byte, vocab int, chat bool, maxParam string, maxOverrid
 		p.includeUsage = c.StreamOptions.IncludeUsage != nil && *c.StreamOptions.IncludeUsage
 	}
 	return p, nil
+}
+
+// unimplemented are the request fields (OpenAI's, and vLLM's extras) this server does not
+// implement, with the values that mean what the server does anyway; chatOnly are chat
+// completions' own (echo is the completions' parameter there). Any other value is a 400
+// naming the field, so that nothing a client asks for is silently ignored. Fields that do
+// not change the output (user, metadata, store, …) are ignored, as vLLM ignores them.
+var (
+	unimplemented = []struct {
+		field    string
+		defaults []string
+	}{
+		{"response_format", []string{`{"type":"text"}`}},
+		{"min_p", []string{`0`}},
+		{"use_beam_search", []string{`false`}},
+		{"length_penalty", []string{`1`}},
+		{"allowed_token_ids", nil},
+		{"bad_words", []string{`[]`}},
+		{"prompt_logprobs", nil},
+		{"guided_json", nil}, {"guided_regex", nil}, {"guided_choice", nil}, {"guided_grammar", nil},
+		{"structured_outputs", nil},
+		{"logits_processors", nil},
+		{"truncate_prompt_tokens", nil},
+		{"skip_special_tokens", []string{`true`}},
+		{"spaces_between_special_tokens", []string{`true`}},
+	}
+	chatOnly = []struct {
+		field    string
+		defaults []string
+	}{
+		{"tools", []string{`[]`}},
+		{"tool_choice", []string{`"none"`, `"auto"`}},
+		{"functions", []string{`[]`}},
+		{"function_call", []string{`"none"`, `"auto"`}},
+		{"audio", nil},
+		{"modalities", []string{`["text"]`}},
+		{"prediction", nil},
+		{"echo", []string{`false`}},
+		{"continue_final_message", []string{`false`}},
+		{"add_generation_prompt", []string{`true`}},
+		{"chat_template", nil},
+	}
+)
+
+// refuseUnimplemented refuses a body that sets an unimplemented field to a value other
+// than null or its defaults.
+func refuseUnimplemented(body []byte, chat bool) *apiError {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return nil // decodeParams reports it
+	}
+	check := func(list []struct {
+		field    string
+		defaults []string
+	}) *apiError {
+		for _, u := range list {
+			raw, ok := fields[u.field]
+			if !ok || string(bytes.TrimSpace(raw)) == "null" {
+				continue
+			}
+			var got any
+			_ = json.Unmarshal(raw, &got)
+			fine := false
+			for _, d := range u.defaults {
+				var want any
+				_ = json.Unmarshal([]byte(d), &want)
+				fine = fine || reflect.DeepEqual(got, want)
+			}
+			if !fine {
+				return unsupported(u.field, fmt.Sprintf("%s = %s", u.field, clip(bytes.TrimSpace(raw))))
+			}
+		}
+		return nil
+	}
+	if e := check(unimplemented); e != nil || !chat {
+		return e
+	}
+	return check(chatOnly)
 }
 
 // maxCompletionLogprobs bounds the completions' logprobs (OpenAI's bound).
