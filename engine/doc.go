@@ -7,8 +7,11 @@
 // implements for every architecture.
 //
 // Data enters as a Request (prompt text and sampling parameters) and leaves as a stream of
-// Tokens and a Result with timings (Generate; GenerateBatch for requests that arrive
-// together).
+// Tokens and a Result with timings (Generate; GenerateBatch and GenerateEach for requests
+// that arrive together). Sampling's logit adjustments (penalties, logit bias, min_tokens)
+// apply on a sequence's own row of the full logits (sample.go); logprobs come from the
+// ranks' shard log-sum-exp terms and top candidates (TokenLogprobs), never a gather of the
+// full logits for them.
 //
 // The scheduler (scheduler.go) is continuous batching as vLLM V1 does it. Every step has
 // a token budget (Config.MaxBatchTokens): the decode token of every running sequence

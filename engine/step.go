@@ -119,34 +119,43 @@ func (e *Engine) decodeGraph(chunks []chunk, k int, logprobs bool) *models.Decod
 // draw of a sequence's n-th token uses (seed, n), so it does not depend on the batch it
 // ran in.
 func (e *Engine) choose(st models.Step, seqs ...*sequence) ([]int32, []*TokenLogprobs) {
+	ids := make([]int32, len(seqs))
 	var rows [][]layers.Candidate
 	var full [][]float32
 	if st.Candidates > 0 {
 		rows = e.model.Candidates(st)
 	} else {
 		full = e.model.Logits(st)[:len(seqs)]
+		rows = make([][]layers.Candidate, len(seqs))
 		for i, logits := range full {
-			if s := seqs[i]; s.counts != nil {
+			s := seqs[i]
+			if s.counts != nil {
 				if s.req.Logprobs { // logprobs are the raw logits'
 					logits = slices.Clone(logits)
 				}
 				e.adjust(s, logits)
 			}
+			if s.req.Sampling.Greedy() { // Pick's choice, without sorting the vocabulary
+				best, _ := layers.Argmax(logits, 0)
+				ids[i] = best.ID
+				continue
+			}
 			cands := make([]layers.Candidate, len(logits))
 			for id, l := range logits {
 				cands[id] = layers.Candidate{Logit: l, ID: int32(id)}
 			}
-			rows = append(rows, cands)
+			rows[i] = cands
 		}
 	}
-	ids := make([]int32, len(seqs))
 	var lse []float64
 	var lps []*TokenLogprobs
 	if st.Logprobs {
 		lse, lps = e.model.LogSumExp(st), make([]*TokenLogprobs, len(seqs))
 	}
 	for i, s := range seqs {
-		ids[i] = Pick(rows[i], s.req.Sampling, uint64(len(s.result.OutputIDs)))
+		if st.Candidates > 0 || rows[i] != nil {
+			ids[i] = Pick(rows[i], s.req.Sampling, uint64(len(s.result.OutputIDs)))
+		}
 		if !s.req.Logprobs {
 			continue
 		}
