@@ -25,8 +25,9 @@ type sequence struct {
 	done         bool
 	first        time.Time
 	out          *output
-	// counts are the output's tokens and how often each was generated, seen the prompt's
-	// and the output's tokens: kept for Sampling's penalties only (nil without them).
+	// counts says how often each token of the output was generated, seen which tokens
+	// the prompt and the output hold: the penalties' state, kept only for a sequence whose
+	// sampling adjusts its logits (nil otherwise).
 	counts map[int32]int32
 	seen   map[int32]bool
 
