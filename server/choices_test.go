@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -82,4 +83,26 @@ func TestChoices(t *testing.T) {
 	require.Equal(t, map[string]any{"prompt_tokens": float64(prompts), "completion_tokens": 24.0, "total_tokens": float64(prompts + 24)},
 		decode(t, string(body))["usage"])
 	require.Zero(t, e.Blocks().InUse())
+}
+
+// batchEngine records the size of every batch of choices the server submits.
+type batchEngine struct {
+	*engine.Engine
+	sizes chan int
+}
+
+func (b batchEngine) GenerateEach(ctx context.Context, reqs []engine.Request, emit func(int, engine.Token) error, done func(int, engine.Result, error)) error {
+	b.sizes <- len(reqs)
+	return b.Engine.GenerateEach(ctx, reqs, emit, done)
+}
+
+// TestChoicesSubmittedTogether: a request's n × prompts choices reach the engine as one
+// batch (the scheduler admits them at one step boundary).
+func TestChoicesSubmittedTogether(t *testing.T) {
+	e := batchEngine{newEngine(t), make(chan int, 4)}
+	ts := start(t, Config{}, e)
+	answer(t, ts, "/v1/completions", map[string]any{"prompt": []string{"a", "b"}, "n": 3, "max_tokens": 2, "stream": true})
+	require.Equal(t, 6, <-e.sizes)
+	answer(t, ts, "/v1/chat/completions", map[string]any{"messages": chatMessages, "n": 2, "max_tokens": 2})
+	require.Equal(t, 2, <-e.sizes)
 }
