@@ -90,8 +90,10 @@ func TestLogprobs(t *testing.T) {
 			})
 		}
 	}
-	plain := answer(t, start(t, Config{}, newEngine(t)), "/v1/completions", map[string]any{"prompt": prompt, "max_tokens": 2})
-	require.Nil(t, plain[0].Logprobs, "no logprobs unless asked for")
+	ts := start(t, Config{}, newEngine(t))
+	require.Nil(t, answer(t, ts, "/v1/completions", map[string]any{"prompt": prompt, "max_tokens": 2, "logprobs": false})[0].Logprobs,
+		"no logprobs unless asked for")
+	require.Nil(t, answer(t, ts, "/v1/chat/completions", map[string]any{"messages": chatMessages, "max_tokens": 2, "top_logprobs": 0})[0].Logprobs)
 }
 
 // jsonString is s as it comes back from JSON: invalid UTF-8 replaced by U+FFFD.
@@ -102,7 +104,7 @@ func TestLogprobsRefused(t *testing.T) {
 	for _, c := range []struct{ path, body, param, msg string }{
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}],"logprobs":"yes"}`, "logprobs", "logprobs must be a boolean"},
 		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}],"logprobs":true,"top_logprobs":21}`, "top_logprobs", "top_logprobs must be in [0, 20], got 21"},
-		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}],"top_logprobs":2}`, "top_logprobs", "requires logprobs to be true"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}],"logprobs":false,"top_logprobs":2}`, "top_logprobs", "requires logprobs to be true"},
 		{"/v1/completions", `{"prompt":"Hi","logprobs":6}`, "logprobs", "logprobs must be an integer in [0, 5], got 6"},
 		{"/v1/completions", `{"prompt":"Hi","logprobs":true}`, "logprobs", "logprobs must be an integer"},
 		{"/v1/completions", `{"prompt":"Hi","top_logprobs":2}`, "top_logprobs", "chat completions parameter"},

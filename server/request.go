@@ -225,9 +225,10 @@ func refuseUnimplemented(body []byte, chat bool) *apiError {
 // maxCompletionLogprobs bounds the completions' logprobs (OpenAI's bound).
 const maxCompletionLogprobs = 5
 
-// decodeLogprobs reads chat's logprobs (a boolean) and top_logprobs (0 to 20, only with
-// logprobs), or the completions' logprobs (an integer, 0 to 5: the sampled token's
-// logprob and that many top ones'; completions have no top_logprobs).
+// decodeLogprobs reads chat's logprobs (a boolean) and top_logprobs (0 to 20, above 0 only
+// with logprobs), or the completions' logprobs (an integer, 0 to 5: the sampled token's
+// logprob and that many top ones'; false or null for none; completions have no
+// top_logprobs).
 func (p *params) decodeLogprobs(c *commonParams, chat bool) *apiError {
 	raw := string(bytes.TrimSpace(c.Logprobs))
 	if chat {
@@ -238,7 +239,7 @@ func (p *params) decodeLogprobs(c *commonParams, chat bool) *apiError {
 			switch {
 			case *t < 0 || *t > engine.MaxTopLogprobs:
 				return badRequest("top_logprobs", "top_logprobs must be in [0, %d], got %d", engine.MaxTopLogprobs, *t)
-			case !p.logprobs:
+			case *t > 0 && !p.logprobs:
 				return badRequest("top_logprobs", "top_logprobs requires logprobs to be true")
 			}
 			p.topLogprobs = *t
@@ -248,7 +249,7 @@ func (p *params) decodeLogprobs(c *commonParams, chat bool) *apiError {
 	if c.TopLogprobs != nil {
 		return badRequest("top_logprobs", "top_logprobs is a chat completions parameter; completions take logprobs as an integer")
 	}
-	if raw == "" || raw == "null" {
+	if raw == "" || raw == "null" || raw == "false" {
 		return nil
 	}
 	var n int
