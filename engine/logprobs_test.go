@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -45,7 +47,7 @@ func refLogSoftmax(t *testing.T, e *Engine, ids []int32) []float64 {
 
 // TestLogprobs: every output token's logprob and top logprobs equal a f64 log-softmax of
 // the full logits at its position to 1e-5, and the top ones are the true top (ties by id),
-// at TP 1 and 8, for greedy requests (through the candidates), sampled and penalized ones
+// at TP 1 and 8 (the tiny preset, and llama.cpp's tiny GGUF where ../shared has it), for greedy requests (through the candidates), sampled and penalized ones
 // (through the full logits: the raw distribution, not the penalized one); they are the
 // same alone and in a batch, and streamed with their tokens.
 func TestLogprobs(t *testing.T) {
@@ -55,9 +57,17 @@ func TestLogprobs(t *testing.T) {
 		{Prompt: "x", MaxTokens: 6, Logprobs: true, Sampling: Sampling{FrequencyPenalty: 2, RepetitionPenalty: 1.5}},
 		{Prompt: "a b c", MaxTokens: 6}, // no logprobs beside ones that ask
 	}
-	for _, tp := range []int{1, 8} {
-		t.Run(fmt.Sprintf("tp=%d", tp), func(t *testing.T) {
-			e, err := New(Config{Model: "tiny", TP: tp, NoPrefixCaching: true})
+	files := []string{"tiny"}
+	if _, err := os.Stat(tinyGGUF); err == nil {
+		files = append(files, tinyGGUF) // llama.cpp's tiny model, its SentencePiece vocabulary
+	}
+	for _, tc := range []struct {
+		model string
+		tp    int
+	}{{files[0], 1}, {files[0], 8}, {files[len(files)-1], 1}, {files[len(files)-1], 8}} {
+		model, tp := tc.model, tc.tp
+		t.Run(fmt.Sprintf("%s/tp=%d", filepath.Base(model), tp), func(t *testing.T) {
+			e, err := New(Config{Model: model, TP: tp, NoPrefixCaching: true})
 			require.NoError(t, err)
 			t.Cleanup(func() { require.NoError(t, e.Close()) })
 			alone := make([]Result, len(reqs))
@@ -106,7 +116,7 @@ func TestLogprobs(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("tp=%d: max |logprob − f64 reference| %.3g", tp, worst)
+			t.Logf("%s tp=%d: max |logprob − f64 reference| %.3g", model, tp, worst)
 
 			var mu sync.Mutex
 			streamed := make([][]TokenLogprobs, len(reqs))
