@@ -61,11 +61,11 @@ func TestLogprobs(t *testing.T) {
 	if _, err := os.Stat(tinyGGUF); err == nil {
 		files = append(files, tinyGGUF) // llama.cpp's tiny model, its SentencePiece vocabulary
 	}
-	for _, tc := range []struct {
-		model string
-		tp    int
-	}{{files[0], 1}, {files[0], 8}, {files[len(files)-1], 1}, {files[len(files)-1], 8}} {
-		model, tp := tc.model, tc.tp
+	for _, run := range []struct{ file, tp int }{{0, 1}, {0, 8}, {1, 1}, {1, 8}} {
+		if run.file >= len(files) {
+			continue
+		}
+		model, tp := files[run.file], run.tp
 		t.Run(fmt.Sprintf("%s/tp=%d", filepath.Base(model), tp), func(t *testing.T) {
 			e, err := New(Config{Model: model, TP: tp, NoPrefixCaching: true})
 			require.NoError(t, err)
