@@ -24,8 +24,9 @@
 // prompt and the tokens generated so far again when they resume. Full blocks are cached
 // under a hash chained over their tokens (automatic prefix caching, prefix.go): a request
 // takes the longest cached prefix of its blocks, never its last token, instead of
-// computing it; blocks are shared by reference count, and free cached blocks are evicted
-// least recently freed first. The kernels are batch-invariant, so a request's tokens are
+// computing it (and waits, while a running sequence still computes blocks its prompt
+// begins with, to share them: n choices of one prompt compute it once); blocks are shared
+// by reference count, and free cached blocks are evicted least recently freed first. The kernels are batch-invariant, so a request's tokens are
 // bitwise the same alone, in any batch, at any budget, after a preemption and with its
 // prefix cached.
 package engine
