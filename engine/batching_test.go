@@ -15,8 +15,12 @@ func batchRequests() []Request {
 	var reqs []Request
 	for i := range 16 {
 		r := Request{Prompt: fmt.Sprintf("Request %d says hello to number %d", i, i*i), MaxTokens: 4 + i%5*3}
-		if i%4 == 3 { // a few sampled ones: their seeded draws must not depend on the batch
+		switch i % 4 {
+		case 3: // a few sampled ones: their seeded draws must not depend on the batch
 			r.Sampling = Sampling{Temperature: 0.8, TopK: 20, Seed: uint64(i)}
+		case 1: // and a few with penalties and a bias, applied on their own rows
+			r.Sampling = Sampling{Temperature: float32(i % 8 / 5), Seed: uint64(i), RepetitionPenalty: 1.3,
+				FrequencyPenalty: 0.5, PresencePenalty: 0.4, LogitBias: map[int32]float32{477: -3, 12: 2}}
 		}
 		reqs = append(reqs, r)
 	}

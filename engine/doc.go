@@ -7,8 +7,11 @@
 // implements for every architecture.
 //
 // Data enters as a Request (prompt text and sampling parameters) and leaves as a stream of
-// Tokens and a Result with timings (Generate; GenerateBatch for requests that arrive
-// together).
+// Tokens and a Result with timings (Generate; GenerateBatch and GenerateEach for requests
+// that arrive together). Sampling's logit adjustments (penalties, logit bias, min_tokens)
+// apply on a sequence's own row of the full logits (sample.go); logprobs come from the
+// ranks' shard log-sum-exp terms and top candidates (TokenLogprobs), never a gather of the
+// full logits for them.
 //
 // The scheduler (scheduler.go) is continuous batching as vLLM V1 does it. Every step has
 // a token budget (Config.MaxBatchTokens): the decode token of every running sequence
@@ -21,8 +24,9 @@
 // prompt and the tokens generated so far again when they resume. Full blocks are cached
 // under a hash chained over their tokens (automatic prefix caching, prefix.go): a request
 // takes the longest cached prefix of its blocks, never its last token, instead of
-// computing it; blocks are shared by reference count, and free cached blocks are evicted
-// least recently freed first. The kernels are batch-invariant, so a request's tokens are
+// computing it (and waits, while a running sequence still computes blocks its prompt
+// begins with, to share them: n choices of one prompt compute it once); blocks are shared
+// by reference count, and free cached blocks are evicted least recently freed first. The kernels are batch-invariant, so a request's tokens are
 // bitwise the same alone, in any batch, at any budget, after a preemption and with its
 // prefix cached.
 package engine

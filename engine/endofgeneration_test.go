@@ -87,10 +87,10 @@ func TestGenerationConfigEOS(t *testing.T) {
 func TestDeliverStopsAtEndOfTurn(t *testing.T) {
 	tok := qwenStyleTokenizer(t)
 	e := &Engine{tok: tok, endOfGeneration: endOfGeneration(tok, nil)}
-	s := &sequence{limit: 10, out: newOutput(tok.NewStream(), nil), tokens: make(chan Token, 11)}
-	e.deliver(s, 4) // "Ġhi"
+	s := &sequence{limit: 10, out: newOutput(tok.NewStream(), nil, false), tokens: make(chan Token, 11)}
+	e.deliver(s, 4, nil) // "Ġhi"
 	require.False(t, s.done)
-	e.deliver(s, 7) // <|im_end|>
+	e.deliver(s, 7, nil) // <|im_end|>
 	require.True(t, s.done)
 	require.Equal(t, FinishStop, s.result.FinishReason)
 	require.Equal(t, []int32{4, 7}, s.result.OutputIDs)

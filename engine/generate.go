@@ -22,15 +22,55 @@ type Request struct {
 	MaxTokens int
 	Sampling  Sampling
 	// Stop ends generation when the output contains any of these strings; the string
-	// itself is not part of the output.
-	Stop []string
+	// itself is not part of the output unless IncludeStop (vLLM's
+	// include_stop_str_in_output).
+	Stop        []string
+	IncludeStop bool
+	// StopTokenIDs end generation as EOS does (vLLM's stop_token_ids): the token counts as
+	// output but adds no text.
+	StopTokenIDs []int32
+	// IgnoreEOS generates past EOS and the end-of-turn tokens (vLLM's ignore_eos);
+	// StopTokenIDs still end the output.
+	IgnoreEOS bool
+	// Logprobs asks for every output token's log-probability and those of the
+	// TopLogprobs (at most MaxTopLogprobs) most likely tokens at its position: see
+	// TokenLogprobs.
+	Logprobs    bool
+	TopLogprobs int
+}
+
+// MaxTopLogprobs bounds Request.TopLogprobs (OpenAI's bound for top_logprobs).
+const MaxTopLogprobs = 20
+
+// Logprob is a token's log-probability.
+type Logprob struct {
+	ID      int32
+	Logprob float64
+}
+
+// TokenLogprobs are an output token's log-probability and the most likely tokens' at its
+// position, best first (ties by the lower id), under the model's raw distribution: the
+// log-softmax of the logits before temperature, penalties, bias and masking change them
+// (vLLM's default, raw_logprobs), so they do not depend on how the token was chosen. They
+// are computed TP-wise: each rank gathers its vocab shard's max and sum of exponentials
+// with its candidates (models.Step.Logprobs), and the top tokens are the merged
+// candidates (each rank proposes at least TopLogprobs), or the top of the full logits
+// where the step gathered them anyway to sample; no step gathers the full logits for
+// logprobs.
+type TokenLogprobs struct {
+	ID      int32 // the output token
+	Logprob float64
+	Top     []Logprob
 }
 
 // Token is one generated token and the text it completes (possibly empty: text that may
 // still become a stop string, or bytes of an unfinished UTF-8 character, is held back).
+// Logprobs are the token's when the request asked for them; the token of the final
+// flush (ID -1, the held-back text) has none.
 type Token struct {
-	ID   int32
-	Text string
+	ID       int32
+	Text     string
+	Logprobs *TokenLogprobs
 }
 
 // Finish reasons, as OpenAI names them.
@@ -42,8 +82,11 @@ const (
 // Result summarizes a finished generation.
 type Result struct {
 	PromptIDs, OutputIDs []int32
-	Text                 string
-	FinishReason         string
+	// Logprobs are those of every output token but an end token (EOS, a stop token id),
+	// which adds no text, when the request asked for them.
+	Logprobs     []TokenLogprobs
+	Text         string
+	FinishReason string
 	// TTFT is the time to the first token (prefill and the first choice).
 	TTFT time.Duration
 	// DecodeTokensPerSec counts the tokens after the first over the time after the first.
@@ -82,8 +125,30 @@ func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) err
 // the error joins every request's, each naming its index. A request that fails validation
 // stops the whole batch before any runs. A nil emit drops the tokens.
 func (e *Engine) GenerateBatch(ctx context.Context, reqs []Request, emit func(i int, tok Token) error) ([]Result, error) {
+	results, errs := make([]Result, len(reqs)), make([]error, len(reqs))
+	err := e.GenerateEach(ctx, reqs, emit, func(i int, res Result, err error) {
+		results[i] = res
+		if err != nil {
+			errs[i] = fmt.Errorf("request %d: %w", i, err)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return results, errors.Join(errs...)
+}
+
+// GenerateEach is GenerateBatch calling done(i, result, err) as soon as request i ends,
+// on request i's goroutine after its last emit (a server answering n choices of one
+// request ends each choice as it finishes). It returns once every request ended; its
+// error is a validation or queue error that kept all of them from running. A nil emit
+// or done drops what it would get.
+func (e *Engine) GenerateEach(ctx context.Context, reqs []Request, emit func(i int, tok Token) error, done func(i int, res Result, err error)) error {
 	if emit == nil {
 		emit = func(int, Token) error { return nil }
+	}
+	if done == nil {
+		done = func(int, Result, error) {}
 	}
 	start := time.Now()
 	seqs := make([]*sequence, len(reqs))
@@ -93,25 +158,22 @@ func (e *Engine) GenerateBatch(ctx context.Context, reqs []Request, emit func(i 
 			for _, prev := range seqs[:i] {
 				prev.cancel()
 			}
-			return nil, fmt.Errorf("request %d: %w", i, err)
+			return fmt.Errorf("request %d: %w", i, err)
 		}
 		seqs[i] = s
 	}
 	if err := e.submit(seqs...); err != nil {
-		return nil, err
+		return err
 	}
-	results, errs := make([]Result, len(reqs)), make([]error, len(reqs))
 	var wg sync.WaitGroup
 	for i, s := range seqs {
 		wg.Go(func() {
-			results[i], errs[i] = e.collect(s, func(t Token) error { return emit(i, t) })
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("request %d: %w", i, errs[i])
-			}
+			res, err := e.collect(s, func(t Token) error { return emit(i, t) })
+			done(i, res, err)
 		})
 	}
 	wg.Wait()
-	return results, errors.Join(errs...)
+	return nil
 }
 
 // collect passes a submitted sequence's tokens to emit until the scheduler retires it.
@@ -147,17 +209,37 @@ func (e *Engine) newSequence(ctx context.Context, req Request, start time.Time) 
 	if req.MaxTokens < 0 {
 		return nil, fmt.Errorf("engine: max_tokens must be ≥ 0, got %d", req.MaxTokens)
 	}
+	for id := range req.Sampling.LogitBias {
+		if id < 0 || int(id) >= cfg.Vocab {
+			return nil, fmt.Errorf("engine: logit_bias names token %d, outside the vocabulary of %d", id, cfg.Vocab)
+		}
+	}
+	if req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs {
+		return nil, fmt.Errorf("engine: top_logprobs must be in [0, %d], got %d", MaxTopLogprobs, req.TopLogprobs)
+	}
+	for _, id := range req.StopTokenIDs {
+		if id < 0 || int(id) >= cfg.Vocab {
+			return nil, fmt.Errorf("engine: stop_token_ids names token %d, outside the vocabulary of %d", id, cfg.Vocab)
+		}
+	}
 	limit := cfg.ContextLength - len(prompt)
 	if req.MaxTokens > 0 {
 		limit = min(limit, req.MaxTokens)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	return &sequence{
+	s := &sequence{
 		ctx: ctx, cancel: cancel, req: req, limit: limit, start: start, ids: slices.Clone(prompt),
-		out:    newOutput(e.tok.NewStream(), req.Stop),
+		out:    newOutput(e.tok.NewStream(), req.Stop, req.IncludeStop),
 		tokens: make(chan Token, limit+1),
 		result: Result{PromptIDs: prompt, Allreduce: e.callSites(len(prompt))},
-	}, nil
+	}
+	if req.Sampling.adjusts() {
+		s.counts, s.seen = map[int32]int32{}, map[int32]bool{}
+		for _, id := range prompt {
+			s.seen[id] = true
+		}
+	}
+	return s, nil
 }
 
 func (e *Engine) promptIDs(req Request) ([]int32, error) {
@@ -222,22 +304,24 @@ type output struct {
 		Flush() string
 	}
 	stops   []string
+	include bool            // the output keeps the stop string
 	all     strings.Builder // everything decoded so far
 	emitted int             // bytes of all already emitted
 	stopped int             // length of all at the stop string, -1 if none
+	end     int             // length of the output once stopped: at or after the stop string
 }
 
 func newOutput(stream interface {
 	Add(int) string
 	Flush() string
-}, stops []string) *output {
+}, stops []string, include bool) *output {
 	var keep []string
 	for _, s := range stops {
 		if s != "" {
 			keep = append(keep, s)
 		}
 	}
-	return &output{stream: stream, stops: keep, stopped: -1}
+	return &output{stream: stream, stops: keep, include: include, stopped: -1}
 }
 
 // add decodes id and returns the text now safe to emit, and whether a stop string ended
@@ -249,11 +333,14 @@ func (o *output) add(id int) (string, bool) {
 		// Search from where a stop string could first overlap unemitted text.
 		from := max(0, o.emitted-len(stop)+1)
 		if i := strings.Index(s[from:], stop); i >= 0 && (o.stopped < 0 || from+i < o.stopped) {
-			o.stopped = from + i
+			o.stopped, o.end = from+i, from+i
+			if o.include {
+				o.end += len(stop)
+			}
 		}
 	}
 	if o.stopped >= 0 {
-		text := s[o.emitted:max(o.emitted, o.stopped)]
+		text := s[o.emitted:max(o.emitted, o.end)]
 		o.emitted = len(s)
 		return text, true
 	}
@@ -289,11 +376,12 @@ func (o *output) flush() string {
 	return text
 }
 
-// text is the final output: everything before the stop string, if one was found.
+// text is the final output: everything before the stop string (or up to its end, when
+// included), if one was found.
 func (o *output) text() string {
 	s := o.all.String()
 	if o.stopped >= 0 {
-		return s[:o.stopped]
+		return s[:o.end]
 	}
 	return s
 }

@@ -30,7 +30,7 @@ func TestOutputStopStrings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := newOutput(words, tc.stops)
+			o := newOutput(words, tc.stops, false)
 			var emitted strings.Builder
 			stopped := false
 			for _, id := range tc.ids {
@@ -50,7 +50,7 @@ func TestOutputStopStrings(t *testing.T) {
 }
 
 func TestOutputHoldsBackStopPrefix(t *testing.T) {
-	o := newOutput(pieces{"abc", "ST", "x"}, []string{"STOP"})
+	o := newOutput(pieces{"abc", "ST", "x"}, []string{"STOP"}, false)
 	text, _ := o.add(0)
 	require.Equal(t, "abc", text)
 	text, _ = o.add(1)

@@ -42,3 +42,23 @@ func (e *Engine) cacheFull(s *sequence) {
 		e.blocks.Cache(s.table[s.cachedBlocks], s.blockHash(s.cachedBlocks))
 	}
 }
+
+// computingPrefix reports whether a running sequence is still computing full blocks that
+// s's prompt begins with (the n choices of one request, prompts sharing a system
+// prompt): s then waits until they are cached and shares them instead of computing them
+// a second time. The running sequence is scheduled first at every step, so the wait ends.
+func (e *Engine) computingPrefix(p *plan, s *sequence) bool {
+	if e.cfg.NoPrefixCaching {
+		return false
+	}
+	full := (len(s.ids) - 1) / BlockSize // reusePrefix never takes the last token's block
+	for _, r := range p.running {
+		common := 0
+		for n := min(full, len(r.ids)/BlockSize); common < n && r.blockHash(common) == s.blockHash(common); common++ {
+		}
+		if r.cachedBlocks < common {
+			return true
+		}
+	}
+	return false
+}

@@ -214,6 +214,9 @@ func (e *Engine) admit(p *plan) {
 			e.retire(s, nil)
 			continue
 		}
+		if e.computingPrefix(p, s) {
+			return // take the blocks from the cache once they are computed
+		}
 		hit := e.reusePrefix(s)
 		n := min(len(s.ids)-s.pos, p.budget)
 		if e.reserve(s, s.pos+n) != nil {

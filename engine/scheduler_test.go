@@ -230,3 +230,25 @@ func TestEverythingAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestChoicesShareThePrompt: the n choices of one prompt, submitted together, compute its
+// KV blocks once: the others wait for them to be cached and share them, with the tokens
+// they give alone.
+func TestChoicesShareThePrompt(t *testing.T) {
+	e, err := New(Config{Model: "tiny", TP: 2})
+	require.NoError(t, err)
+	defer e.Close()
+	prompt := longPrompt(100)
+	var reqs []Request
+	for j := range 4 {
+		reqs = append(reqs, Request{PromptIDs: prompt, MaxTokens: 6, Sampling: Sampling{Temperature: 1, Seed: uint64(j)}})
+	}
+	results, err := e.GenerateBatch(context.Background(), reqs, nil)
+	require.NoError(t, err)
+	st := e.Stats()
+	require.Equal(t, int64(3*96), st.PrefixCacheHits, "three choices share the prompt's 6 full blocks")
+	for j, want := range alone(t, e, reqs) {
+		require.Equal(t, want, results[j].OutputIDs, "choice %d", j)
+	}
+	require.Zero(t, e.Blocks().InUse())
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -24,6 +25,11 @@ type sequence struct {
 	done         bool
 	first        time.Time
 	out          *output
+	// counts says how often each token of the output was generated, seen which tokens
+	// the prompt and the output hold: the penalties' state, kept only for a sequence whose
+	// sampling adjusts its logits (nil otherwise).
+	counts map[int32]int32
+	seen   map[int32]bool
 
 	tokens chan Token // to Generate's goroutine; closed when the sequence retires
 	result Result     // read by Generate after tokens is closed
@@ -32,21 +38,29 @@ type sequence struct {
 
 // deliver records the token chosen for the sequence and streams its text; it marks the
 // sequence done on an end-of-generation token (EOS, or an end of turn such as <|eot_id|>
-// or <|im_end|>: a chat template's turn ends there), a stop string, or its token limit.
-// The end token counts as output but has no text.
-func (e *Engine) deliver(s *sequence, id int32) {
+// or <|im_end|>: a chat template's turn ends there; unless IgnoreEOS), one of
+// StopTokenIDs, a stop string, or its token limit. The end token counts as output but
+// has no text (nor logprobs). lp are the token's logprobs, nil unless asked for.
+func (e *Engine) deliver(s *sequence, id int32, lp *TokenLogprobs) {
 	if s.first.IsZero() {
 		s.first = time.Now()
 		s.result.TTFT = s.first.Sub(s.start)
 	}
 	s.ids = append(s.ids, id)
 	s.result.OutputIDs = append(s.result.OutputIDs, id)
-	if e.endOfGeneration[id] {
+	if s.counts != nil {
+		s.counts[id]++
+		s.seen[id] = true
+	}
+	if e.endOfGeneration[id] && !s.req.IgnoreEOS || slices.Contains(s.req.StopTokenIDs, id) {
 		s.result.FinishReason, s.done = FinishStop, true
 		return
 	}
 	text, stopped := s.out.add(int(id))
-	s.tokens <- Token{ID: id, Text: text}
+	if lp != nil {
+		s.result.Logprobs = append(s.result.Logprobs, *lp)
+	}
+	s.tokens <- Token{ID: id, Text: text, Logprobs: lp}
 	switch {
 	case stopped:
 		s.result.FinishReason, s.done = FinishStop, true

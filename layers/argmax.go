@@ -151,3 +151,51 @@ func heapSort(h []Candidate) {
 		siftDown(h[:n], 0)
 	}
 }
+
+// ShardLogSumExp returns the two terms of a logits shard's part of a log-sum-exp, its
+// largest logit m and Σ exp(logit − m) (summed in f64), so that ranks combine their
+// shards with CombineLogSumExp instead of gathering the logits:
+//
+//	m := max(logits); for _, l := range logits { sum += exp(float64(l) − float64(m)) }
+//
+// An empty shard gives (−Inf, 0); NaN logits are skipped.
+func ShardLogSumExp(logits []float32) (m float32, sum float64) {
+	m = float32(math.Inf(-1))
+	for _, l := range logits {
+		if l > m {
+			m = l
+		}
+	}
+	if math.IsInf(float64(m), -1) {
+		return m, 0
+	}
+	for _, l := range logits {
+		if l == l {
+			sum += math.Exp(float64(l) - float64(m))
+		}
+	}
+	return m, sum
+}
+
+// CombineLogSumExp returns log Σ exp over the union of the shards whose ShardLogSumExp
+// terms are (terms[2r], terms[2r+1]), in f64 and in shard order:
+//
+//	M := max over r of terms[2r]; return M + log(Σ_r terms[2r+1]·exp(terms[2r] − M))
+func CombineLogSumExp(terms []float32) float64 {
+	top := math.Inf(-1)
+	for r := 0; r+1 < len(terms); r += 2 {
+		if terms[r+1] > 0 {
+			top = max(top, float64(terms[r]))
+		}
+	}
+	if math.IsInf(top, -1) {
+		return top
+	}
+	sum := 0.0
+	for r := 0; r+1 < len(terms); r += 2 {
+		if terms[r+1] > 0 {
+			sum += float64(terms[r+1]) * math.Exp(float64(terms[r])-top)
+		}
+	}
+	return top + math.Log(sum)
+}

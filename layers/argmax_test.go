@@ -174,3 +174,29 @@ func FuzzTopK(f *testing.F) {
 		}
 	})
 }
+
+// TestLogSumExpShards: combining the shards' terms gives the log-sum-exp of the whole row,
+// however it is split (empty shards too).
+func TestLogSumExpShards(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	row := make([]float32, 1000)
+	for i := range row {
+		row[i] = float32(rng.NormFloat64() * 8)
+	}
+	ref := 0.0
+	for _, l := range row {
+		ref += math.Exp(float64(l))
+	}
+	for _, cuts := range [][]int{{0, 1000}, {0, 0, 500, 1000}, {0, 1, 999, 1000, 1000}} {
+		var terms []float32
+		for i := 0; i+1 < len(cuts); i++ {
+			m, sum := ShardLogSumExp(row[cuts[i]:cuts[i+1]])
+			terms = append(terms, m, float32(sum))
+		}
+		require.InDelta(t, math.Log(ref), CombineLogSumExp(terms), 1e-6, "cuts %v", cuts)
+	}
+	m, sum := ShardLogSumExp([]float32{float32(math.NaN()), 1, 1})
+	require.Equal(t, float32(1), m)
+	require.InDelta(t, 2, sum, 0)
+	require.True(t, math.IsInf(CombineLogSumExp([]float32{float32(math.Inf(-1)), 0}), -1), "no tokens: −Inf")
+}

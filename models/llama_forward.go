@@ -28,6 +28,23 @@ type Step struct {
 	// Candidates is how many of its best tokens each rank proposes per sampled token:
 	// 1 for greedy, K for top-k; 0 gathers the full logits.
 	Candidates int
+	// Logprobs has each rank also gather, per sampled token, its vocab shard's max logit
+	// and sum of exp(logit − max) behind its candidates (or logits shard): two floats per
+	// rank, which LogSumExp combines into the log-softmax's normalizer.
+	Logprobs bool
+}
+
+// stride is the floats each rank gathers per sampled token: its candidates (an id and a
+// logit each) or its logits shard of vpr, then the shard's log-sum-exp terms.
+func (st Step) stride(vpr int) int {
+	n := 2 * st.Candidates
+	if st.Candidates == 0 {
+		n = vpr
+	}
+	if st.Logprobs {
+		n += 2
+	}
+	return n
 }
 
 // activations are one rank's buffers for a forward pass of up to MaxTokens tokens and
@@ -59,8 +76,8 @@ func (rk *llamaRank) allocState() error {
 		{&a.x, T * cfg.Hidden}, {&a.residual, T * cfg.Hidden}, {&a.h, T * cfg.Hidden},
 		{&a.q, T * nq * hd}, {&a.attn, T * nq * hd}, {&a.k, T * nkv * hd}, {&a.v, T * nkv * hd},
 		{&a.gate, T * fr}, {&a.up, T * fr}, {&a.hs, S * cfg.Hidden}, {&a.logits, S * rk.head.Rows},
-		{&a.packed, S * p.VocabPerRank}, {&a.full, n * S * p.VocabPerRank},
-		{&a.cands, S * MaxCandidates * 2}, {&a.gathered, n * S * MaxCandidates * 2},
+		{&a.packed, S * (p.VocabPerRank + 2)}, {&a.full, n * S * (p.VocabPerRank + 2)},
+		{&a.cands, S * (MaxCandidates*2 + 2)}, {&a.gathered, n * S * (MaxCandidates*2 + 2)},
 	} {
 		b, err := rk.dev.Alloc(dtype.F32, e.count)
 		if err != nil {
@@ -192,7 +209,7 @@ func (rk *llamaRank) enqueue(s *device.Stream, st Step) error {
 		err = rk.linear(s, "lm_head", logits, in, rk.head, nil)()
 	}
 	if err == nil {
-		err = rk.candidates(s, S, st.Candidates)
+		err = rk.candidates(s, S, st)
 	}
 	return err
 }
@@ -341,39 +358,48 @@ func run(ops []func() error) error {
 }
 
 // candidates proposes each sampled token's best k tokens of the rank's vocabulary shard
-// and all-gathers them; with k = 0 it all-gathers the whole logits shard instead.
-func (rk *llamaRank) candidates(s *device.Stream, S, k int) error {
-	a, p, vr := &rk.act, rk.m.plan, rk.head.Rows
+// and all-gathers them; with k = 0 it all-gathers the whole logits shard instead. With
+// st.Logprobs each row ends with the shard's log-sum-exp terms (layers.ShardLogSumExp).
+func (rk *llamaRank) candidates(s *device.Stream, S int, st Step) error {
+	a, p, vr, k := &rk.act, rk.m.plan, rk.head.Rows, st.Candidates
 	logits := a.logits.Float32s()[:S*vr]
 	comm := rk.m.group.Rank(rk.rank)
+	w := st.stride(p.VocabPerRank)
+	terms := func(row []float32, i int) {
+		if st.Logprobs {
+			m, sum := layers.ShardLogSumExp(logits[i*vr : (i+1)*vr])
+			row[w-2], row[w-1] = m, float32(sum)
+		}
+	}
 	if k == 0 {
 		vpr := p.VocabPerRank
-		packed := a.packed.Float32s()[:S*vpr]
-		packWork := device.Work{Class: device.ClassSampling, Bytes: int64(S * (vr + vpr) * 4)}
+		packed := a.packed.Float32s()[:S*w]
+		packWork := device.Work{Class: device.ClassSampling, Bytes: int64(S * (vr + w) * 4)}
 		err := s.Launch(device.Kernel{Name: "pack_logits", Grid: 1, Work: packWork, Block: func(device.Block) error {
 			for i := range S {
-				row := packed[i*vpr : (i+1)*vpr]
+				row := packed[i*w : (i+1)*w]
 				copy(row, logits[i*vr:(i+1)*vr])
 				for j := vr; j < vpr; j++ {
 					row[j] = float32(math.Inf(-1)) // vocabulary padding never wins
 				}
+				terms(row, i)
 			}
 			return nil
 		}})
 		if err != nil {
 			return err
 		}
-		return comm.AllGather(s, a.packed, a.full, S*vpr)
+		return comm.AllGather(s, a.packed, a.full, S*w)
 	}
-	cands := a.cands.Float32s()[:S*k*2]
-	topkWork := device.Work{Class: device.ClassSampling, Bytes: int64(S * (vr + 2*k) * 4)}
+	cands := a.cands.Float32s()[:S*w]
+	topkWork := device.Work{Class: device.ClassSampling, Bytes: int64(S * (vr + w) * 4)}
 	err := s.Launch(device.Kernel{Name: "topk", Grid: 1, Work: topkWork, Block: func(device.Block) error {
 		for i := range S {
 			got, err := layers.TopK(a.top[:min(k, vr)], logits[i*vr:(i+1)*vr], rk.v0)
 			if err != nil {
 				return err
 			}
-			row := cands[i*k*2 : (i+1)*k*2]
+			row := cands[i*w : (i+1)*w]
 			for j := range k {
 				c := layers.Candidate{Logit: float32(math.Inf(-1)), ID: -1}
 				if j < got {
@@ -381,24 +407,25 @@ func (rk *llamaRank) candidates(s *device.Stream, S, k int) error {
 				}
 				row[2*j], row[2*j+1] = c.Logit, float32(c.ID) // ids below 2²⁴ are exact in f32
 			}
+			terms(row, i)
 		}
 		return nil
 	}})
 	if err != nil {
 		return err
 	}
-	return comm.AllGather(s, a.cands, a.gathered, S*k*2)
+	return comm.AllGather(s, a.cands, a.gathered, S*w)
 }
 
 // Candidates returns, after a Forward with Candidates = k > 0, every rank's proposals for
 // each sampled token (up to World·k of them).
 func (m *Llama) Candidates(st Step) [][]layers.Candidate {
-	S, k, n := len(st.Sample), st.Candidates, m.plan.World
+	S, k, n, w := len(st.Sample), st.Candidates, m.plan.World, st.stride(m.plan.VocabPerRank)
 	g := m.ranks[0].act.gathered.Float32s()
 	out := make([][]layers.Candidate, S)
 	for i := range S {
 		for r := range n {
-			row := g[r*S*k*2+i*k*2:][:k*2]
+			row := g[(r*S+i)*w:][:k*2]
 			for j := range k {
 				if id := int32(row[2*j+1]); id >= 0 {
 					out[i] = append(out[i], layers.Candidate{Logit: row[2*j], ID: id})
@@ -412,14 +439,37 @@ func (m *Llama) Candidates(st Step) [][]layers.Candidate {
 // Logits returns, after a Forward with Candidates = 0, the full-vocabulary logits of each
 // sampled token.
 func (m *Llama) Logits(st Step) [][]float32 {
-	S, vpr := len(st.Sample), m.plan.VocabPerRank
+	S, vpr, w := len(st.Sample), m.plan.VocabPerRank, st.stride(m.plan.VocabPerRank)
 	full := m.ranks[0].act.full.Float32s()
 	out := make([][]float32, S)
 	for i := range S {
 		for r := range m.plan.World {
-			out[i] = append(out[i], full[(r*S+i)*vpr:][:vpr]...)
+			out[i] = append(out[i], full[(r*S+i)*w:][:vpr]...)
 		}
 		out[i] = out[i][:m.cfg.Vocab]
+	}
+	return out
+}
+
+// LogSumExp returns, after a Forward with Logprobs, each sampled token's log Σ exp(logit)
+// over the whole vocabulary, from the two terms every rank gathered for its shard
+// (layers.CombineLogSumExp, in rank order): a token's log-probability is its logit minus
+// this. No rank gathers the full logits for it.
+func (m *Llama) LogSumExp(st Step) []float64 {
+	S, n, w := len(st.Sample), m.plan.World, st.stride(m.plan.VocabPerRank)
+	buf := m.ranks[0].act.gathered
+	if st.Candidates == 0 {
+		buf = m.ranks[0].act.full
+	}
+	g := buf.Float32s()
+	out := make([]float64, S)
+	terms := make([]float32, 2*n)
+	for i := range S {
+		for r := range n {
+			row := g[(r*S+i)*w:][:w]
+			terms[2*r], terms[2*r+1] = row[w-2], row[w-1]
+		}
+		out[i] = layers.CombineLogSumExp(terms)
 	}
 	return out
 }

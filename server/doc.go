@@ -4,9 +4,12 @@
 // checks them (errors as OpenAI sends them: {"error": {"message", "type", "param",
 // "code"}} with the status), renders chat messages with the model's Jinja chat template
 // (as Hugging Face transformers renders it: see ChatTemplate), tokenizes, admits them
-// under a bound on waiting requests, and calls engine.Generate, which ends a sequence at
-// EOS or an end-of-turn token. vLLM's POST /tokenize and /detokenize show the ids a
-// prompt or a conversation becomes, and the text of ids.
+// under a bound on waiting requests, and calls engine.Generate (engine.GenerateEach for a
+// request's several choices: n of them, or a batch of prompts), which ends a sequence at
+// EOS or an end-of-turn token. Parameters follow OpenAI's API reference with vLLM's
+// extras (request.go); one not implemented is a 400 naming it, never ignored. vLLM's POST
+// /tokenize and /detokenize show the ids a prompt or a conversation becomes, and the text
+// of ids.
 // Tokens leave as one JSON body or as Server-Sent Events (stream: true), chunk for chunk
 // as OpenAI and vLLM send them, ending with "data: [DONE]". A client that leaves cancels
 // its generation, which frees its KV blocks: a stream finds it when a write fails, a

@@ -34,8 +34,16 @@ func FuzzDecodeCompletion(f *testing.F) {
 		f.Add([]byte(b))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		p, ids, e := decodeCompletion(body, l)
-		checkDecoded(t, body, p, ids, e, l)
+		p, prompts, _, e := decodeCompletion(body, l)
+		if e == nil {
+			require.LessOrEqual(t, len(prompts)*p.n, maxChoices)
+		}
+		for _, ids := range prompts {
+			checkDecoded(t, body, p, ids, e, l)
+		}
+		if len(prompts) == 0 {
+			checkDecoded(t, body, p, nil, e, l)
+		}
 	})
 }
 

@@ -11,13 +11,13 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/tpslice/tpslice/engine"
+	"github.com/tpslice/tpslice/models/tokenizer"
 )
 
 // chatFields are the fields only /v1/chat/completions has.
 type chatFields struct {
 	Messages            json.RawMessage `json:"messages"`
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	Tools               json.RawMessage `json:"tools"`
 }
 
 // message is one turn of a conversation, its content flattened to text.
@@ -35,8 +35,8 @@ func (s *Server) chatCompletions(rc *fasthttp.RequestCtx, l *loaded, arrived tim
 	if e != nil {
 		return e
 	}
-	c := chatStream{id: newID("chatcmpl-"), created: time.Now().Unix(), model: l.name, includeUsage: p.includeUsage}
-	return s.generate(rc, l, p, ids, arrived, "/v1/chat/completions", c)
+	c := chatStream{id: newID("chatcmpl-"), created: time.Now().Unix(), model: l.name, includeUsage: p.includeUsage, tok: l.e.Tokenizer()}
+	return s.generate(rc, l, p, [][]int32{ids}, arrived, "/v1/chat/completions", c)
 }
 
 // decodeChat decodes and checks a /v1/chat/completions body: its parameters and the ids
@@ -46,12 +46,9 @@ func (s *Server) decodeChat(body []byte, l *loaded) (params, []int32, *apiError)
 	if err := json.Unmarshal(body, &f); err != nil {
 		return params{}, nil, decodeError(err)
 	}
-	p, e := decodeParams(body, "max_completion_tokens", f.MaxCompletionTokens)
+	p, e := decodeParams(body, l.vocab, true, "max_completion_tokens", f.MaxCompletionTokens)
 	if e != nil {
 		return p, nil, e
-	}
-	if t := string(bytes.TrimSpace(f.Tools)); t != "" && t != "null" && t != "[]" {
-		return p, nil, unsupported("tools", "tools")
 	}
 	if e := checkModel(p.model, l); e != nil {
 		return p, nil, e
@@ -158,6 +155,7 @@ type chatStream struct {
 	created      int64
 	model        string
 	includeUsage bool
+	tok          *tokenizer.Tokenizer
 }
 
 func (c chatStream) chunk(choices []chatChunkChoice, u *usage) chatChunk {
@@ -165,24 +163,25 @@ func (c chatStream) chunk(choices []chatChunkChoice, u *usage) chatChunk {
 		Usage: usageJSON(u, c.includeUsage)}
 }
 
-func (c chatStream) head() []any {
-	return []any{c.chunk([]chatChunkChoice{{Delta: chatDelta{Role: "assistant", Content: ptr("")}}}, nil)}
+func (c chatStream) head(i int) []any {
+	return []any{c.chunk([]chatChunkChoice{{Index: i, Delta: chatDelta{Role: "assistant", Content: ptr("")}}}, nil)}
 }
 
-func (c chatStream) token(text string) any {
-	return c.chunk([]chatChunkChoice{{Delta: chatDelta{Content: &text}}}, nil)
+func (c chatStream) token(i int, text string, lps []engine.TokenLogprobs) any {
+	return c.chunk([]chatChunkChoice{{Index: i, Delta: chatDelta{Content: &text}, Logprobs: chatLogprobsOf(c.tok, lps)}}, nil)
 }
 
-func (c chatStream) finish(reason string) any {
-	return c.chunk([]chatChunkChoice{{FinishReason: ptr(reason)}}, nil)
+func (c chatStream) finish(i int, reason string, lps []engine.TokenLogprobs) any {
+	return c.chunk([]chatChunkChoice{{Index: i, FinishReason: ptr(reason), Logprobs: chatLogprobsOf(c.tok, lps)}}, nil)
 }
 
 func (c chatStream) usage(u *usage) any { return c.chunk([]chatChunkChoice{}, u) }
 
-func (c chatStream) whole(res engine.Result) any {
-	return chatCompletion{
-		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
-		Choices: []chatChoice{{Message: chatMessage{Role: "assistant", Content: res.Text}, FinishReason: res.FinishReason}},
-		Usage:   newUsage(len(res.PromptIDs), len(res.OutputIDs)),
+func (c chatStream) whole(res []engine.Result, u *usage) any {
+	choices := make([]chatChoice, len(res))
+	for i, r := range res {
+		choices[i] = chatChoice{Index: i, Message: chatMessage{Role: "assistant", Content: r.Text}, Logprobs: chatLogprobsOf(c.tok, r.Logprobs),
+			FinishReason: r.FinishReason}
 	}
+	return chatCompletion{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model, Choices: choices, Usage: u}
 }

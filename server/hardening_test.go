@@ -101,19 +101,3 @@ func TestRetrieveModel(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 	require.Contains(t, string(body), "model_not_found")
 }
-
-// TestUnimplementedParametersRefused: parameters this server does not implement yet are
-// a 400 naming them, never silently ignored; their defaults pass.
-func TestUnimplementedParametersRefused(t *testing.T) {
-	ts := start(t, Config{}, newEngine(t))
-	for field, value := range map[string]string{
-		"logit_bias": `{"5": 10}`, "response_format": `{"type": "json_object"}`, "repetition_penalty": `1.2`,
-		"min_tokens": `3`, "ignore_eos": `true`, "stop_token_ids": `[7]`, "include_stop_str_in_output": `true`,
-	} {
-		resp, body := ts.post(t, "/v1/completions", `{"prompt": "Hi", "max_tokens": 1, "`+field+`": `+value+`}`)
-		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", field, body)
-		require.Contains(t, string(body), `"param":"`+field+`"`, field)
-	}
-	resp, body := ts.post(t, "/v1/completions", `{"prompt": "Hi", "max_tokens": 1, "logit_bias": {}, "response_format": {"type": "text"}, "repetition_penalty": 1, "ignore_eos": false}`)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
-}

@@ -48,7 +48,7 @@ func TestMetrics(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 	resp, _ = ts.post(t, "/v1/chat/completions", map[string]any{"messages": chatMessages, "max_tokens": 3, "temperature": 0, "stream": true})
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	resp, _ = ts.post(t, "/v1/completions", map[string]any{"prompt": "Hi", "n": 3})
+	resp, _ = ts.post(t, "/v1/completions", map[string]any{"prompt": "Hi", "n": 0})
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 
 	resp, raw := ts.get(t, "/metrics")

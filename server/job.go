@@ -5,29 +5,35 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/tpslice/tpslice/engine"
 )
 
-// job is one admitted generation. For the server it is waiting from admission to its
-// first token (the engine's queue and the prefill: the engine does not say when it admits
-// one request into its batch) and running from then to the end; the server's running and
-// waiting gauges, and the MaxWaiting bound, count jobs so. A job is used by one goroutine.
+// job is one admitted request: its choices' generations (n per prompt), submitted to the
+// engine together. For the server it is waiting from admission to its first token (the
+// engine's queue and the prefill: the engine does not say when it admits one request into
+// its batch) and running from then to the end; the server's running and waiting gauges,
+// and the MaxWaiting bound, count jobs so. A job is used by one goroutine, but for emit
+// and done, which run on one goroutine per choice.
 type job struct {
-	s        *Server
-	l        *loaded
-	req      engine.Request
-	arrived  time.Time
-	first    time.Time
-	ctx      context.Context
-	cancel   context.CancelFunc
+	s       *Server
+	l       *loaded
+	reqs    []engine.Request // choice i generates reqs[i]
+	prompt  int              // prompt tokens, each prompt counted once (however many choices)
+	arrived time.Time
+	once    sync.Once // sets first
+	first   time.Time
+	ctx     context.Context
+	cancel  context.CancelFunc
+
 	finished bool
 }
 
-// admit admits a generation unless the server is shutting down (503) or MaxWaiting jobs
-// wait already (429).
-func (s *Server) admit(l *loaded, req engine.Request, arrived time.Time) (*job, *apiError) {
+// admit admits a request's generations unless the server is shutting down (503) or
+// MaxWaiting jobs wait already (429).
+func (s *Server) admit(l *loaded, reqs []engine.Request, prompt int, arrived time.Time) (*job, *apiError) {
 	if s.draining.Load() {
 		return nil, unavailable("shutting_down", "the server is shutting down")
 	}
@@ -42,25 +48,51 @@ func (s *Server) admit(l *loaded, req engine.Request, arrived time.Time) (*job, 
 	}
 	s.metrics.waiting.Inc()
 	ctx, cancel := context.WithCancel(s.abortCtx)
-	return &job{s: s, l: l, req: req, arrived: arrived, ctx: ctx, cancel: cancel}, nil
+	return &job{s: s, l: l, reqs: reqs, prompt: prompt, arrived: arrived, ctx: ctx, cancel: cancel}, nil
 }
 
-// run generates, calling emit for every token, and settles the job's gauges and
-// histograms. It may be called once.
-func (j *job) run(emit func(engine.Token) error) (engine.Result, error) {
-	res, err := j.l.e.Generate(j.ctx, j.req, func(t engine.Token) error {
-		j.started()
-		return emit(t)
-	})
-	j.finish(res)
-	return res, err
+// run generates every choice, calling emit(i, token) for choice i's tokens and done(i,
+// result) when choice i ends well (nil: nothing), and settles the job's gauges and
+// histograms. A choice that fails ends the others; the error is the first failure's. It
+// may be called once.
+func (j *job) run(emit func(i int, t engine.Token) error, done func(i int, res engine.Result)) ([]engine.Result, error) {
+	results := make([]engine.Result, len(j.reqs))
+	var mu sync.Mutex
+	var failed error
+	end := func(i int, res engine.Result, err error) {
+		results[i] = res
+		if err != nil {
+			mu.Lock()
+			if failed == nil {
+				failed = err
+			}
+			mu.Unlock()
+			j.cancel()
+		} else if done != nil {
+			done(i, res)
+		}
+	}
+	started := func(i int, t engine.Token) error {
+		j.once.Do(j.started)
+		return emit(i, t)
+	}
+	var err error
+	if len(j.reqs) == 1 { // Generate: what an Engine with hooks around it (tests) intercepts
+		var res engine.Result
+		res, err = j.l.e.Generate(j.ctx, j.reqs[0], func(t engine.Token) error { return started(0, t) })
+		end(0, res, err)
+	} else {
+		err = j.l.e.GenerateEach(j.ctx, j.reqs, started, end)
+	}
+	j.finish(results)
+	if err == nil {
+		err = failed
+	}
+	return results, err
 }
 
 // started moves the job from waiting to running at its first token.
 func (j *job) started() {
-	if !j.first.IsZero() {
-		return
-	}
 	j.first = time.Now()
 	j.s.waiting.Add(-1)
 	j.s.metrics.waiting.Dec()
@@ -69,29 +101,40 @@ func (j *job) started() {
 	j.s.metrics.ttft.Observe(j.first.Sub(j.arrived).Seconds())
 }
 
+// usage counts the job's tokens: each prompt once, every choice's output.
+func (j *job) usage(results []engine.Result) *usage {
+	out := 0
+	for _, r := range results {
+		out += len(r.OutputIDs)
+	}
+	return newUsage(j.prompt, out)
+}
+
 // finish takes the job off the gauges and records its timings and token counts.
-func (j *job) finish(res engine.Result) {
+func (j *job) finish(results []engine.Result) {
 	if j.finished {
 		return
 	}
 	j.finished = true
 	j.cancel()
-	m := j.s.metrics
+	m, u := j.s.metrics, j.usage(results)
 	if j.first.IsZero() {
 		j.s.waiting.Add(-1)
 		m.waiting.Dec()
-		if len(res.OutputIDs) > 0 { // only EOS: no token was emitted
+		if u.CompletionTokens > 0 { // only EOS: no token was emitted
 			m.ttft.Observe(time.Since(j.arrived).Seconds())
 		}
 	} else {
 		j.s.running.Add(-1)
 		m.running.Dec()
-		if n := len(res.OutputIDs); n > 1 {
-			m.tpot.Observe(time.Since(j.first).Seconds() / float64(n-1))
+		for _, res := range results {
+			if n := len(res.OutputIDs); n > 1 {
+				m.tpot.Observe(time.Since(j.first).Seconds() / float64(n-1))
+			}
 		}
 	}
-	m.promptTokens.Add(float64(len(res.PromptIDs)))
-	m.generationTokens.Add(float64(len(res.OutputIDs)))
+	m.promptTokens.Add(float64(j.prompt))
+	m.generationTokens.Add(float64(u.CompletionTokens))
 	m.e2e.Observe(time.Since(j.arrived).Seconds())
 }
 

@@ -7,45 +7,65 @@ import (
 	"github.com/tpslice/tpslice/models/tokenizer"
 )
 
-// completionPrompt reads /v1/completions' prompt: a string, an array of one string, an
-// array of token ids, or an array of one array of token ids. Text is tokenized as
-// engine.Generate tokenizes it (BOS where the vocabulary adds it, special-token text as
-// plain text), so the server and the Go API see the same ids.
-func completionPrompt(raw json.RawMessage, tok *tokenizer.Tokenizer) ([]int32, *apiError) {
+// completionPrompt reads /v1/completions' prompt: a string, an array of token ids, or a
+// batch of prompts, an array of strings or of arrays of token ids (OpenAI's four forms),
+// and returns each prompt's ids, and its text where the client gave text. Text is
+// tokenized as engine.Generate tokenizes it (BOS where the vocabulary adds it,
+// special-token text as plain text), so the server and the Go API see the same ids.
+func completionPrompt(raw json.RawMessage, tok *tokenizer.Tokenizer) ([][]int32, []string, *apiError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, badRequest("prompt", "prompt is required")
+		return nil, nil, badRequest("prompt", "prompt is required")
 	}
 	var text string
 	if err := json.Unmarshal(raw, &text); err == nil {
-		return encodeText(text, tok)
+		ids, e := encodeText(text, tok)
+		return [][]int32{ids}, []string{text}, e
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, badRequest("prompt", "prompt must be a string or an array, got %s", clip(raw))
+		return nil, nil, badRequest("prompt", "prompt must be a string or an array, got %s", clip(raw))
 	}
-	if len(list) == 0 {
-		return nil, badRequest("prompt", "prompt is an empty array")
+	switch {
+	case len(list) == 0:
+		return nil, nil, badRequest("prompt", "prompt is an empty array")
+	case len(list) > maxChoices:
+		return nil, nil, badRequest("prompt", "prompt holds %d prompts, more than %d", len(list), maxChoices)
 	}
 	for i, item := range list { // json.Unmarshal would read a null as token 0
 		if string(bytes.TrimSpace(item)) == "null" {
-			return nil, badRequest("prompt", "prompt item %d is null: want a string or a token id", i)
+			return nil, nil, badRequest("prompt", "prompt item %d is null: want a string or a token id", i)
 		}
 	}
 	var ids []int32
 	if err := json.Unmarshal(raw, &ids); err == nil {
-		return checkIDs(ids, tok)
+		ids, e := checkIDs(ids, tok)
+		return [][]int32{ids}, nil, e
 	}
-	if len(list) > 1 {
-		return nil, badRequest("prompt", "batched prompts are not supported: give one prompt, got %d", len(list))
+	var texts []string
+	if err := json.Unmarshal(raw, &texts); err == nil {
+		prompts := make([][]int32, len(texts))
+		for i, text := range texts {
+			var e *apiError
+			if prompts[i], e = encodeText(text, tok); e != nil {
+				return nil, nil, e
+			}
+		}
+		return prompts, texts, nil
 	}
-	if err := json.Unmarshal(list[0], &text); err == nil {
-		return encodeText(text, tok)
+	var batch [][]int32
+	if err := json.Unmarshal(raw, &batch); err != nil {
+		return nil, nil, badRequest("prompt", "prompt must be a string, an array of strings, an array of token ids or an array of arrays of token ids, got %s", clip(raw))
 	}
-	if err := json.Unmarshal(list[0], &ids); err == nil && len(ids) > 0 {
-		return checkIDs(ids, tok)
+	for i, ids := range batch {
+		if len(ids) == 0 {
+			return nil, nil, badRequest("prompt", "prompt %d is an empty array of token ids", i)
+		}
+		if _, e := checkIDs(ids, tok); e != nil {
+			return nil, nil, e
+		}
 	}
-	return nil, badRequest("prompt", "prompt must be a string, an array of one string or an array of token ids, got %s", clip(raw))
+	return batch, nil, nil
 }
 
 func encodeText(text string, tok *tokenizer.Tokenizer) ([]int32, *apiError) {
@@ -66,6 +86,14 @@ func checkIDs(ids []int32, tok *tokenizer.Tokenizer) ([]int32, *apiError) {
 		}
 	}
 	return ids, nil
+}
+
+func toInts(ids []int32) []int {
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		out[i] = int(id)
+	}
+	return out
 }
 
 func toInt32(ids []int) []int32 {

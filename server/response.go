@@ -31,10 +31,21 @@ type completion struct {
 }
 
 type completionChoice struct {
-	Index        int     `json:"index"`
-	Text         string  `json:"text"`
-	Logprobs     *string `json:"logprobs"`      // always null
-	FinishReason *string `json:"finish_reason"` // null until the last chunk
+	Index        int                 `json:"index"`
+	Text         string              `json:"text"`
+	Logprobs     *completionLogprobs `json:"logprobs"`      // null unless asked for
+	FinishReason *string             `json:"finish_reason"` // null until the last chunk
+}
+
+// completionLogprobs are a completion choice's logprobs (or a chunk's part of them), one
+// entry per token in each list: top_logprobs maps the most likely tokens' texts, and the
+// sampled one's, to their logprobs; text_offset is where each token's text starts in the
+// choice's text.
+type completionLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []float64            `json:"token_logprobs"`
+	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
 }
 
 // chatCompletion is the body of a /v1/chat/completions response (object "chat.completion").
@@ -48,10 +59,29 @@ type chatCompletion struct {
 }
 
 type chatChoice struct {
-	Index        int         `json:"index"`
-	Message      chatMessage `json:"message"`
-	Logprobs     *string     `json:"logprobs"`
-	FinishReason string      `json:"finish_reason"`
+	Index        int           `json:"index"`
+	Message      chatMessage   `json:"message"`
+	Logprobs     *chatLogprobs `json:"logprobs"` // null unless asked for
+	FinishReason string        `json:"finish_reason"`
+}
+
+// chatLogprobs are a chat choice's logprobs (or a chunk's part of them).
+type chatLogprobs struct {
+	Content []chatTokenLogprob `json:"content"`
+	Refusal *string            `json:"refusal"` // always null
+}
+
+// chatTokenLogprob is one output token's logprob, with its text's UTF-8 bytes, and the
+// most likely tokens' at its position.
+type chatTokenLogprob struct {
+	chatTopLogprob
+	TopLogprobs []chatTopLogprob `json:"top_logprobs"`
+}
+
+type chatTopLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
 }
 
 // chatMessage is the assistant's message in a response.
@@ -72,10 +102,10 @@ type chatChunk struct {
 }
 
 type chatChunkChoice struct {
-	Index        int       `json:"index"`
-	Delta        chatDelta `json:"delta"`
-	Logprobs     *string   `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
+	Index        int           `json:"index"`
+	Delta        chatDelta     `json:"delta"`
+	Logprobs     *chatLogprobs `json:"logprobs"`
+	FinishReason *string       `json:"finish_reason"`
 }
 
 // chatDelta is what a chunk adds to the message: the role in the first chunk, content in

@@ -19,6 +19,9 @@ import (
 // Engine is what the server needs of an engine; *engine.Engine is one.
 type Engine interface {
 	Generate(ctx context.Context, req engine.Request, emit func(engine.Token) error) (engine.Result, error)
+	// GenerateEach runs the choices of one request (n of them, or several prompts),
+	// submitted together.
+	GenerateEach(ctx context.Context, reqs []engine.Request, emit func(int, engine.Token) error, done func(int, engine.Result, error)) error
 	Tokenizer() *tokenizer.Tokenizer
 	Model() engine.Model
 	Blocks() *engine.BlockPool
@@ -75,6 +78,7 @@ type loaded struct {
 	e          Engine
 	name       string
 	contextLen int
+	vocab      int    // the model's vocabulary: token ids a request names are below it
 	bos, eos   string // the text of BOS and EOS, for chat templates
 }
 
@@ -155,7 +159,7 @@ func (s *Server) SetEngine(e Engine) {
 		name = m.Config().Name
 	}
 	s.eng.Store(&loaded{
-		e: e, name: name, contextLen: m.Config().ContextLength,
+		e: e, name: name, contextLen: m.Config().ContextLength, vocab: m.Config().Vocab,
 		bos: tok.Piece(tok.BOS()), eos: tok.Piece(tok.EOS()),
 	})
 }

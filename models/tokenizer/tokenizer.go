@@ -271,6 +271,16 @@ func (t *Tokenizer) Piece(id int) string {
 	return t.tokens[id]
 }
 
+// TokenText returns what id decodes to within a text (Decode's piece for it, no leading
+// space stripped): how OpenAI's logprobs name a token. It is "" when id is out of range,
+// and raw bytes that need not be valid UTF-8 (one byte of a character, say).
+func (t *Tokenizer) TokenText(id int) string {
+	if id < 0 || id >= len(t.text) {
+		return ""
+	}
+	return t.text[id]
+}
+
 // Type returns id's token type, TypeUndefined when id is out of range.
 func (t *Tokenizer) Type(id int) TokenType {
 	if id < 0 || id >= len(t.types) {
