@@ -74,7 +74,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 		fs.IntVar(&o.factor, name, 2, "multiply the size by this much between rows")
 	}
 	fs.StringVar(&o.dtypeName, "dtype", "f32", "element type: f32 or bf16")
-	fs.StringVar(&o.algos, "algo", "all", "ring, oneshot, twoshot, nvls, lamport, auto, all, or a comma-separated list")
+	fs.StringVar(&o.algos, "algo", "all", "ring, oneshot, twoshot, nvls, lamport, tree, auto, all, or a comma-separated list")
 	fs.IntVar(&o.iters, "iters", 1, "timed calls per round, at least")
 	fs.DurationVar(&o.target, "target", time.Millisecond, "wall time per round, at least (more calls for small messages)")
 	fs.IntVar(&o.rounds, "rounds", 100, "interleaved rounds, at most; each algorithm keeps its best round")
@@ -301,11 +301,11 @@ func modelReport(o benchOptions, t dtype.DType, sizes []int64) (*benchReport, er
 		var best time.Duration
 		for _, at := range mr.Times {
 			row.Results = append(row.Results, modelResult(at.Algo.String(), mr.Bytes, at.Time, o.ranks))
-			if at.Algo != comm.NVLS && (row.FastestWithoutNVLS == "" || at.Time <= best) { // ties: the later (one-shot over ring)
+			// ties: the later (one-shot over ring), but not the tree, which ties one-shot at n = 3
+			if at.Algo != comm.NVLS && (row.FastestWithoutNVLS == "" || at.Time < best || at.Time == best && at.Algo != comm.Tree) {
 				row.FastestWithoutNVLS, best = at.Algo.String(), at.Time
 			}
 		}
-		row.Results = append(row.Results, modelResult("tree (model only)", mr.Bytes, mr.Tree, o.ranks))
 		report.Rows = append(report.Rows, row)
 	}
 	return report, nil
