@@ -253,9 +253,9 @@ func LoadTable(path string) (*Table, error) {
 // offered returns the algorithms profile p can run at world size n, in tie-break
 // preference order (the model picks the first of equally fast ones): one-shot, NVLS,
 // two-shot, ring, tree. NVLS needs p.NVLS. On a PCIe fabric with n > 2 only ring is offered
-// (vLLM's rule: no peer-buffer algorithms across more than two GPUs on PCIe; the model has no
-// term for the PCIe switch a tree would share either). Lamport is never offered: the model
-// prices it exactly as one-shot, and ties go to one-shot.
+// (vLLM's rule: no peer-buffer algorithms across more than two GPUs on PCIe; the tree, which
+// reads its parent's and children's buffers, stays out with them). Lamport is never offered:
+// the model prices it exactly as one-shot, and ties go to one-shot.
 func offered(p hw.Profile, n int) []Algo {
 	if p.Fabric == device.PCIe && n > 2 {
 		return []Algo{Ring}
@@ -286,8 +286,9 @@ func fastest(p hw.Profile, n int, bytes int64) Algo {
 // offered: one-shot, two-shot, ring and tree; NVLS only where p.NVLS; on a PCIe fabric with
 // more than two ranks, ring only (vLLM's rule). Lamport is priced as one-shot and ties go to
 // one-shot, so the model never picks it; ties otherwise prefer one-shot, then NVLS, then
-// two-shot, then ring, then tree (which the model never prefers on one node). World sizes below 1 and repeats are skipped; maxBytes below 1 means
-// bucket 0 only. Source is "model:" + p.Name. p should pass p.Validate().
+// two-shot, then ring, then tree (which the model never prefers on one node). World sizes
+// below 1 and repeats are skipped; maxBytes below 1 means bucket 0 only. Source is
+// "model:" + p.Name. p should pass p.Validate().
 func ModelTable(p hw.Profile, worlds []int, maxBytes int64) *Table {
 	ws := slices.Clone(worlds)
 	slices.Sort(ws)
