@@ -46,9 +46,10 @@ func treeDown(t int) int { return 2 + 2*t }
 //
 // Synchronisation is point to point: a rank waits for its children's up flags of a slice
 // before summing it, and for its parent's down flag before copying the slice's sums. Buffer
-// reuse needs no barrier: a rank overwrites a slice of its staging buffer in the next chunk
-// or call only after its children's next up flag, which they raise only once they have
-// copied this slice's sums. On one rank the tree is a copy.
+// reuse needs no barrier: a block leaves a chunk once its children's down flags say they
+// have taken all its sums (its parent had read its partial sums before sending its own
+// down), so the next chunk or call, of any algorithm, may overwrite its staging buffer, even
+// where an element's tree changes place between chunks. On one rank the tree is a copy.
 func (cl *call) tree(b device.Block, off, count int) error {
 	lo, hi := blockSpan(count, b)
 	if cl.r.c.n == 1 {
