@@ -100,8 +100,8 @@ type treeCursor struct {
 // treeReduce runs block b's share [lo, hi) of the chunk at off through the double tree,
 // slice elements at a time. out gets the sums of every run of elements as they come down
 // (x indexes the message; sum is f32 and valid only during the call), done (if not nil) each
-// slice [x0, x1) once both trees have brought down its sums. Every rank must pass the same
-// lo, hi and slice.
+// slice [x0, x1) in order once both trees have brought down its sums, while the block would
+// otherwise wait for its peers. Every rank must pass the same lo, hi and slice.
 func (cl *call) treeReduce(b device.Block, off, lo, hi, slice int, out func(x int, sum []float32), done func(x0, x1 int)) error {
 	r := cl.r
 	s := treeState{cl: cl, b: b, off: off, lo: lo, hi: hi, slice: slice, slices: (hi - lo + slice - 1) / slice,
@@ -137,7 +137,7 @@ func (cl *call) treeReduce(b device.Block, off, lo, hi, slice int, out func(x in
 				moved = true
 			}
 		}
-		if moved {
+		if moved || s.finish() {
 			continue
 		}
 		err := cl.wait(b, treeWhat, func() bool {
@@ -151,6 +151,8 @@ func (cl *call) treeReduce(b device.Block, off, lo, hi, slice int, out func(x in
 		if err != nil {
 			return cl.waitError(b, treeWhat, s.missing(), err)
 		}
+	}
+	for s.finish() {
 	}
 	// Before the block leaves the chunk, its children must have copied its sums out of the
 	// staging buffer, which the next chunk or call (of any algorithm) overwrites.
@@ -340,12 +342,20 @@ func (s *treeState) broadcast(t int) {
 			r.c.ranks[p].dev.Ring()
 		}
 	}
-	for ; s.whole < min(s.t[0].downAt, s.t[1].downAt); s.whole++ {
-		if s.done != nil {
-			s0, s1 := s.span(s.whole)
-			s.done(s.off+s0, s.off+s1)
-		}
+}
+
+// finish runs done on the next slice that both trees have brought down, if there is one.
+// The block does that when it would otherwise wait for its peers.
+func (s *treeState) finish() bool {
+	if s.whole >= min(s.t[0].downAt, s.t[1].downAt) {
+		return false
 	}
+	if s.done != nil {
+		s0, s1 := s.span(s.whole)
+		s.done(s.off+s0, s.off+s1)
+	}
+	s.whole++
+	return true
 }
 
 // missing returns the ranks a deadline names: those whose block has not entered this call
