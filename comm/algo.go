@@ -16,10 +16,11 @@ const (
 	TwoShot             // reduce-scatter then all-gather through peer buffers; medium and large
 	NVLS                // switch-side reduction through a multicast object (emulated here)
 	Lamport             // flag-free one-shot: −0.0 sentinels, triple-buffered (TensorRT-LLM)
+	Tree                // NCCL's double binary tree: reduce up two trees, broadcast down, pipelined
 )
 
 // Algos lists the real algorithms in a fixed order (reports and autotuning use it).
-var Algos = []Algo{Ring, OneShot, TwoShot, NVLS, Lamport}
+var Algos = []Algo{Ring, OneShot, TwoShot, NVLS, Lamport, Tree}
 
 // String returns the name used on command lines, in tables and in JSON.
 func (a Algo) String() string {
@@ -36,6 +37,8 @@ func (a Algo) String() string {
 		return "nvls"
 	case Lamport:
 		return "lamport"
+	case Tree:
+		return "tree"
 	}
 	return fmt.Sprintf("algo(%d)", uint8(a))
 }
@@ -48,7 +51,7 @@ func ParseAlgo(s string) (Algo, error) {
 			return a, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown all-reduce algorithm %q (want auto, ring, oneshot, twoshot, nvls or lamport)", s)
+	return 0, fmt.Errorf("unknown all-reduce algorithm %q (want auto, ring, oneshot, twoshot, nvls, lamport or tree)", s)
 }
 
 // MarshalText writes the algorithm's name, so tables read well as JSON.

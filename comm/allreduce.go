@@ -48,6 +48,8 @@ func (r *Rank) AllReduceAlgo(s *device.Stream, algo Algo, in, out *device.Buffer
 		body = (*call).nvls
 	case Lamport:
 		body, chunk = (*call).lamport, r.c.cfg.LamportBytes/t.Size()
+	case Tree:
+		body, chunk = (*call).tree, r.c.cfg.BufferBytes/4 // f32 partial sums, like the ring
 	default:
 		return fmt.Errorf("comm: rank %d allreduce: unknown algorithm %v", r.rank, algo)
 	}

@@ -177,6 +177,11 @@ func TestSelection(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Lamport, c.Pick(1000))
 	require.NoError(t, c.Close())
+	t.Setenv(EnvAlgo, "tree")
+	c, err = New(g.node, Config{Table: table})
+	require.NoError(t, err)
+	require.Equal(t, Tree, c.Pick(1<<20))
+	require.NoError(t, c.Close())
 	c, err = New(g.node, Config{Algo: TwoShot})
 	require.NoError(t, err)
 	require.Equal(t, TwoShot, c.Pick(10))
@@ -209,10 +214,10 @@ func TestAutotune(t *testing.T) {
 
 // TestRecordedWait: a rank that reaches a collective late leaves its peers waiting, and
 // their records say for how long; its own record shows next to no wait. Every algorithm
-// that synchronises (barriers, and the flag-free slots) is timed.
+// that synchronises (barriers, the flag-free slots, the tree's flags) is timed.
 func TestRecordedWait(t *testing.T) {
 	const late = 30 * time.Millisecond
-	for _, algo := range []Algo{OneShot, TwoShot, Ring, NVLS, Lamport} {
+	for _, algo := range []Algo{OneShot, TwoShot, Ring, NVLS, Lamport, Tree} {
 		t.Run(algo.String(), func(t *testing.T) {
 			g := newGroup(t, 2, device.NVSwitch, Config{Algo: algo})
 			ins, outs := g.alloc(t, dtype.F32, 64), g.alloc(t, dtype.F32, 64)

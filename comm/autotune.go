@@ -113,13 +113,14 @@ func (t *Table) covers(n, lo, hi int) bool {
 	return true
 }
 
-// Fingerprint names what a tuned table depends on: the backend, the machine, the node and
-// the communicator's buffers. A table tuned under another fingerprint is not reused.
+// Fingerprint names what a tuned table depends on: the backend, the machine, the node,
+// the communicator's buffers and the algorithms there are to measure (a table tuned before
+// one was added never measured it). A table tuned under another fingerprint is not reused.
 func (c *Communicator) Fingerprint(t dtype.DType) string {
 	d0, _ := c.node.Device(0)
-	return fmt.Sprintf("cpu-%s-%dcpu-%dprocs/n%d-sm%d-%v/buf%d-lamport%d-blocks%d/%v",
+	return fmt.Sprintf("cpu-%s-%dcpu-%dprocs/n%d-sm%d-%v/buf%d-lamport%d-blocks%d/%v/%d-algos",
 		runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), c.n, d0.NumSMs(), c.node.Fabric(),
-		c.cfg.BufferBytes, c.cfg.LamportBytes, c.cfg.Blocks, t)
+		c.cfg.BufferBytes, c.cfg.LamportBytes, c.cfg.Blocks, t, len(Algos))
 }
 
 // SetTable replaces the selection table that Auto consults (nil: the built-in rule).

@@ -11,10 +11,11 @@ import (
 )
 
 // Signal buffer layout, in 32-bit words: flags[set][block][slot], where slot p is written
-// by rank p. A block's slots fill one cache line so blocks never share one.
+// by rank p, then the tree all-reduce's flags, one line per block (see treeFlagBase). A
+// block's slots fill one cache line so blocks never share one.
 const (
 	slotStride  = 16
-	signalWords = 2 * MaxBlocks * slotStride
+	signalWords = 3 * MaxBlocks * slotStride
 )
 
 // callDesc identifies one collective call; ranks compare theirs to catch mismatches.

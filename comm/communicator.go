@@ -60,6 +60,7 @@ type Communicator struct {
 	ranks []*Rank
 
 	mcast *device.Multicast // over the staging buffers; nil without a switch
+	dtree *doubleTree       // the tree all-reduce's two trees
 	// published holds each rank's most recent calls by sequence number, for mismatch
 	// checks; a peer runs at most one call ahead, so a few slots suffice.
 	published [][publishedDepth]atomic.Pointer[callDesc]
@@ -117,7 +118,7 @@ func New(node *device.Node, cfg Config) (*Communicator, error) {
 		d0, _ := node.Device(0)
 		cfg.Blocks = min(d0.NumSMs(), MaxBlocks)
 	}
-	c := &Communicator{node: node, n: n, cfg: cfg, force: force, published: make([][publishedDepth]atomic.Pointer[callDesc], n)}
+	c := &Communicator{node: node, n: n, cfg: cfg, force: force, dtree: buildDoubleTree(n), published: make([][publishedDepth]atomic.Pointer[callDesc], n)}
 	c.table.Store(cfg.Table)
 	seen := map[int]bool{}
 	for r, id := range cfg.Devices {
@@ -251,7 +252,7 @@ func (c *Communicator) Available(a Algo) bool {
 	switch a {
 	case NVLS:
 		return c.mcast != nil
-	case Ring, OneShot, TwoShot, Lamport:
+	case Ring, OneShot, TwoShot, Lamport, Tree:
 		return true
 	}
 	return false

@@ -11,10 +11,21 @@ import (
 // launch) and β the per-GPU link bandwidth in bytes per second, per direction:
 //
 //	ring      2(n-1)α + 2(n-1)/n · S/β
-//	tree      2·log2(n)·α + 2·S/β          (model only; not an Algo)
+//	tree      2·d·α + 2·S/β,  d = ⌊log2 n⌋
 //	one-shot  2α + (n-1)·S/β
 //	two-shot  4α + 2(n-1)/n · S/β
 //	NVLS      2α + S/β
+//
+// The tree's terms follow NCCL's tuning model (src/graph/tuning.cc, ncclTopoTuneModel):
+// its tree all-reduce latency is 2·((nRanks/nNodes-1)·intraLat + log2(nNodes)·interLat),
+// one hop per tree level up and again down (inside a node NCCL's trees are chains; ours are
+// binary trees over the node's ranks, depth d, buildDoubleTree), and its algorithm bandwidth
+// is half the bus bandwidth for every algorithm but the ring, so S bytes cost 2·S/β: each
+// tree carries S/2, and an inner rank receives its two children's halves and forwards one.
+// Pipelining the slices is what lets the two terms add instead of multiply.
+// Under this model the tree never beats the best of one-shot and two-shot on one node (at
+// n = 3 it ties one-shot); NCCL picks it across nodes, where log2(nNodes) beats a ring's
+// 2(nNodes-1) network hops.
 //
 // Lamport (flag-free one-shot) is priced exactly like one-shot: it moves the same bytes, and
 // what it saves (the trailing barrier) is below this model's resolution. One rank (n = 1)
@@ -30,7 +41,7 @@ func ModelTime(a Algo, n int, bytes int64, alpha time.Duration, beta float64) (t
 	}
 	secs, ok := modelSeconds(a, n, float64(bytes), alpha.Seconds(), beta)
 	if !ok {
-		return 0, fmt.Errorf("comm: cost model has no time for algorithm %v (want ring, oneshot, twoshot, nvls or lamport)", a)
+		return 0, fmt.Errorf("comm: cost model has no time for algorithm %v (want ring, oneshot, twoshot, nvls, lamport or tree)", a)
 	}
 	return durationOf(secs), nil
 }
@@ -52,17 +63,6 @@ func AllGatherTime(a Algo, n int, bytes int64, alpha time.Duration, beta float64
 		return durationOf(steps * (alpha.Seconds() + s/beta)), nil
 	}
 	return 0, fmt.Errorf("comm: cost model has no all-gather time for algorithm %v (want oneshot or ring)", a)
-}
-
-// TreeTime returns the α-β model's time for a tree all-reduce (reduce up a binary tree,
-// broadcast down): 2·⌈log2 n⌉·α + 2·S/β. The tree is a reference point for reports only;
-// tpslice does not implement it as an algorithm, so it is not an Algo. For a power of two
-// ⌈log2 n⌉ = log2 n, as DESIGN.md writes it; other n need the next whole tree level.
-func TreeTime(n int, bytes int64, alpha time.Duration, beta float64) (time.Duration, error) {
-	if err := checkModelArgs(n, bytes, alpha, beta); err != nil {
-		return 0, fmt.Errorf("comm: cost model for tree: %w", err)
-	}
-	return durationOf(treeSeconds(n, float64(bytes), alpha.Seconds(), beta)), nil
 }
 
 // OneShotTwoShotCrossover returns the message size S* in bytes above which the model's
@@ -116,7 +116,7 @@ func checkModelArgs(n int, bytes int64, alpha time.Duration, beta float64) error
 func modelSeconds(a Algo, n int, s, alpha, beta float64) (secs float64, ok bool) {
 	if n <= 1 {
 		switch a {
-		case Ring, OneShot, TwoShot, NVLS, Lamport:
+		case Ring, OneShot, TwoShot, NVLS, Lamport, Tree:
 			return 0, true
 		}
 		return 0, false
@@ -132,18 +132,12 @@ func modelSeconds(a Algo, n int, s, alpha, beta float64) (secs float64, ok bool)
 		steps, coef = 4, 2*(nf-1)/nf
 	case NVLS:
 		steps, coef = 2, 1
+	case Tree:
+		steps, coef = 2*float64(treeDepth(n)), 2
 	default:
 		return 0, false
 	}
 	return steps*alpha + coef*s/beta, true
-}
-
-func treeSeconds(n int, s, alpha, beta float64) float64 {
-	if n <= 1 {
-		return 0
-	}
-	levels := math.Ceil(math.Log2(float64(n)))
-	return 2*levels*alpha + 2*s/beta
 }
 
 // durationOf rounds seconds to the nearest nanosecond, saturating instead of overflowing.

@@ -36,20 +36,17 @@ func modelMicros(d time.Duration) float64 { return float64(d) / float64(time.Mic
 func TestModelTimeReproducesDesignTable(t *testing.T) {
 	for _, row := range designTable {
 		t.Run(modelSizeName(row.bytes), func(t *testing.T) {
-			want := map[Algo]float64{Ring: row.ring, OneShot: row.oneShot, TwoShot: row.twoShot, NVLS: row.nvls, Lamport: row.oneShot}
+			want := map[Algo]float64{Ring: row.ring, OneShot: row.oneShot, TwoShot: row.twoShot, NVLS: row.nvls, Lamport: row.oneShot, Tree: row.tree}
 			best, bestT := Auto, time.Duration(0)
 			for _, a := range Algos {
 				got, err := ModelTime(a, designN, row.bytes, designAlpha, designBeta)
 				require.NoError(t, err)
 				// The table prints one decimal: the model must round to it.
 				require.InDelta(t, want[a], math.Round(modelMicros(got)*10)/10, 1e-9, "%v", a)
-				if a != NVLS && a != Lamport && (best == Auto || got < bestT) {
+				if a != NVLS && a != Lamport && a != Tree && (best == Auto || got < bestT) {
 					best, bestT = a, got
 				}
 			}
-			tree, err := TreeTime(designN, row.bytes, designAlpha, designBeta)
-			require.NoError(t, err)
-			require.InDelta(t, row.tree, math.Round(modelMicros(tree)*10)/10, 1e-9, "tree")
 			require.Equal(t, row.fastestWithoutNVLS, best, "fastest without NVLS")
 		})
 	}
@@ -68,9 +65,6 @@ func TestModelTimeOneRankIsFree(t *testing.T) {
 		require.NoError(t, err)
 		require.Zero(t, got, "%v", a)
 	}
-	tree, err := TreeTime(1, 64*modelMiB, designAlpha, designBeta)
-	require.NoError(t, err)
-	require.Zero(t, tree)
 }
 
 func TestModelTimeRejects(t *testing.T) {
@@ -98,18 +92,26 @@ func TestModelTimeRejects(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
-	_, err := TreeTime(0, 1, designAlpha, designBeta)
-	require.ErrorContains(t, err, "tree")
 }
 
-func TestTreeTimeNonPowerOfTwo(t *testing.T) {
-	// 6 ranks need 3 tree levels, like 8.
-	six, err := TreeTime(6, 0, designAlpha, designBeta)
+// TestTreeModel: the tree takes ⌊log2 n⌋ levels up and down (6 ranks: 4 → {2, 6} over
+// positions 1..6, two levels; 8 ranks three) and never beats the best of one-shot and
+// two-shot on one node (it ties one-shot at n = 3).
+func TestTreeModel(t *testing.T) {
+	six, err := ModelTime(Tree, 6, 0, designAlpha, designBeta)
 	require.NoError(t, err)
-	eight, err := TreeTime(8, 0, designAlpha, designBeta)
+	require.Equal(t, 6*time.Microsecond, six)
+	eight, err := ModelTime(Tree, 8, 0, designAlpha, designBeta)
 	require.NoError(t, err)
-	require.Equal(t, eight, six)
-	require.Equal(t, 9*time.Microsecond, six)
+	require.Equal(t, 9*time.Microsecond, eight)
+	for n := 2; n <= 8; n++ {
+		for b := 0; b <= 36; b += 2 {
+			tree, _ := ModelTime(Tree, n, int64(1)<<b, designAlpha, designBeta)
+			one, _ := ModelTime(OneShot, n, int64(1)<<b, designAlpha, designBeta)
+			two, _ := ModelTime(TwoShot, n, int64(1)<<b, designAlpha, designBeta)
+			require.GreaterOrEqual(t, tree, min(one, two), "n = %d, %d bytes", n, int64(1)<<b)
+		}
+	}
 }
 
 func TestOneShotTwoShotCrossover(t *testing.T) {

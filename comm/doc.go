@@ -1,7 +1,7 @@
 // Package comm owns collective communication over a group of devices: registered peer
 // buffers, per-block flag barriers, the all-reduce family (ring, one-shot, two-shot, NVLS,
-// and the flag-free "Lamport" one-shot), all-gather, the size-based selector and its
-// cost model, autotuning, and a flight recorder of every call.
+// the flag-free "Lamport" one-shot, and NCCL's double binary tree), all-gather, the
+// size-based selector and its cost model, autotuning, and a flight recorder of every call.
 //
 // A Communicator is created once for n devices; each rank then issues its collectives
 // through its Rank handle, as a kernel on a stream of its own device. Data enters as a

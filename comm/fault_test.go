@@ -175,7 +175,7 @@ func rebuild(t *testing.T, g *group, cfg Config) *group {
 // TestFaultSkipNextCall: a rank that skips a call and goes on is caught at its next call,
 // at once, not at the deadline: its barrier would be taken for the peers' skipped one.
 func TestFaultSkipNextCall(t *testing.T) {
-	for _, algo := range []Algo{OneShot, Ring, TwoShot} {
+	for _, algo := range []Algo{OneShot, Ring, TwoShot, Tree} {
 		t.Run(algo.String(), func(t *testing.T) {
 			g := newGroup(t, 4, device.NVSwitch, Config{Timeout: 20 * time.Second, Fault: NewFaultInjector(Fault{Rank: 2, Call: 1, Kind: FaultSkip})})
 			bufs := g.alloc(t, dtype.F32, 100)

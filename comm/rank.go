@@ -21,10 +21,11 @@ type Rank struct {
 	staging, tmp, signal, lamport *device.Buffer
 	peers                         []peerView // index p: rank p's buffers as this rank maps them
 
-	seq              uint64            // host side: the sequence number of the next call
-	counter          [MaxBlocks]uint32 // kernel side: barriers passed per block (private)
-	lamportPhase     uint64            // kernel side: flag-free chunks issued so far
-	lamportPrevWords int               // kernel side: words the last flag-free chunk wrote
+	seq              uint64               // host side: the sequence number of the next call
+	counter          [MaxBlocks]uint32    // kernel side: barriers passed per block (private)
+	lamportPhase     uint64               // kernel side: flag-free chunks issued so far
+	lamportPrevWords int                  // kernel side: words the last flag-free chunk wrote
+	treeEpoch        [2][MaxBlocks]uint32 // kernel side: tree parts per tree and block so far
 	rec              Recorder
 	graphInputs      []*graphInput // captured, not yet registered (host side)
 	bytesSaved       atomic.Int64  // staging copies replays skipped

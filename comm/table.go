@@ -252,17 +252,18 @@ func LoadTable(path string) (*Table, error) {
 
 // offered returns the algorithms profile p can run at world size n, in tie-break
 // preference order (the model picks the first of equally fast ones): one-shot, NVLS,
-// two-shot, ring. NVLS needs p.NVLS. On a PCIe fabric with n > 2 only ring is offered
-// (vLLM's rule: no peer-buffer algorithms across more than two GPUs on PCIe). Lamport is
-// never offered: the model prices it exactly as one-shot, and ties go to one-shot.
+// two-shot, ring, tree. NVLS needs p.NVLS. On a PCIe fabric with n > 2 only ring is offered
+// (vLLM's rule: no peer-buffer algorithms across more than two GPUs on PCIe; the tree, which
+// reads its parent's and children's buffers, stays out with them). Lamport is never offered:
+// the model prices it exactly as one-shot, and ties go to one-shot.
 func offered(p hw.Profile, n int) []Algo {
 	if p.Fabric == device.PCIe && n > 2 {
 		return []Algo{Ring}
 	}
 	if p.NVLS {
-		return []Algo{OneShot, NVLS, TwoShot, Ring}
+		return []Algo{OneShot, NVLS, TwoShot, Ring, Tree}
 	}
-	return []Algo{OneShot, TwoShot, Ring}
+	return []Algo{OneShot, TwoShot, Ring, Tree}
 }
 
 // fastest returns the offered algorithm with the lowest model time at bytes; ties go to
@@ -282,11 +283,12 @@ func fastest(p hw.Profile, n int, bytes int64) Algo {
 // ModelTable builds the selection table that the α-β model gives for profile p: for each
 // world size in worlds and each bucket from 0 to Bucket(maxBytes), the offered algorithm
 // with the lowest ModelTime at the bucket's upper bound (BucketBytes). The algorithms
-// offered: one-shot, two-shot and ring; NVLS only where p.NVLS; on a PCIe fabric with more
-// than two ranks, ring only (vLLM's rule). Lamport is priced as one-shot and ties go to
+// offered: one-shot, two-shot, ring and tree; NVLS only where p.NVLS; on a PCIe fabric with
+// more than two ranks, ring only (vLLM's rule). Lamport is priced as one-shot and ties go to
 // one-shot, so the model never picks it; ties otherwise prefer one-shot, then NVLS, then
-// two-shot, then ring. World sizes below 1 and repeats are skipped; maxBytes below 1 means
-// bucket 0 only. Source is "model:" + p.Name. p should pass p.Validate().
+// two-shot, then ring, then tree (which the model never prefers on one node). World sizes
+// below 1 and repeats are skipped; maxBytes below 1 means bucket 0 only. Source is
+// "model:" + p.Name. p should pass p.Validate().
 func ModelTable(p hw.Profile, worlds []int, maxBytes int64) *Table {
 	ws := slices.Clone(worlds)
 	slices.Sort(ws)
@@ -317,13 +319,10 @@ type ModelRow struct {
 	// Bytes is the message size per rank.
 	Bytes int64
 	// Times holds the model time of each algorithm the profile offers at this world size,
-	// in Algos order: ring, one-shot, two-shot, and NVLS only where the profile has it; on
+	// in Algos order: ring, one-shot, two-shot, NVLS only where the profile has it, tree; on
 	// PCIe with more than two ranks, ring only. Lamport is omitted: the model prices it
 	// exactly as one-shot.
 	Times []AlgoTime
-	// Tree is the model time of a tree all-reduce (TreeTime), a reference only: tpslice
-	// does not implement a tree algorithm.
-	Tree time.Duration
 	// Fastest is the offered algorithm with the lowest model time at exactly Bytes.
 	Fastest Algo
 	// Auto is what the selector runs for this size with ModelTable's table: the fastest
@@ -354,7 +353,6 @@ func ModelRows(p hw.Profile, n int, sizes []int64) []ModelRow {
 		s = max(s, 0)
 		r := ModelRow{
 			Bytes:   s,
-			Tree:    durationOf(treeSeconds(n, float64(s), alpha, beta)),
 			Fastest: fastest(p, n, s),
 			Auto:    fastest(p, n, BucketBytes(Bucket(s))),
 		}

@@ -332,13 +332,12 @@ func TestModelRows(t *testing.T) {
 		for i, r := range rows {
 			d := designTable[i]
 			require.Equal(t, d.bytes, r.Bytes)
-			require.Equal(t, []Algo{Ring, OneShot, TwoShot, NVLS}, modelRowAlgos(r))
-			for a, want := range map[Algo]float64{Ring: d.ring, OneShot: d.oneShot, TwoShot: d.twoShot, NVLS: d.nvls} {
+			require.Equal(t, []Algo{Ring, OneShot, TwoShot, NVLS, Tree}, modelRowAlgos(r))
+			for a, want := range map[Algo]float64{Ring: d.ring, OneShot: d.oneShot, TwoShot: d.twoShot, NVLS: d.nvls, Tree: d.tree} {
 				got, ok := r.Time(a)
 				require.True(t, ok)
 				require.InDelta(t, want, math.Round(modelMicros(got)*10)/10, 1e-9, "%v at %d", a, d.bytes)
 			}
-			require.InDelta(t, d.tree, math.Round(modelMicros(r.Tree)*10)/10, 1e-9)
 			require.Equal(t, NVLS, r.Fastest)
 			require.Equal(t, NVLS, r.Auto)
 			_, ok := r.Time(Lamport)
@@ -351,7 +350,7 @@ func TestModelRows(t *testing.T) {
 		p.NVLS = false
 		rows := ModelRows(p, 8, sizes)
 		for i, r := range rows {
-			require.Equal(t, []Algo{Ring, OneShot, TwoShot}, modelRowAlgos(r))
+			require.Equal(t, []Algo{Ring, OneShot, TwoShot, Tree}, modelRowAlgos(r))
 			require.Equal(t, designTable[i].fastestWithoutNVLS, r.Fastest, "%d bytes", r.Bytes)
 		}
 	})
@@ -379,7 +378,7 @@ func TestModelRows(t *testing.T) {
 
 	t.Run("pcie n=2 offers peer algorithms", func(t *testing.T) {
 		rows := ModelRows(tableProfile(t, "pcie"), 2, []int64{16 << 10})
-		require.Equal(t, []Algo{Ring, OneShot, TwoShot}, modelRowAlgos(rows[0]))
+		require.Equal(t, []Algo{Ring, OneShot, TwoShot, Tree}, modelRowAlgos(rows[0]))
 		require.Equal(t, OneShot, rows[0].Fastest)
 	})
 

@@ -15,7 +15,7 @@ import (
 func BenchmarkFused(b *testing.B) {
 	for _, tokens := range []int{1, 8, 32, 256} {
 		sh := Shape{Tokens: tokens, Hidden: 4096, Eps: 1e-5}
-		for _, v := range []Variant{OneShot, TwoShot, NVLS} {
+		for _, v := range []Variant{OneShot, TwoShot, NVLS, Tree} {
 			for _, fuse := range []bool{false, true} {
 				name := "unfused"
 				if fuse {

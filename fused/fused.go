@@ -23,7 +23,7 @@ const Op = string(device.OpAllReduceRMSNorm)
 // AllReduceAddRMSNorm runs, on rank r's stream s, the all-reduce of partial fused with the
 // residual add and RMSNorm:
 //
-//	for each row t: residual[t] += Σ_ranks partial[t]   (sum in rank order)
+//	for each row t: residual[t] += Σ_ranks partial[t]   (sum in rank order; Tree: in the tree's)
 //	                out[t] = residual[t] / rms(residual[t]) · weight
 //
 // partial, residual and out hold Tokens×Hidden f32 values (out may be partial), weight
@@ -51,6 +51,8 @@ func AllReduceAddRMSNorm(r *comm.Rank, s *device.Stream, v Variant, partial, res
 			return fmt.Errorf("fused: rank %d: nvls needs a multicast switch; the fabric is %v", r.Rank(), c.Fabric())
 		}
 		body = (*fusedCall).nvls
+	case Tree:
+		body = (*fusedCall).tree
 	default:
 		return fmt.Errorf("fused: rank %d: unknown variant %v", r.Rank(), v)
 	}

@@ -93,39 +93,55 @@ func (g *rig) reference(sh Shape, residual0 []float32) (res, out []float64) {
 	return res, out
 }
 
+// references pairs the fused variants with the all-reduce of the unfused pair whose bits
+// they must give: one-shot, two-shot and NVLS sum in rank order, the tree in its own.
+var references = []struct {
+	algo     comm.Algo
+	variants []Variant
+}{
+	{comm.OneShot, []Variant{OneShot, TwoShot, NVLS}},
+	{comm.Tree, []Variant{Tree}},
+}
+
 // TestFusedMatchesUnfused: every variant, for every world size, token count and hidden
-// size, gives bitwise the unfused pair's result (one-shot all-reduce, then residual +
+// size, gives bitwise the unfused pair's result (its reference all-reduce, then residual +
 // RMSNorm), the same bits on every rank, and the float64 reference within f32 tolerance.
 func TestFusedMatchesUnfused(t *testing.T) {
-	for _, n := range []int{1, 2, 4, 8} {
-		g := newRig(t, n, comm.Config{Algo: comm.OneShot}) // the unfused pair's all-reduce
-		for _, tokens := range []int{1, 3, 8, 33} {
-			for _, hidden := range []int{64, 4096} {
-				sh := Shape{Tokens: tokens, Hidden: hidden, Eps: 1e-5}
-				g.load(t, sh)
-				count := tokens * hidden
-				residual0 := append([]float32(nil), g.residual[0].Float32s()[:count]...)
-				wantRes, wantOut := g.reference(sh, residual0)
+	for _, n := range []int{1, 2, 3, 4, 6, 8} {
+		for _, ref := range references {
+			testFusedMatchesUnfused(t, n, ref.algo, ref.variants)
+		}
+	}
+}
 
-				g.run(t, Unfused, sh)
-				refRes := append([]float32(nil), g.residual[0].Float32s()[:count]...)
-				refOut := append([]float32(nil), g.out[0].Float32s()[:count]...)
-				for i := range count {
-					require.InDelta(t, wantRes[i], float64(refRes[i]), 1e-5*(1+math.Abs(wantRes[i])), "residual %d", i)
-					require.InDelta(t, wantOut[i], float64(refOut[i]), 1e-4*(1+math.Abs(wantOut[i])), "out %d", i)
-				}
-				for _, v := range []Variant{OneShot, TwoShot, NVLS} {
-					t.Run(fmt.Sprintf("n=%d/tokens=%d/hidden=%d/%v", n, tokens, hidden, v), func(t *testing.T) {
-						for r := range n {
-							copy(g.residual[r].Float32s(), residual0)
-						}
-						g.run(t, v, sh)
-						for r := range n {
-							require.Equal(t, refRes, g.residual[r].Float32s()[:count], "rank %d residual", r)
-							require.Equal(t, refOut, g.out[r].Float32s()[:count], "rank %d out", r)
-						}
-					})
-				}
+func testFusedMatchesUnfused(t *testing.T, n int, algo comm.Algo, variants []Variant) {
+	g := newRig(t, n, comm.Config{Algo: algo}) // the unfused pair's all-reduce
+	for _, tokens := range []int{1, 3, 8, 33} {
+		for _, hidden := range []int{64, 4096} {
+			sh := Shape{Tokens: tokens, Hidden: hidden, Eps: 1e-5}
+			g.load(t, sh)
+			count := tokens * hidden
+			residual0 := append([]float32(nil), g.residual[0].Float32s()[:count]...)
+			wantRes, wantOut := g.reference(sh, residual0)
+
+			g.run(t, Unfused, sh)
+			refRes := append([]float32(nil), g.residual[0].Float32s()[:count]...)
+			refOut := append([]float32(nil), g.out[0].Float32s()[:count]...)
+			for i := range count {
+				require.InDelta(t, wantRes[i], float64(refRes[i]), 1e-5*(1+math.Abs(wantRes[i])), "residual %d", i)
+				require.InDelta(t, wantOut[i], float64(refOut[i]), 1e-4*(1+math.Abs(wantOut[i])), "out %d", i)
+			}
+			for _, v := range variants {
+				t.Run(fmt.Sprintf("n=%d/tokens=%d/hidden=%d/%v", n, tokens, hidden, v), func(t *testing.T) {
+					for r := range n {
+						copy(g.residual[r].Float32s(), residual0)
+					}
+					g.run(t, v, sh)
+					for r := range n {
+						require.Equal(t, refRes, g.residual[r].Float32s()[:count], "rank %d residual", r)
+						require.Equal(t, refOut, g.out[r].Float32s()[:count], "rank %d out", r)
+					}
+				})
 			}
 		}
 	}
@@ -135,9 +151,15 @@ func TestFusedMatchesUnfused(t *testing.T) {
 // back to back with every variant and in place (out = partial), so chunk and block
 // boundaries and buffer reuse across calls are exercised.
 func TestFusedChunks(t *testing.T) {
+	for _, ref := range references {
+		t.Run(ref.algo.String(), func(t *testing.T) { testFusedChunks(t, ref.algo, ref.variants) })
+	}
+}
+
+func testFusedChunks(t *testing.T, algo comm.Algo, variants []Variant) {
 	const n = 4
 	sh := Shape{Tokens: 37, Hidden: 96, Eps: 1e-6}
-	g := newRig(t, n, comm.Config{BufferBytes: 4096, Algo: comm.OneShot, Blocks: 2})
+	g := newRig(t, n, comm.Config{BufferBytes: 4096, Algo: algo, Blocks: 2})
 	g.load(t, sh)
 	count := sh.Tokens * sh.Hidden
 	residual0 := append([]float32(nil), g.residual[0].Float32s()[:count]...)
@@ -148,7 +170,7 @@ func TestFusedChunks(t *testing.T) {
 	g.run(t, Unfused, sh)
 	want := append([]float32(nil), g.out[0].Float32s()[:count]...)
 	for round := range 20 {
-		for _, v := range []Variant{OneShot, TwoShot, NVLS} {
+		for _, v := range variants {
 			for r := range n {
 				copy(g.residual[r].Float32s(), residual0)
 				copy(g.partial[r].Float32s(), partials[r])
@@ -190,4 +212,15 @@ func TestFusedBadArguments(t *testing.T) {
 	}
 	_, err = ParseVariant("magic")
 	require.ErrorContains(t, err, `unknown fused all-reduce variant "magic"`)
+}
+
+// TestSelectFollowsAlgo: Auto runs the fused form of the all-reduce comm picks.
+func TestSelectFollowsAlgo(t *testing.T) {
+	for _, v := range []Variant{OneShot, TwoShot, Tree} {
+		require.Equal(t, v, Select(newRig(t, 2, comm.Config{Algo: v.algo()}).c, 1<<10))
+		back, err := ParseVariant(v.String())
+		require.NoError(t, err)
+		require.Equal(t, v, back)
+	}
+	require.Equal(t, Unfused, Select(newRig(t, 2, comm.Config{Algo: comm.Ring}).c, 1<<10))
 }

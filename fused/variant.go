@@ -16,10 +16,11 @@ const (
 	OneShot         // every rank reduces and normalizes every row
 	TwoShot         // reduce-scatter by tokens (or hidden columns when tokens < n), norm in the gather
 	NVLS            // switch reduction through the multicast object, norm on the way out
+	Tree            // NCCL's double binary tree, norm on the way down
 )
 
 // Variants lists the real variants in a fixed order.
-var Variants = []Variant{Unfused, OneShot, TwoShot, NVLS}
+var Variants = []Variant{Unfused, OneShot, TwoShot, NVLS, Tree}
 
 // String names the variant as flags and reports do.
 func (v Variant) String() string {
@@ -34,6 +35,8 @@ func (v Variant) String() string {
 		return "twoshot"
 	case NVLS:
 		return "nvls"
+	case Tree:
+		return "tree"
 	}
 	return fmt.Sprintf("variant(%d)", uint8(v))
 }
@@ -45,7 +48,7 @@ func ParseVariant(s string) (Variant, error) {
 			return v, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown fused all-reduce variant %q (want auto, unfused, oneshot, twoshot or nvls)", s)
+	return 0, fmt.Errorf("unknown fused all-reduce variant %q (want auto, unfused, oneshot, twoshot, nvls or tree)", s)
 }
 
 // Select maps the all-reduce algorithm the communicator would pick for a message of bytes
@@ -58,6 +61,8 @@ func Select(c *comm.Communicator, bytes int) Variant {
 		return TwoShot
 	case comm.NVLS:
 		return NVLS
+	case comm.Tree:
+		return Tree
 	}
 	return Unfused
 }
@@ -71,6 +76,8 @@ func (v Variant) algo() comm.Algo {
 		return comm.TwoShot
 	case NVLS:
 		return comm.NVLS
+	case Tree:
+		return comm.Tree
 	}
 	return comm.Auto
 }

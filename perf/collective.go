@@ -3,6 +3,7 @@ package perf
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 
 	"github.com/tpslice/tpslice/comm"
@@ -80,6 +81,10 @@ func CollectiveTime(p hw.Profile, op device.CollectiveOp, a comm.Algo, n int, by
 			return kernelTime(c.NVLS, p, gather, a, n, bytes)
 		case comm.Ring:
 			return ringTime(c.Ring, p, gather, n, bytes), nil
+		case comm.Tree:
+			if !gather {
+				return treeTime(c.Ring, p, n, bytes)
+			}
 		}
 	}
 	// no calibration, or an algorithm it does not cover: the idealised model
@@ -108,6 +113,16 @@ func ringTime(r hw.RingCost, p hw.Profile, gather bool, n int, bytes int64) time
 	}
 	t, _ := move(comm.Ring, n, bytes, 0, p.LinkBytesPerSec*r.Efficiency) // cannot fail: n ≥ 2, β > 0
 	return r.Base + time.Duration(steps)*r.PerStep + t
+}
+
+// treeTime prices tpslice's double binary tree with the ring's estimate, which has no
+// published point either: Base + 2⌊log2 n⌋·PerStep (up and down each tree level) +
+// 2·S/(β·eff), the shape of comm's α-β tree formula. Priced with the idealised α and full
+// bandwidth beside calibrated kernels, the tree would win every large message on paper.
+func treeTime(r hw.RingCost, p hw.Profile, n int, bytes int64) (time.Duration, error) {
+	t, err := comm.ModelTime(comm.Tree, n, bytes, 0, p.LinkBytesPerSec*r.Efficiency)
+	levels := bits.Len(uint(n)) - 1
+	return r.Base + time.Duration(2*levels)*r.PerStep + t, err
 }
 
 // NCCLTime is NCCL's ring time for one op of bytes per rank over n ranks on profile p with

@@ -78,7 +78,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 		fs.IntVar(&o.factor, name, 2, "multiply the size by this much between rows")
 	}
 	fs.StringVar(&o.dtypeName, "dtype", "f32", "element type: f32 or bf16")
-	fs.StringVar(&o.algos, "algo", "all", "ring, oneshot, twoshot, nvls, lamport, auto, all, or a comma-separated list")
+	fs.StringVar(&o.algos, "algo", "all", "ring, oneshot, twoshot, nvls, lamport, tree, auto, all, or a comma-separated list")
 	fs.IntVar(&o.iters, "iters", 1, "timed calls per round, at least")
 	fs.DurationVar(&o.target, "target", time.Millisecond, "wall time per round, at least (more calls for small messages)")
 	fs.IntVar(&o.rounds, "rounds", 100, "interleaved rounds, at most; each algorithm keeps its best round")
@@ -318,16 +318,10 @@ func modelReport(o benchOptions, t dtype.DType, sizes []int64) (*benchReport, er
 				return nil, err
 			}
 			row.Results = append(row.Results, modelResult(a.String(), s, d, n))
-			if a != comm.NVLS && (row.FastestWithoutNVLS == "" || d <= best) { // ties: the later (one-shot over ring)
+			// ties: the later (one-shot over ring), but not the tree, which ties one-shot at n = 3
+			if a != comm.NVLS && (row.FastestWithoutNVLS == "" || d < best || d == best && a != comm.Tree) {
 				row.FastestWithoutNVLS, best = a.String(), d
 			}
-		}
-		if p.Calibration == nil {
-			tree, err := comm.TreeTime(n, s, p.Alpha, p.LinkBytesPerSec)
-			if err != nil {
-				return nil, err
-			}
-			row.Results = append(row.Results, modelResult("tree (model only)", s, tree, n))
 		}
 		for _, proto := range perf.Protocols {
 			if d, ok := perf.NCCLTime(p, device.OpAllReduce, proto, n, s); ok {

@@ -39,8 +39,8 @@ func TestAllreduceBenchCheck(t *testing.T) {
 					require.Zero(t, *res.Wrong, "size %d %s", row.SizeBytes, res.Algo)
 					require.Positive(t, res.TimeUS)
 				}
-				require.Equal(t, []string{"ring", "oneshot", "twoshot", "nvls", "lamport", "auto"}, algos)
-				require.Contains(t, algos[:5], row.Auto)
+				require.Equal(t, []string{"ring", "oneshot", "twoshot", "nvls", "lamport", "tree", "auto"}, algos)
+				require.Contains(t, algos[:6], row.Auto)
 			}
 		})
 	}
@@ -94,7 +94,7 @@ func TestAllreduceBenchCalibratedModel(t *testing.T) {
 	for _, res := range rep.Rows[0].Results {
 		algos = append(algos, res.Algo)
 	}
-	require.Equal(t, []string{"ring", "oneshot", "twoshot", "nvls", "nccl LL", "nccl LL128", "nccl Simple"}, algos)
+	require.Equal(t, []string{"ring", "oneshot", "twoshot", "nvls", "tree", "nccl LL", "nccl LL128", "nccl Simple"}, algos)
 	require.Equal(t, []string{"LL", "LL", "LL128", "Simple"}, []string{rep.Rows[0].NCCL, rep.Rows[1].NCCL, rep.Rows[2].NCCL, rep.Rows[3].NCCL})
 	require.Equal(t, 16384, int(rep.Rows[1].SizeBytes))
 	require.InDelta(t, 8, rep.Rows[1].Results[1].TimeUS, 2, "one-shot at 16 KiB")
@@ -115,7 +115,7 @@ func TestAllreduceBenchBadFlags(t *testing.T) {
 		{[]string{"-b", "1M", "-e", "1K"}, "--end (1024) is smaller than --begin (1048576)"},
 		{[]string{"-b", "2"}, "--begin: 2 bytes is less than one f32 element"},
 		{[]string{"-f", "1"}, "--factor: want at least 2"},
-		{[]string{"--algo", "tree"}, `unknown all-reduce algorithm "tree"`},
+		{[]string{"--algo", "hypercube"}, `unknown all-reduce algorithm "hypercube"`},
 		{[]string{"--fabric", "pcie", "--algo", "nvls"}, "nvls needs the nvswitch fabric, not pcie"},
 		{[]string{"--fabric", "infiniband"}, `unknown fabric "infiniband"`},
 		{[]string{"--model", "tpu-v5"}, "h100-sxm"},
