@@ -26,11 +26,8 @@ func completionPrompt(raw json.RawMessage, tok *tokenizer.Tokenizer) ([][]int32,
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, nil, badRequest("prompt", "prompt must be a string or an array, got %s", clip(raw))
 	}
-	switch {
-	case len(list) == 0:
+	if len(list) == 0 {
 		return nil, nil, badRequest("prompt", "prompt is an empty array")
-	case len(list) > maxChoices:
-		return nil, nil, badRequest("prompt", "prompt holds %d prompts, more than %d", len(list), maxChoices)
 	}
 	for i, item := range list { // json.Unmarshal would read a null as token 0
 		if string(bytes.TrimSpace(item)) == "null" {
@@ -41,6 +38,9 @@ func completionPrompt(raw json.RawMessage, tok *tokenizer.Tokenizer) ([][]int32,
 	if err := json.Unmarshal(raw, &ids); err == nil {
 		ids, e := checkIDs(ids, tok)
 		return [][]int32{ids}, nil, e
+	}
+	if len(list) > maxChoices { // a batch of prompts; one prompt of token ids may be long
+		return nil, nil, badRequest("prompt", "prompt holds %d prompts, more than %d", len(list), maxChoices)
 	}
 	var texts []string
 	if err := json.Unmarshal(raw, &texts); err == nil {
