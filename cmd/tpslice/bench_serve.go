@@ -31,7 +31,8 @@ type serveBenchReport struct {
 	DurationLimitS    float64      `json:"duration_limit_s,omitempty"`
 	CancelFraction    float64      `json:"cancel_fraction,omitempty"`
 	Concurrency       int          `json:"concurrency"`
-	RequestRate       float64      `json:"request_rate"` // requests/s; 0: all at once
+	Temperature       *float64     `json:"temperature,omitempty"` // absent: the server's default
+	RequestRate       float64      `json:"request_rate"`          // requests/s; 0: all at once
 	PromptLen         int          `json:"prompt_len"`
 	SharedPrefixLen   int          `json:"shared_prefix_len,omitempty"` // tokens every prompt starts with
 	MaxTokens         int          `json:"max_tokens"`
@@ -102,6 +103,7 @@ type serveBenchOptions struct {
 	rate                 float64
 	promptLen, maxTokens int
 	sharedPrefixLen      int
+	temperature          float64 // < 0: not sent (the server's default)
 	seed                 uint64
 	timeout              time.Duration
 	duration, sampleIvl  time.Duration // duration > 0: a soak of that length instead of numPrompts
@@ -133,6 +135,7 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.sharedPrefixLen, "shared-prefix-len", 0, "every prompt starts with the same `N` tokens (ids of synthetic words, from the server's /tokenize), then --prompt-len random ones; "+
 		"one untimed request caches the prefix first")
 	fs.IntVar(&o.maxTokens, "max-tokens", 64, "max_tokens of every request")
+	fs.Float64Var(&o.temperature, "temperature", -1, "temperature of every request (0: greedy; negative: not sent, the server's default)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the prompts, the arrivals and the requests' sampling")
 	fs.StringVar(&o.apiKey, "api-key", "", "send \"Authorization: Bearer KEY\" (default: $"+apiKeyEnv+")")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "deadline of one request")
@@ -575,18 +578,22 @@ func serverTokenize(client *http.Client, o serveBenchOptions, text string) ([]in
 // streamCompletion sends one streamed completion and times its chunks; with cancelAfter
 // > 0 it leaves after that many chunks (closing the connection).
 func streamCompletion(client *http.Client, o serveBenchOptions, prompt any, seed uint64, cancelAfter int) (r requestResult) {
-	body, _ := json.Marshal(map[string]any{
+	req := map[string]any{
 		"model": o.model, "prompt": prompt, "max_tokens": o.maxTokens, "seed": int64(seed),
 		"stream": true, "stream_options": map[string]any{"include_usage": true},
-	})
+	}
+	if o.temperature >= 0 {
+		req["temperature"] = o.temperature
+	}
+	body, _ := json.Marshal(req)
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	req, err := apiRequest(ctx, o, http.MethodPost, "/v1/completions", body)
+	hreq, err := apiRequest(ctx, o, http.MethodPost, "/v1/completions", body)
 	if err != nil {
 		return requestResult{err: err}
 	}
 	start := time.Now()
-	resp, err := client.Do(req)
+	resp, err := client.Do(hreq)
 	if err != nil {
 		return requestResult{err: err}
 	}
@@ -670,6 +677,9 @@ func summarize(o serveBenchOptions, results []requestResult, duration time.Durat
 		URL: o.url, Model: o.model, NumPrompts: len(results), DurationLimitS: o.duration.Seconds(), CancelFraction: o.cancelFraction,
 		Concurrency: o.conc, RequestRate: o.rate, PromptLen: o.promptLen, SharedPrefixLen: o.sharedPrefixLen, MaxTokens: o.maxTokens, DurationS: duration.Seconds(),
 	}
+	if o.temperature >= 0 {
+		rep.Temperature = &o.temperature
+	}
 	var ttft, tpot, itl, e2e []float64
 	for _, r := range results {
 		if r.cancelled {
@@ -725,6 +735,10 @@ func percentile(sorted []float64, p float64) float64 {
 }
 
 func printServeReport(w io.Writer, r *serveBenchReport) error {
+	temp := "the server's default temperature"
+	if r.Temperature != nil {
+		temp = fmt.Sprintf("temperature %g", *r.Temperature)
+	}
 	rate := "all at once"
 	if r.RequestRate > 0 {
 		rate = fmt.Sprintf("%g req/s (Poisson)", r.RequestRate)
@@ -739,7 +753,7 @@ func printServeReport(w io.Writer, r *serveBenchReport) error {
 	}
 	fmt.Fprintf(w, "# tpslice bench-serve: %d prompts%s of %s, max_tokens %d, to %s at %s\n",
 		r.NumPrompts, soak, prompt, r.MaxTokens, r.Model, r.URL)
-	fmt.Fprintf(w, "# concurrency %d, arrivals %s\n", r.Concurrency, rate)
+	fmt.Fprintf(w, "# concurrency %d, arrivals %s, %s\n", r.Concurrency, rate, temp)
 	cancelled := ""
 	if r.CancelFraction > 0 {
 		cancelled = fmt.Sprintf(", cancelled %d (--cancel-fraction %g)", r.Cancelled, r.CancelFraction)

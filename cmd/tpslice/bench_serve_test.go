@@ -79,8 +79,9 @@ func TestBenchServe(t *testing.T) {
 	}
 
 	t.Run("table", func(t *testing.T) {
-		out, errOut, err := runCLI(t, "bench-serve", "--url", base, "--num-prompts", "2", "--max-tokens", "4", "--request-rate", "50")
+		out, errOut, err := runCLI(t, "bench-serve", "--url", base, "--num-prompts", "2", "--max-tokens", "4", "--request-rate", "50", "--temperature", "0")
 		require.NoError(t, err, "%s", errOut)
+		require.Contains(t, out, "arrivals 50 req/s (Poisson), temperature 0")
 		require.Contains(t, out, "completed 2, failed 0")
 		require.Regexp(t, `(?m)^\s+TTFT(\s+\d+\.\d\d){4}$`, out)
 	})
