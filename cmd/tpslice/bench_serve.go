@@ -299,7 +299,8 @@ func runServeBench(client *http.Client, o serveBenchOptions, prompts *promptMake
 		drift        *serverDrift
 		stopSampling = func() {}
 	)
-	counters, _ := scrapeMetrics(client, o, metricPrefixQueries, metricPrefixHits, metricPreemptions)
+	schedulerMetrics := []string{metricPrefixQueries, metricPrefixHits, metricPreemptions}
+	counters, _ := scrapeMetrics(client, o, schedulerMetrics...)
 	start := time.Now()
 	if o.duration > 0 {
 		drift = &serverDrift{}
@@ -354,7 +355,7 @@ func runServeBench(client *http.Client, o serveBenchOptions, prompts *promptMake
 		fmt.Fprintln(stderr)
 	}
 	rep := summarize(o, results, duration)
-	if after, err := scrapeMetrics(client, o, metricPrefixQueries, metricPrefixHits, metricPreemptions); err == nil && len(counters) == 3 && len(after) == 3 {
+	if after, err := scrapeMetrics(client, o, schedulerMetrics...); err == nil && len(counters) == 3 && len(after) == 3 {
 		d := &schedulerDelta{
 			PrefixCacheQueries: after[metricPrefixQueries] - counters[metricPrefixQueries],
 			PrefixCacheHits:    after[metricPrefixHits] - counters[metricPrefixHits],
