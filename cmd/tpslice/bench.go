@@ -42,7 +42,10 @@ type decodeBenchRow struct {
 	P50Ms      float64 `json:"token_latency_ms_p50"`
 	P99Ms      float64 `json:"token_latency_ms_p99"`
 	TokensPerS float64 `json:"tokens_per_s"`
-	CommShare  float64 `json:"comm_share"`
+	// E2ETokensPerS is the batch's output tokens over its wall time, from its submission
+	// to its last token (TTFT and decode).
+	E2ETokensPerS float64 `json:"e2e_tokens_per_s"`
+	CommShare     float64 `json:"comm_share"`
 	// CommWaitShare is the part of CommShare rank 0 spent blocked on its peers (comm's
 	// recorded barrier waits): skew between ranks, not data moving.
 	CommWaitShare float64            `json:"comm_wait_share"`
@@ -282,6 +285,7 @@ func benchCell(ctx context.Context, e *engine.Engine, genLen, b int, prompts *pr
 			p.note(fmt.Sprintf("tp=%d batch=%d: %d requests stopped at EOS before %d tokens even with redrawn prompts", n, b, len(run.short), genLen))
 		}
 		row.TP = n
+		row.E2ETokensPerS = float64(run.tokens) / run.wall.Seconds()
 		return row, nil
 	}
 }
@@ -319,17 +323,18 @@ func printBench(w io.Writer, o decodeBenchOptions, rep decodeBenchReport) error 
 			rep.ReadGBps, float64(rep.WeightBytes)/rep.ReadGBps/1e6)
 	}
 	fmt.Fprintln(w, "# TTFT: mean over the batch, from its submission; p50/p99: gaps between a request's successive tokens while")
-	fmt.Fprintln(w, "# the whole batch decodes, and tok/s the batch's tokens over that time; comm: collectives' share of a step;")
+	fmt.Fprintln(w, "# the whole batch decodes, and tok/s the batch's tokens over that time; e2e tok/s: the batch's output tokens")
+	fmt.Fprintln(w, "# over its submission to its last token (TTFT and decode); comm: collectives' share of a step;")
 	fmt.Fprintln(w, "# then rank 0's kernel ms per decode step by class (host overhead: the rest of the step)")
 	keys := benchKeys(rep.Rows)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "tp\tbatch\tTTFT ms\tp50 ms\tp99 ms\ttok/s\tcomm\t(wait)\t")
+	fmt.Fprint(tw, "tp\tbatch\tTTFT ms\tp50 ms\tp99 ms\ttok/s\te2e tok/s\tcomm\t(wait)\t")
 	for _, k := range keys {
 		fmt.Fprintf(tw, "%s\t", k)
 	}
 	fmt.Fprintln(tw)
 	for _, r := range rep.Rows {
-		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.3f\t%.3f\t%.1f\t%.1f%%\t%.1f%%\t", r.TP, r.Batch, r.TTFTMs, r.P50Ms, r.P99Ms, r.TokensPerS, 100*r.CommShare, 100*r.CommWaitShare)
+		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f%%\t%.1f%%\t", r.TP, r.Batch, r.TTFTMs, r.P50Ms, r.P99Ms, r.TokensPerS, r.E2ETokensPerS, 100*r.CommShare, 100*r.CommWaitShare)
 		for _, k := range keys {
 			if v, ok := r.Breakdown[k]; ok {
 				fmt.Fprintf(tw, "%.3f\t", v)

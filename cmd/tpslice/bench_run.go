@@ -14,7 +14,9 @@ type batchRun struct {
 	// The whole batch decodes from `from` (every request has its first token) to `to` (the
 	// first request has its last).
 	from, to time.Time
-	short    []int // requests that stopped before genLen tokens
+	short    []int         // requests that stopped before genLen tokens
+	tokens   int           // output tokens of the batch
+	wall     time.Duration // from the submission to the last result
 }
 
 // runBatch sends b greedy requests of genLen tokens together (engine.GenerateBatch, as
@@ -43,8 +45,9 @@ func runBatch(ctx context.Context, e *engine.Engine, prompts [][]int32, genLen i
 	if err != nil {
 		return batchRun{}, err
 	}
-	var run batchRun
+	run := batchRun{wall: time.Since(start)}
 	for i, r := range results {
+		run.tokens += len(r.OutputIDs)
 		run.ttftMs += ms(r.TTFT) / float64(len(results))
 		if len(r.OutputIDs) < genLen {
 			run.short = append(run.short, i)

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,8 +31,10 @@ type serveBenchReport struct {
 	DurationLimitS    float64      `json:"duration_limit_s,omitempty"`
 	CancelFraction    float64      `json:"cancel_fraction,omitempty"`
 	Concurrency       int          `json:"concurrency"`
-	RequestRate       float64      `json:"request_rate"` // requests/s; 0: all at once
+	Temperature       *float64     `json:"temperature,omitempty"` // absent: the server's default
+	RequestRate       float64      `json:"request_rate"`          // requests/s; 0: all at once
 	PromptLen         int          `json:"prompt_len"`
+	SharedPrefixLen   int          `json:"shared_prefix_len,omitempty"` // tokens every prompt starts with
 	MaxTokens         int          `json:"max_tokens"`
 	Completed         int          `json:"completed"`
 	Cancelled         int          `json:"cancelled"` // by the client, mid-stream (--cancel-fraction)
@@ -46,7 +49,25 @@ type serveBenchReport struct {
 	ITL               latencyStats `json:"itl_ms"`
 	E2E               latencyStats `json:"e2e_ms"`
 	Server            *serverDrift `json:"server,omitempty"` // --duration only
+	// Scheduler is what the server's scheduler counted over the run (tpslice serve's
+	// /metrics; absent from a server without them).
+	Scheduler *schedulerDelta `json:"scheduler,omitempty"`
 }
+
+// schedulerDelta is the change of the server's scheduler counters over the run.
+type schedulerDelta struct {
+	PrefixCacheQueries float64 `json:"prefix_cache_queries"`  // prompt tokens looked up in the prefix cache
+	PrefixCacheHits    float64 `json:"prefix_cache_hits"`     // of them, found there
+	PrefixCacheHitRate float64 `json:"prefix_cache_hit_rate"` // hits / queries; 0 without queries
+	Preemptions        float64 `json:"preemptions"`
+}
+
+// Scheduler counters of tpslice serve's /metrics.
+const (
+	metricPrefixQueries = "tpslice_prefix_cache_queries_total"
+	metricPrefixHits    = "tpslice_prefix_cache_hits_total"
+	metricPreemptions   = "tpslice_num_preemptions_total"
+)
 
 // serverDrift is what the server's /metrics said of its memory and goroutines over a soak.
 type serverDrift struct {
@@ -81,6 +102,8 @@ type serveBenchOptions struct {
 	numPrompts, conc     int
 	rate                 float64
 	promptLen, maxTokens int
+	sharedPrefixLen      int
+	temperature          float64 // < 0: not sent (the server's default)
 	seed                 uint64
 	timeout              time.Duration
 	duration, sampleIvl  time.Duration // duration > 0: a soak of that length instead of numPrompts
@@ -108,8 +131,11 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.numPrompts, "num-prompts", 64, "requests to send")
 	fs.IntVar(&o.conc, "concurrency", 8, "requests in flight at most")
 	fs.Float64Var(&o.rate, "request-rate", 0, "requests/s, Poisson arrivals (0: all at once, bounded by --concurrency)")
-	fs.IntVar(&o.promptLen, "prompt-len", 64, "synthetic prompt length, in words (roughly tokens)")
+	fs.IntVar(&o.promptLen, "prompt-len", 64, "synthetic prompt length, in words (roughly tokens); after --shared-prefix-len, in tokens")
+	fs.IntVar(&o.sharedPrefixLen, "shared-prefix-len", 0, "every prompt starts with the same `N` tokens (ids of synthetic words, from the server's /tokenize), then --prompt-len random ones; "+
+		"one untimed request caches the prefix first")
 	fs.IntVar(&o.maxTokens, "max-tokens", 64, "max_tokens of every request")
+	fs.Float64Var(&o.temperature, "temperature", -1, "temperature of every request (0: greedy; negative: not sent, the server's default)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the prompts, the arrivals and the requests' sampling")
 	fs.StringVar(&o.apiKey, "api-key", "", "send \"Authorization: Bearer KEY\" (default: $"+apiKeyEnv+")")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "deadline of one request")
@@ -137,6 +163,8 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 		return fail("--request-rate must be a finite number ≥ 0, got %v", o.rate)
 	case o.promptLen < 1:
 		return fail("--prompt-len must be at least 1, got %d", o.promptLen)
+	case o.sharedPrefixLen < 0:
+		return fail("--shared-prefix-len must be ≥ 0, got %d", o.sharedPrefixLen)
 	case o.maxTokens < 1:
 		return fail("--max-tokens must be at least 1, got %d", o.maxTokens)
 	case o.timeout <= 0:
@@ -171,8 +199,12 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 		return fail("%w", err)
 	}
 	o.model = name
+	prompts, err := newPromptMaker(client, o)
+	if err != nil {
+		return fail("%w", err)
+	}
 
-	report := runServeBench(client, o, stderr)
+	report := runServeBench(client, o, prompts, stderr)
 	if report.FirstError != "" {
 		fmt.Fprintf(stderr, "# %d of %d requests failed; the first: %s\n", report.Failed, report.NumPrompts, report.FirstError)
 	}
@@ -194,12 +226,9 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 func probeModel(client *http.Client, o serveBenchOptions) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.url+"/v1/models", nil)
+	req, err := apiRequest(ctx, o, http.MethodGet, "/v1/models", nil)
 	if err != nil {
 		return "", err
-	}
-	if o.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+o.apiKey)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -227,6 +256,21 @@ func probeModel(client *http.Client, o serveBenchOptions) (string, error) {
 	return list.Data[0].ID, nil
 }
 
+// apiRequest is a request to the server's API, with the API key; a body is JSON.
+func apiRequest(ctx context.Context, o serveBenchOptions, method, path string, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, o.url+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if o.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+o.apiKey)
+	}
+	return req, nil
+}
+
 // httpError describes a failed response from its status and OpenAI-style error body.
 func httpError(status int, body []byte) string {
 	var e struct {
@@ -246,9 +290,8 @@ func httpError(status int, body []byte) string {
 
 // runServeBench sends the requests (numPrompts, or for o.duration) and summarizes them; a
 // soak samples the server's /metrics at the start, every o.sampleIvl and at the end.
-func runServeBench(client *http.Client, o serveBenchOptions, stderr io.Writer) *serveBenchReport {
-	prompts := rand.New(rand.NewPCG(o.seed, 0x7470736c696365)) // "tpslice"
-	rng := rand.New(rand.NewPCG(o.seed, 0x61727269766573))     // "arrives": arrivals and cancellations
+func runServeBench(client *http.Client, o serveBenchOptions, prompts *promptMaker, stderr io.Writer) *serveBenchReport {
+	rng := rand.New(rand.NewPCG(o.seed, 0x61727269766573)) // "arrives": arrivals and cancellations
 	var (
 		wg           sync.WaitGroup
 		mu           sync.Mutex // guards results and the progress line
@@ -256,6 +299,8 @@ func runServeBench(client *http.Client, o serveBenchOptions, stderr io.Writer) *
 		drift        *serverDrift
 		stopSampling = func() {}
 	)
+	schedulerMetrics := []string{metricPrefixQueries, metricPrefixHits, metricPreemptions}
+	counters, _ := scrapeMetrics(client, o, schedulerMetrics...)
 	start := time.Now()
 	if o.duration > 0 {
 		drift = &serverDrift{}
@@ -285,7 +330,7 @@ func runServeBench(client *http.Client, o serveBenchOptions, stderr io.Writer) *
 			}
 			break
 		}
-		prompt := syntheticPrompt(prompts, o.promptLen)
+		prompt := prompts.next()
 		cancelAfter := 0 // chunks after which the client leaves; 0: never
 		if o.cancelFraction > 0 && rng.Float64() < o.cancelFraction {
 			cancelAfter = 1 + rng.IntN(max(1, o.maxTokens/2))
@@ -310,6 +355,17 @@ func runServeBench(client *http.Client, o serveBenchOptions, stderr io.Writer) *
 		fmt.Fprintln(stderr)
 	}
 	rep := summarize(o, results, duration)
+	if after, err := scrapeMetrics(client, o, schedulerMetrics...); err == nil && len(counters) == 3 && len(after) == 3 {
+		d := &schedulerDelta{
+			PrefixCacheQueries: after[metricPrefixQueries] - counters[metricPrefixQueries],
+			PrefixCacheHits:    after[metricPrefixHits] - counters[metricPrefixHits],
+			Preemptions:        after[metricPreemptions] - counters[metricPreemptions],
+		}
+		if d.PrefixCacheQueries > 0 {
+			d.PrefixCacheHitRate = d.PrefixCacheHits / d.PrefixCacheQueries
+		}
+		rep.Scheduler = d
+	}
 	if drift != nil {
 		client.CloseIdleConnections() // the server's goroutines for them end
 		stopSampling()
@@ -374,47 +430,51 @@ func (d *serverDrift) watch(client *http.Client, o serveBenchOptions, start time
 // serverMetrics reads process_resident_memory_bytes and go_goroutines from the server's
 // Prometheus /metrics (client_golang's process and Go collectors).
 func serverMetrics(client *http.Client, o serveBenchOptions) (rss, goroutines float64, err error) {
+	const rssName, gName = "process_resident_memory_bytes", "go_goroutines"
+	m, err := scrapeMetrics(client, o, rssName, gName)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(m) < 2 {
+		return 0, 0, fmt.Errorf("GET %s/metrics has no %s and %s", o.url, rssName, gName)
+	}
+	return m[rssName], m[gName], nil
+}
+
+// scrapeMetrics reads the unlabelled samples of the named metrics from the server's
+// Prometheus /metrics; a name it does not export is absent from the map.
+func scrapeMetrics(client *http.Client, o serveBenchOptions, names ...string) (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.url+"/metrics", nil)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, 0, fmt.Errorf("GET %s/metrics: %w", o.url, err)
+		return nil, fmt.Errorf("GET %s/metrics: %w", o.url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return 0, 0, fmt.Errorf("GET %s/metrics: %w", o.url, err)
+		return nil, fmt.Errorf("GET %s/metrics: %w", o.url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return 0, 0, fmt.Errorf("GET %s/metrics: %s", o.url, httpError(resp.StatusCode, body))
+		return nil, fmt.Errorf("GET %s/metrics: %s", o.url, httpError(resp.StatusCode, body))
 	}
-	found := 0
+	m := make(map[string]float64, len(names))
 	for line := range strings.Lines(string(body)) {
 		name, value, ok := strings.Cut(strings.TrimSpace(line), " ")
-		var dst *float64
-		switch {
-		case !ok:
-			continue
-		case name == "process_resident_memory_bytes":
-			dst = &rss
-		case name == "go_goroutines":
-			dst = &goroutines
-		default:
+		if !ok || !slices.Contains(names, name) {
 			continue
 		}
-		if *dst, err = strconv.ParseFloat(value, 64); err != nil {
-			return 0, 0, fmt.Errorf("GET %s/metrics: %s: %w", o.url, name, err)
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return nil, fmt.Errorf("GET %s/metrics: %s: %w", o.url, name, err)
 		}
-		found++
+		m[name] = v
 	}
-	if found < 2 {
-		return 0, 0, fmt.Errorf("GET %s/metrics has no process_resident_memory_bytes and go_goroutines", o.url)
-	}
-	return rss, goroutines, nil
+	return m, nil
 }
 
 // benchWords are the words synthetic prompts are made of: common English words, about one
@@ -438,25 +498,103 @@ func syntheticPrompt(rng *rand.Rand, n int) string {
 	return b.String()
 }
 
+// promptMaker draws the requests' prompts: promptLen synthetic words, or, with a shared
+// prefix, the prefix's ids followed by promptLen ids drawn from the tokens of synthetic words.
+type promptMaker struct {
+	rng          *rand.Rand
+	n            int
+	prefix, pool []int32
+}
+
+// newPromptMaker returns o's prompts. With a shared prefix it tokenizes synthetic words on
+// the server (POST /tokenize, BOS first where the vocabulary adds it), keeps the first
+// o.sharedPrefixLen ids as the prefix, and sends one request of it, untimed, so that the
+// server has it cached before the run.
+func newPromptMaker(client *http.Client, o serveBenchOptions) (*promptMaker, error) {
+	m := &promptMaker{rng: rand.New(rand.NewPCG(o.seed, 0x7470736c696365)), n: o.promptLen} // "tpslice"
+	if o.sharedPrefixLen == 0 {
+		return m, nil
+	}
+	words := rand.New(rand.NewPCG(o.seed, 0x707265666978)) // "prefix"
+	for n := o.sharedPrefixLen + 64; ; n *= 2 {
+		ids, err := serverTokenize(client, o, syntheticPrompt(words, n))
+		if err != nil {
+			return nil, fmt.Errorf("--shared-prefix-len: %w", err)
+		}
+		if len(ids) > o.sharedPrefixLen {
+			m.prefix, m.pool = ids[:o.sharedPrefixLen], ids[1:] // the pool without BOS
+			break
+		}
+		if n > 64*o.sharedPrefixLen {
+			return nil, fmt.Errorf("--shared-prefix-len: %d words tokenize to %d tokens only", n, len(ids))
+		}
+	}
+	warm := o
+	warm.maxTokens = 1
+	if r := streamCompletion(client, warm, m.next(), o.seed, 0); r.err != nil {
+		return nil, fmt.Errorf("--shared-prefix-len: the request caching the prefix: %w", r.err)
+	}
+	return m, nil
+}
+
+// next returns the next prompt: text, or ids.
+func (m *promptMaker) next() any {
+	if m.prefix == nil {
+		return syntheticPrompt(m.rng, m.n)
+	}
+	ids := slices.Grow(slices.Clone(m.prefix), m.n)
+	for range m.n {
+		ids = append(ids, m.pool[m.rng.IntN(len(m.pool))])
+	}
+	return ids
+}
+
+// serverTokenize returns the ids of text from the server's POST /tokenize (vLLM's).
+func serverTokenize(client *http.Client, o serveBenchOptions, text string) ([]int32, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	body, _ := json.Marshal(map[string]any{"model": o.model, "prompt": text, "add_special_tokens": true})
+	req, err := apiRequest(ctx, o, http.MethodPost, "/tokenize", body)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("POST %s/tokenize: %s", o.url, httpError(resp.StatusCode, b))
+	}
+	var r struct {
+		Tokens []int32 `json:"tokens"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("POST %s/tokenize: %w", o.url, err)
+	}
+	return r.Tokens, nil
+}
+
 // streamCompletion sends one streamed completion and times its chunks; with cancelAfter
 // > 0 it leaves after that many chunks (closing the connection).
-func streamCompletion(client *http.Client, o serveBenchOptions, prompt string, seed uint64, cancelAfter int) (r requestResult) {
-	body, _ := json.Marshal(map[string]any{
+func streamCompletion(client *http.Client, o serveBenchOptions, prompt any, seed uint64, cancelAfter int) (r requestResult) {
+	req := map[string]any{
 		"model": o.model, "prompt": prompt, "max_tokens": o.maxTokens, "seed": int64(seed),
 		"stream": true, "stream_options": map[string]any{"include_usage": true},
-	})
+	}
+	if o.temperature >= 0 {
+		req["temperature"] = o.temperature
+	}
+	body, _ := json.Marshal(req)
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url+"/v1/completions", bytes.NewReader(body))
+	hreq, err := apiRequest(ctx, o, http.MethodPost, "/v1/completions", body)
 	if err != nil {
 		return requestResult{err: err}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if o.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+o.apiKey)
-	}
 	start := time.Now()
-	resp, err := client.Do(req)
+	resp, err := client.Do(hreq)
 	if err != nil {
 		return requestResult{err: err}
 	}
@@ -538,7 +676,10 @@ func streamCompletion(client *http.Client, o serveBenchOptions, prompt string, s
 func summarize(o serveBenchOptions, results []requestResult, duration time.Duration) *serveBenchReport {
 	rep := &serveBenchReport{
 		URL: o.url, Model: o.model, NumPrompts: len(results), DurationLimitS: o.duration.Seconds(), CancelFraction: o.cancelFraction,
-		Concurrency: o.conc, RequestRate: o.rate, PromptLen: o.promptLen, MaxTokens: o.maxTokens, DurationS: duration.Seconds(),
+		Concurrency: o.conc, RequestRate: o.rate, PromptLen: o.promptLen, SharedPrefixLen: o.sharedPrefixLen, MaxTokens: o.maxTokens, DurationS: duration.Seconds(),
+	}
+	if o.temperature >= 0 {
+		rep.Temperature = &o.temperature
 	}
 	var ttft, tpot, itl, e2e []float64
 	for _, r := range results {
@@ -595,6 +736,10 @@ func percentile(sorted []float64, p float64) float64 {
 }
 
 func printServeReport(w io.Writer, r *serveBenchReport) error {
+	temp := "the server's default temperature"
+	if r.Temperature != nil {
+		temp = fmt.Sprintf("temperature %g", *r.Temperature)
+	}
 	rate := "all at once"
 	if r.RequestRate > 0 {
 		rate = fmt.Sprintf("%g req/s (Poisson)", r.RequestRate)
@@ -603,9 +748,13 @@ func printServeReport(w io.Writer, r *serveBenchReport) error {
 	if r.DurationLimitS > 0 {
 		soak = fmt.Sprintf(" (a soak of %g s)", r.DurationLimitS)
 	}
-	fmt.Fprintf(w, "# tpslice bench-serve: %d prompts%s of ~%d words, max_tokens %d, to %s at %s\n",
-		r.NumPrompts, soak, r.PromptLen, r.MaxTokens, r.Model, r.URL)
-	fmt.Fprintf(w, "# concurrency %d, arrivals %s\n", r.Concurrency, rate)
+	prompt := fmt.Sprintf("~%d words", r.PromptLen)
+	if r.SharedPrefixLen > 0 {
+		prompt = fmt.Sprintf("a shared %d-token prefix + %d random tokens", r.SharedPrefixLen, r.PromptLen)
+	}
+	fmt.Fprintf(w, "# tpslice bench-serve: %d prompts%s of %s, max_tokens %d, to %s at %s\n",
+		r.NumPrompts, soak, prompt, r.MaxTokens, r.Model, r.URL)
+	fmt.Fprintf(w, "# concurrency %d, arrivals %s, %s\n", r.Concurrency, rate, temp)
 	cancelled := ""
 	if r.CancelFraction > 0 {
 		cancelled = fmt.Sprintf(", cancelled %d (--cancel-fraction %g)", r.Cancelled, r.CancelFraction)
@@ -623,6 +772,10 @@ func printServeReport(w io.Writer, r *serveBenchReport) error {
 		if d.Error != "" {
 			fmt.Fprintf(w, "# sampling the server stopped: %s\n", d.Error)
 		}
+	}
+	if d := r.Scheduler; d != nil {
+		fmt.Fprintf(w, "# server's scheduler: prefix-cache hit rate %.1f%% (%.0f of %.0f prompt tokens), %.0f preemptions\n",
+			100*d.PrefixCacheHitRate, d.PrefixCacheHits, d.PrefixCacheQueries, d.Preemptions)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ms\tmean\tp50\tp90\tp99\t")

@@ -11,15 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// startTestServer serves the tiny preset at TP 2 on a free loopback port until the test
-// ends, and returns its base URL.
-func startTestServer(t *testing.T) string {
+// startTestServer serves the tiny preset at TP 2 on a free loopback port, with serve's
+// flags extra, until the test ends, and returns its base URL.
+func startTestServer(t *testing.T, extra ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- serveUntil(ctx, []string{"--model", "tiny", "--tp", "2", "--port", "0"}, &stdout, &stderr)
+		done <- serveUntil(ctx, append([]string{"--model", "tiny", "--tp", "2", "--port", "0"}, extra...), &stdout, &stderr)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -79,8 +79,9 @@ func TestBenchServe(t *testing.T) {
 	}
 
 	t.Run("table", func(t *testing.T) {
-		out, errOut, err := runCLI(t, "bench-serve", "--url", base, "--num-prompts", "2", "--max-tokens", "4", "--request-rate", "50")
+		out, errOut, err := runCLI(t, "bench-serve", "--url", base, "--num-prompts", "2", "--max-tokens", "4", "--request-rate", "50", "--temperature", "0")
 		require.NoError(t, err, "%s", errOut)
+		require.Contains(t, out, "arrivals 50 req/s (Poisson), temperature 0")
 		require.Contains(t, out, "completed 2, failed 0")
 		require.Regexp(t, `(?m)^\s+TTFT(\s+\d+\.\d\d){4}$`, out)
 	})
@@ -130,6 +131,45 @@ func TestBenchServeSoak(t *testing.T) {
 	require.Regexp(t, `server, \d+ samples of /metrics over \d+ s: RSS \d+\.\d MiB at the start`, out)
 }
 
+// TestBenchServeSharedPrefix: prompts that share a 64-token prefix hit the server's prefix
+// cache, as its /metrics counts, unless the server runs with --no-prefix-caching.
+func TestBenchServeSharedPrefix(t *testing.T) {
+	for _, caching := range []bool{true, false} {
+		t.Run(map[bool]string{true: "caching", false: "no-prefix-caching"}[caching], func(t *testing.T) {
+			var extra []string
+			if !caching {
+				extra = []string{"--no-prefix-caching"}
+			}
+			base := startTestServer(t, extra...)
+			out, errOut, err := runCLI(t, "bench", "serve", "--url", base, "--shared-prefix-len", "64", "--prompt-len", "8",
+				"--num-prompts", "8", "--concurrency", "4", "--max-tokens", "4", "--json")
+			require.NoError(t, err, "%s", errOut)
+			var r serveBenchReport
+			require.NoError(t, json.Unmarshal([]byte(out), &r), "%s", out)
+			require.Equal(t, 8, r.Completed, r.FirstError)
+			require.Equal(t, 64, r.SharedPrefixLen)
+			d := r.Scheduler
+			require.NotNil(t, d)
+			require.Zero(t, d.Preemptions)
+			if caching {
+				require.Equal(t, float64(8*(64+8)), d.PrefixCacheQueries, "the prompts' tokens, the untimed request's not")
+				require.Greater(t, d.PrefixCacheHitRate, 0.5)
+				require.InDelta(t, d.PrefixCacheHits/d.PrefixCacheQueries, d.PrefixCacheHitRate, 1e-12)
+			} else {
+				require.Zero(t, d.PrefixCacheQueries)
+				require.Zero(t, d.PrefixCacheHitRate)
+			}
+		})
+	}
+
+	base := startTestServer(t)
+	out, errOut, err := runCLI(t, "bench", "serve", "--url", base, "--shared-prefix-len", "32", "--prompt-len", "4",
+		"--num-prompts", "2", "--max-tokens", "2")
+	require.NoError(t, err, "%s", errOut)
+	require.Contains(t, out, "prompts of a shared 32-token prefix + 4 random tokens")
+	require.Regexp(t, `prefix-cache hit rate \d+\.\d% \(\d+ of 72 prompt tokens\), 0 preemptions`, out)
+}
+
 func TestBenchServeUnreachable(t *testing.T) {
 	_, _, err := runCLI(t, "bench-serve", "--url", "http://127.0.0.1:1", "--num-prompts", "1")
 	require.ErrorContains(t, err, "bench-serve: cannot reach the server at http://127.0.0.1:1")
@@ -145,6 +185,7 @@ func TestBenchServeBadFlags(t *testing.T) {
 		{[]string{"--concurrency", "0"}, "--concurrency must be at least 1"},
 		{[]string{"--request-rate", "-1"}, "--request-rate must be a finite number ≥ 0"},
 		{[]string{"--max-tokens", "0"}, "--max-tokens must be at least 1"},
+		{[]string{"--shared-prefix-len", "-1"}, "--shared-prefix-len must be ≥ 0"},
 		{[]string{"--url", "localhost:8000"}, "--url must be an http:// or https:// URL"},
 		{[]string{"--duration", "-1s"}, "--duration must be ≥ 0"},
 		{[]string{"--cancel-fraction", "1.5"}, "--cancel-fraction must be in [0, 1]"},

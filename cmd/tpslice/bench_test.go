@@ -31,7 +31,7 @@ func TestBenchJSON(t *testing.T) {
 	require.ElementsMatch(t, []string{"model", "weight_bytes", "read_gbps", "rows"}, slices.Collect(maps.Keys(raw)))
 	for _, r := range raw["rows"].([]any) {
 		require.ElementsMatch(t, []string{"tp", "batch", "ttft_ms", "token_latency_ms_p50", "token_latency_ms_p99",
-			"tokens_per_s", "comm_share", "comm_wait_share", "breakdown_ms", "allreduce"}, slices.Collect(maps.Keys(r.(map[string]any))))
+			"tokens_per_s", "e2e_tokens_per_s", "comm_share", "comm_wait_share", "breakdown_ms", "allreduce"}, slices.Collect(maps.Keys(r.(map[string]any))))
 	}
 
 	var rep decodeBenchReport
@@ -47,6 +47,7 @@ func TestBenchJSON(t *testing.T) {
 		require.Positive(t, r.P50Ms)
 		require.GreaterOrEqual(t, r.P99Ms, r.P50Ms)
 		require.Positive(t, r.TokensPerS)
+		require.Positive(t, r.E2ETokensPerS)
 		for _, k := range append(benchClasses(), hostOverhead) {
 			require.Contains(t, r.Breakdown, k, "tp %d batch %d", r.TP, r.Batch)
 		}

@@ -29,6 +29,13 @@ import (
 // the printed curl command reads it.
 const apiKeyEnv = "TPSLICE_API_KEY"
 
+// serveMaxBatchTokens is serve's step budget, below the engine's 2048 (vLLM's for a GPU):
+// on the CPU device runtime a step's time grows with its tokens, so a 2048-token prefill
+// step stalls the running batch for seconds. With 256 (what bench runs) concurrency 32 had
+// 1.0-1.4× the throughput, 0.2-0.4× the TTFT p50 and a lower ITL p99 / p50 with arrivals
+// (BENCHMARKS.md, Serving (issue 13)).
+const serveMaxBatchTokens = 256
+
 // serve runs the OpenAI-compatible server until SIGINT or SIGTERM, then shuts it down
 // gracefully and returns nil.
 func serve(args []string, stdout, stderr io.Writer) error {
@@ -141,8 +148,8 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.DurationVar(&opt.srv.PingInterval, "ping-interval", server.DefaultPingInterval, "send \": ping\" on a stream silent this long (a long prefill); negative: never")
 	fs.StringVar(&opt.chatTemplate, "chat-template", "", "a Jinja chat template `FILE` (default: the model's own, else a plain one)")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of a preset's dummy weights")
-	fs.IntVar(&cfg.MaxBatchTokens, "max-batch-tokens", 0, "tokens per step at most: decode tokens first, then prompt chunks fill the rest, in one forward pass (0: the engine's default, 2048)")
-	fs.IntVar(&cfg.MaxBatchTokens, "max-num-batched-tokens", 0, "vLLM's name of --max-batch-tokens")
+	fs.IntVar(&cfg.MaxBatchTokens, "max-batch-tokens", serveMaxBatchTokens, "tokens per step at most: decode tokens first, then prompt chunks fill the rest, in one forward pass (0: the engine's default, 2048)")
+	fs.IntVar(&cfg.MaxBatchTokens, "max-num-batched-tokens", serveMaxBatchTokens, "vLLM's name of --max-batch-tokens")
 	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16, f16, or quantized on load as q8_0, q4_0, q4_k, q5_k or q6_k (default: as the source stores them)")
 	fs.Var(dtypeFlag{&cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls or tree")

@@ -195,7 +195,7 @@ func TestCurlCommand(t *testing.T) {
 func TestServeSchedulerFlags(t *testing.T) {
 	cfg, _, err := parseServeFlags([]string{"--model", "tiny"}, io.Discard)
 	require.NoError(t, err)
-	require.Zero(t, cfg.MaxBatchTokens, "the engine's defaults")
+	require.Equal(t, serveMaxBatchTokens, cfg.MaxBatchTokens, "serve's step budget")
 	require.Zero(t, cfg.KVBlocks)
 	require.False(t, cfg.NoPrefixCaching, "prefix caching is on by default")
 	cfg, _, err = parseServeFlags([]string{"--model", "tiny", "--max-num-batched-tokens", "512", "--kv-blocks", "100", "--no-prefix-caching", "--max-running", "8"}, io.Discard)
