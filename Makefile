@@ -18,7 +18,7 @@ run: build
 
 test: lint
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS)
 	$(GO) test -count=1 -tags noasm ./vec/... ./comm/... ./layers/... ./quant/... ./models/...
 	TPSLICE_ISA=avx2 $(GO) test -count=1 ./quant/... ./models/... # the AVX2 kernels on AVX-512 machines too
 	CGO_ENABLED=0 $(GO) test -count=1 ./topo/... # the build without NVML

@@ -17,7 +17,7 @@ import (
 // counts (including 1 and counts not divisible by n or the vector width) and both dtypes.
 func TestAllReduceMatchesReference(t *testing.T) {
 	counts := []int{1, 7, 4096 + 3, 1<<20/4 + 5}
-	if testing.Short() {
+	if testing.Short() || raceDetector { // TestAllReduceChunks runs messages beyond a chunk under -race
 		counts = counts[:3]
 	}
 	for _, n := range []int{1, 2, 3, 4, 6, 8} {
