@@ -27,6 +27,12 @@ func TestRecoverFromFaults(t *testing.T) {
 	for _, tp := range []int{2, 8} {
 		for _, kind := range []comm.FaultKind{comm.FaultStall, comm.FaultPanic, comm.FaultSkip, comm.FaultCorrupt} {
 			t.Run(fmt.Sprintf("tp%d/%v", tp, kind), func(t *testing.T) {
+				ref, err := New(Config{Model: "tiny", TP: tp, MaxRunning: 2})
+				require.NoError(t, err)
+				want, err := ref.Generate(context.Background(), req, func(Token) error { return nil })
+				require.NoError(t, err)
+				require.NoError(t, ref.Close())
+
 				fault := comm.NewFaultInjector(comm.Fault{Rank: tp - 1, Call: 40, Kind: kind})
 				e, err := New(Config{Model: "tiny", TP: tp, MaxRunning: 2, CollectiveTimeout: recoverTimeout, Fault: fault})
 				require.NoError(t, err)
@@ -64,7 +70,6 @@ func TestRecoverFromFaults(t *testing.T) {
 				}
 
 				failed := 0
-				var ok []int32
 				for _, o := range out {
 					if errors.Is(o.err, ErrUnavailable) {
 						continue // submitted during the rebuild
@@ -76,16 +81,13 @@ func TestRecoverFromFaults(t *testing.T) {
 						continue
 					}
 					require.Equal(t, FinishLength, o.res.FinishReason)
-					if ok == nil {
-						ok = o.res.OutputIDs
-					}
-					require.Equal(t, ok, o.res.OutputIDs, "every request that ran gives the same tokens")
+					require.Equal(t, want.OutputIDs, o.res.OutputIDs, "every request that ran gives the tokens of an engine without the fault")
 				}
 				require.Equal(t, rec.InFlight, failed, "only the sequences in flight fail")
 
 				after, err := e.Generate(context.Background(), req, func(Token) error { return nil })
 				require.NoError(t, err)
-				require.Equal(t, ok, after.OutputIDs)
+				require.Equal(t, want.OutputIDs, after.OutputIDs)
 				require.Zero(t, e.Blocks().InUse())
 			})
 		}
