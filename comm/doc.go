@@ -1,7 +1,8 @@
 // Package comm owns collective communication over a group of devices: registered peer
 // buffers, per-block flag barriers, the all-reduce family (ring, one-shot, two-shot, NVLS,
 // the flag-free "Lamport" one-shot, and NCCL's double binary tree), all-gather, the
-// size-based selector and its cost model, autotuning, and a flight recorder of every call.
+// size-based selector (its table measured here by autotuning, or priced by package perf;
+// Offered says which algorithms a fabric runs), and a flight recorder of every call.
 //
 // A Communicator is created once for n devices; each rank then issues its collectives
 // through its Rank handle, as a kernel on a stream of its own device. Data enters as a

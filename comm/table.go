@@ -10,10 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/tpslice/tpslice/device"
-	"github.com/tpslice/tpslice/hw"
 )
 
 // MaxBucket is the largest size bucket: it covers (2^62, 2^63-1] bytes.
@@ -53,8 +51,8 @@ type TableRow struct {
 }
 
 // Table is the all-reduce selection table: which algorithm to run for a world size and a
-// message-size bucket. Rows are sorted by (World, Bucket) with no duplicates; ModelTable,
-// Set, SaveTable and LoadTable keep them so, and Validate checks it. Pick is safe for
+// message-size bucket. Rows are sorted by (World, Bucket) with no duplicates; Set,
+// SaveTable and LoadTable (and perf.ModelTable) keep them so, and Validate checks it. Pick is safe for
 // concurrent use as long as nothing calls Set at the same time.
 type Table struct {
 	// Source says where the choices come from: "model:<profile>" for the cost model of a
@@ -250,120 +248,18 @@ func LoadTable(path string) (*Table, error) {
 	return t, nil
 }
 
-// offered returns the algorithms profile p can run at world size n, in tie-break
-// preference order (the model picks the first of equally fast ones): one-shot, NVLS,
-// two-shot, ring, tree. NVLS needs p.NVLS. On a PCIe fabric with n > 2 only ring is offered
-// (vLLM's rule: no peer-buffer algorithms across more than two GPUs on PCIe; the tree, which
-// reads its parent's and children's buffers, stays out with them). Lamport is never offered:
-// the model prices it exactly as one-shot, and ties go to one-shot.
-func offered(p hw.Profile, n int) []Algo {
-	if p.Fabric == device.PCIe && n > 2 {
+// Offered returns the algorithms a node of fabric f (with multicast, NVLS, where nvls)
+// runs at world size n, in tie-break preference order (a model picks the first of equally
+// fast ones): one-shot, NVLS, two-shot, ring, tree. On a PCIe fabric with n > 2 only ring
+// is offered (vLLM's rule: no peer-buffer algorithms across more than two GPUs on PCIe; the
+// tree, which reads its parent's and children's buffers, stays out with them). Lamport is
+// never offered: it moves one-shot's bytes, and ties go to one-shot.
+func Offered(f device.Fabric, nvls bool, n int) []Algo {
+	if f == device.PCIe && n > 2 {
 		return []Algo{Ring}
 	}
-	if p.NVLS {
+	if nvls {
 		return []Algo{OneShot, NVLS, TwoShot, Ring, Tree}
 	}
 	return []Algo{OneShot, TwoShot, Ring, Tree}
-}
-
-// fastest returns the offered algorithm with the lowest model time at bytes; ties go to
-// the earlier one in offered's order.
-func fastest(p hw.Profile, n int, bytes int64) Algo {
-	alpha, beta := p.Alpha.Seconds(), p.LinkBytesPerSec
-	best, bestT := Algo(0), math.Inf(1)
-	for _, a := range offered(p, n) {
-		t, _ := modelSeconds(a, n, float64(bytes), alpha, beta)
-		if best == 0 || t < bestT {
-			best, bestT = a, t
-		}
-	}
-	return best
-}
-
-// ModelTable builds the selection table that the α-β model gives for profile p: for each
-// world size in worlds and each bucket from 0 to Bucket(maxBytes), the offered algorithm
-// with the lowest ModelTime at the bucket's upper bound (BucketBytes). The algorithms
-// offered: one-shot, two-shot, ring and tree; NVLS only where p.NVLS; on a PCIe fabric with
-// more than two ranks, ring only (vLLM's rule). Lamport is priced as one-shot and ties go to
-// one-shot, so the model never picks it; ties otherwise prefer one-shot, then NVLS, then
-// two-shot, then ring, then tree (which the model never prefers on one node). World sizes
-// below 1 and repeats are skipped; maxBytes below 1 means bucket 0 only. Source is
-// "model:" + p.Name. p should pass p.Validate().
-func ModelTable(p hw.Profile, worlds []int, maxBytes int64) *Table {
-	ws := slices.Clone(worlds)
-	slices.Sort(ws)
-	ws = slices.Compact(ws)
-	top := Bucket(maxBytes)
-	t := &Table{Source: "model:" + p.Name}
-	for _, n := range ws {
-		if n < 1 {
-			continue
-		}
-		for b := 0; b <= top; b++ {
-			t.Rows = append(t.Rows, TableRow{World: n, Bucket: b, Algo: fastest(p, n, BucketBytes(b))})
-		}
-	}
-	return t
-}
-
-// AlgoTime is one algorithm's model time.
-type AlgoTime struct {
-	// Algo is the algorithm.
-	Algo Algo
-	// Time is its ModelTime.
-	Time time.Duration
-}
-
-// ModelRow is the cost model's view of one message size, for a CLI to print.
-type ModelRow struct {
-	// Bytes is the message size per rank.
-	Bytes int64
-	// Times holds the model time of each algorithm the profile offers at this world size,
-	// in Algos order: ring, one-shot, two-shot, NVLS only where the profile has it, tree; on
-	// PCIe with more than two ranks, ring only. Lamport is omitted: the model prices it
-	// exactly as one-shot.
-	Times []AlgoTime
-	// Fastest is the offered algorithm with the lowest model time at exactly Bytes.
-	Fastest Algo
-	// Auto is what the selector runs for this size with ModelTable's table: the fastest
-	// algorithm at the upper bound of Bytes' bucket. It can differ from Fastest near a
-	// crossover.
-	Auto Algo
-}
-
-// Time returns the model time of algorithm a in the row; ok is false when the row does not
-// offer a.
-func (r ModelRow) Time(a Algo) (d time.Duration, ok bool) {
-	for _, at := range r.Times {
-		if at.Algo == a {
-			return at.Time, true
-		}
-	}
-	return 0, false
-}
-
-// ModelRows renders the cost model for profile p at world size n, one row per size in
-// sizes (in the order given). Negative sizes are treated as 0; n below 1 as 1.
-func ModelRows(p hw.Profile, n int, sizes []int64) []ModelRow {
-	n = max(n, 1)
-	algos := offered(p, n)
-	alpha, beta := p.Alpha.Seconds(), p.LinkBytesPerSec
-	rows := make([]ModelRow, 0, len(sizes))
-	for _, s := range sizes {
-		s = max(s, 0)
-		r := ModelRow{
-			Bytes:   s,
-			Fastest: fastest(p, n, s),
-			Auto:    fastest(p, n, BucketBytes(Bucket(s))),
-		}
-		for _, a := range Algos {
-			if !slices.Contains(algos, a) {
-				continue
-			}
-			secs, _ := modelSeconds(a, n, float64(s), alpha, beta)
-			r.Times = append(r.Times, AlgoTime{Algo: a, Time: durationOf(secs)})
-		}
-		rows = append(rows, r)
-	}
-	return rows
 }

@@ -8,16 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/tpslice/tpslice/hw"
 )
-
-func tableProfile(t *testing.T, name string) hw.Profile {
-	t.Helper()
-	p, err := hw.Lookup(name)
-	require.NoError(t, err)
-	return p
-}
 
 func TestBucket(t *testing.T) {
 	tests := []struct {
@@ -43,86 +34,6 @@ func TestBucket(t *testing.T) {
 		require.Equal(t, b+1, Bucket(BucketBytes(b)+1))
 		require.Equal(t, b, Bucket(BucketBytes(b-1)+1))
 	}
-}
-
-func TestModelTable(t *testing.T) {
-	h100 := tableProfile(t, "h100-sxm")
-	noNVLS := h100
-	noNVLS.NVLS = false
-	const maxBytes = 64 << 20
-
-	// want returns the expected algorithm for world n at bucket b.
-	tests := []struct {
-		name    string
-		profile hw.Profile
-		n       int
-		want    func(n, b int) Algo
-	}{
-		{"h100 n=8 NVLS everywhere", h100, 8, func(int, int) Algo { return NVLS }},
-		{"h100 n=4 NVLS everywhere", h100, 4, func(int, int) Algo { return NVLS }},
-		{"h100 n=2 one-shot (ties with NVLS and ring)", h100, 2, func(int, int) Algo { return OneShot }},
-		{"h100 without NVLS n=2 one-shot", noNVLS, 2, func(int, int) Algo { return OneShot }},
-		{"h100 without NVLS n=8 crossover", noNVLS, 8, oneShotBelowCrossover(noNVLS)},
-		{"h100 without NVLS n=4 crossover", noNVLS, 4, oneShotBelowCrossover(noNVLS)},
-		{"h100 without NVLS n=6 crossover", noNVLS, 6, oneShotBelowCrossover(noNVLS)},
-		{"a100 n=8 no NVLS", tableProfile(t, "a100-sxm"), 8, oneShotBelowCrossover(tableProfile(t, "a100-sxm"))},
-		{"b200 n=8 NVLS", tableProfile(t, "b200"), 8, func(int, int) Algo { return NVLS }},
-		{"pcie n=4 ring", tableProfile(t, "pcie"), 4, func(int, int) Algo { return Ring }},
-		{"pcie n=8 ring", tableProfile(t, "pcie"), 8, func(int, int) Algo { return Ring }},
-		{"l40s n=4 ring", tableProfile(t, "l40s-pcie"), 4, func(int, int) Algo { return Ring }},
-		{"pcie n=2 one-shot", tableProfile(t, "pcie"), 2, func(int, int) Algo { return OneShot }},
-		{"n=1 one-shot (free)", h100, 1, func(int, int) Algo { return OneShot }},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tab := ModelTable(tc.profile, []int{tc.n}, maxBytes)
-			require.NoError(t, tab.Validate())
-			require.Equal(t, "model:"+tc.profile.Name, tab.Source)
-			require.Len(t, tab.Rows, Bucket(maxBytes)+1)
-			for b := 0; b <= Bucket(maxBytes); b++ {
-				want := tc.want(tc.n, b)
-				got, ok := tab.Pick(tc.n, BucketBytes(b))
-				require.True(t, ok)
-				require.Equal(t, want, got, "n = %d, bucket %d (%d bytes)", tc.n, b, BucketBytes(b))
-			}
-		})
-	}
-}
-
-// oneShotBelowCrossover expects one-shot where the bucket's upper bound is below S*, else
-// two-shot.
-func oneShotBelowCrossover(p hw.Profile) func(n, b int) Algo {
-	return func(n, b int) Algo {
-		if float64(BucketBytes(b)) < OneShotTwoShotCrossover(n, p.Alpha, p.LinkBytesPerSec) {
-			return OneShot
-		}
-		return TwoShot
-	}
-}
-
-func TestModelTableCrossoverAtDesignPoint(t *testing.T) {
-	p := tableProfile(t, "h100-sxm")
-	p.NVLS = false
-	tab := ModelTable(p, []int{8}, 64<<20)
-	// S* ≈ 257 KB: 128 KiB still one-shot, 256 KiB (262144 B) already two-shot.
-	for _, tc := range []struct {
-		bytes int64
-		want  Algo
-	}{{16 << 10, OneShot}, {128 << 10, OneShot}, {256 << 10, TwoShot}, {1 << 20, TwoShot}, {64 << 20, TwoShot}} {
-		got, ok := tab.Pick(8, tc.bytes)
-		require.True(t, ok)
-		require.Equal(t, tc.want, got, "%d bytes", tc.bytes)
-	}
-}
-
-func TestModelTableWorlds(t *testing.T) {
-	tab := ModelTable(tableProfile(t, "h100-sxm"), []int{8, 2, 0, 4, 2, -1}, 1<<20)
-	require.Equal(t, []int{2, 4, 8}, tab.Worlds())
-	require.Len(t, tab.Rows, 3*21)
-	require.NoError(t, tab.Validate())
-	tiny := ModelTable(tableProfile(t, "h100-sxm"), []int{8}, 0)
-	require.Len(t, tiny.Rows, 1)
-	require.Equal(t, TableRow{World: 8, Bucket: 0, Algo: NVLS}, tiny.Rows[0])
 }
 
 func TestTablePick(t *testing.T) {
@@ -226,7 +137,7 @@ func TestTableValidate(t *testing.T) {
 func TestSaveLoadRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cache", "nested", "allreduce.json")
-	tab := ModelTable(tableProfile(t, "h100-sxm"), []int{2, 4, 8}, 8<<20)
+	tab := filledTable(t, "model:h100-sxm", []int{2, 4, 8}, 8<<20, NVLS)
 	require.NoError(t, SaveTable(path, tab))
 
 	got, err := LoadTable(path)
@@ -243,12 +154,23 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	require.Len(t, entries, 1)
 
 	// Saving again replaces the file atomically.
-	p := tableProfile(t, "pcie")
-	tab2 := ModelTable(p, []int{4}, 1<<20)
+	tab2 := filledTable(t, "model:pcie", []int{4}, 1<<20, Ring)
 	require.NoError(t, SaveTable(path, tab2))
 	got, err = LoadTable(path)
 	require.NoError(t, err)
 	require.Equal(t, tab2, got)
+}
+
+// filledTable is a table of source that picks algo for every world of worlds and every
+// bucket up to maxBytes'.
+func filledTable(t *testing.T, source string, worlds []int, maxBytes int64, algo Algo) *Table {
+	tab := &Table{Source: source}
+	for _, n := range worlds {
+		for b := 0; b <= Bucket(maxBytes); b++ {
+			require.NoError(t, tab.Set(n, b, algo))
+		}
+	}
+	return tab
 }
 
 func TestSaveSortsRowsAndLoadAcceptsAnyOrder(t *testing.T) {
@@ -317,82 +239,4 @@ func TestTableJSONUsesAlgoNames(t *testing.T) {
 	data, err := json.Marshal(&Table{Source: "s", Rows: []TableRow{{World: 2, Bucket: 4, Algo: Lamport}}})
 	require.NoError(t, err)
 	require.JSONEq(t, `{"source":"s","rows":[{"world":2,"bucket":4,"algo":"lamport"}]}`, string(data))
-}
-
-func TestModelRows(t *testing.T) {
-	h100 := tableProfile(t, "h100-sxm")
-	sizes := make([]int64, len(designTable))
-	for i, r := range designTable {
-		sizes[i] = r.bytes
-	}
-
-	t.Run("h100 reproduces the design table", func(t *testing.T) {
-		rows := ModelRows(h100, 8, sizes)
-		require.Len(t, rows, len(sizes))
-		for i, r := range rows {
-			d := designTable[i]
-			require.Equal(t, d.bytes, r.Bytes)
-			require.Equal(t, []Algo{Ring, OneShot, TwoShot, NVLS, Tree}, modelRowAlgos(r))
-			for a, want := range map[Algo]float64{Ring: d.ring, OneShot: d.oneShot, TwoShot: d.twoShot, NVLS: d.nvls, Tree: d.tree} {
-				got, ok := r.Time(a)
-				require.True(t, ok)
-				require.InDelta(t, want, math.Round(modelMicros(got)*10)/10, 1e-9, "%v at %d", a, d.bytes)
-			}
-			require.Equal(t, NVLS, r.Fastest)
-			require.Equal(t, NVLS, r.Auto)
-			_, ok := r.Time(Lamport)
-			require.False(t, ok, "Lamport is omitted")
-		}
-	})
-
-	t.Run("without NVLS the fastest column matches", func(t *testing.T) {
-		p := h100
-		p.NVLS = false
-		rows := ModelRows(p, 8, sizes)
-		for i, r := range rows {
-			require.Equal(t, []Algo{Ring, OneShot, TwoShot, Tree}, modelRowAlgos(r))
-			require.Equal(t, designTable[i].fastestWithoutNVLS, r.Fastest, "%d bytes", r.Bytes)
-		}
-	})
-
-	t.Run("auto follows the bucket near the crossover", func(t *testing.T) {
-		p := h100
-		p.NVLS = false
-		// 200 KB is below S* ≈ 257 KB, but its bucket's upper bound (256 KiB) is above.
-		rows := ModelRows(p, 8, []int64{200e3})
-		require.Equal(t, OneShot, rows[0].Fastest)
-		require.Equal(t, TwoShot, rows[0].Auto)
-		want, ok := ModelTable(p, []int{8}, 1<<20).Pick(8, 200e3)
-		require.True(t, ok)
-		require.Equal(t, want, rows[0].Auto)
-	})
-
-	t.Run("pcie n=4 offers ring only", func(t *testing.T) {
-		rows := ModelRows(tableProfile(t, "pcie"), 4, []int64{16 << 10, 64 << 20})
-		for _, r := range rows {
-			require.Equal(t, []Algo{Ring}, modelRowAlgos(r))
-			require.Equal(t, Ring, r.Fastest)
-			require.Equal(t, Ring, r.Auto)
-		}
-	})
-
-	t.Run("pcie n=2 offers peer algorithms", func(t *testing.T) {
-		rows := ModelRows(tableProfile(t, "pcie"), 2, []int64{16 << 10})
-		require.Equal(t, []Algo{Ring, OneShot, TwoShot, Tree}, modelRowAlgos(rows[0]))
-		require.Equal(t, OneShot, rows[0].Fastest)
-	})
-
-	t.Run("empty and negative sizes", func(t *testing.T) {
-		require.Empty(t, ModelRows(h100, 8, nil))
-		rows := ModelRows(h100, 8, []int64{-3})
-		require.Equal(t, int64(0), rows[0].Bytes)
-	})
-}
-
-func modelRowAlgos(r ModelRow) []Algo {
-	var as []Algo
-	for _, at := range r.Times {
-		as = append(as, at.Algo)
-	}
-	return as
 }

@@ -80,9 +80,9 @@ func mapRank(q int, f func(int) int) int {
 	return f(q)
 }
 
-// treeDepth is the depth of both trees over n ranks: the hops from the deepest leaf to the
+// TreeDepth is the depth of both trees over n ranks: the hops from the deepest leaf to the
 // root, ⌊log2 n⌋ (0 for one rank).
-func treeDepth(n int) int {
+func TreeDepth(n int) int {
 	d := 0
 	for 1<<(d+1) <= n {
 		d++

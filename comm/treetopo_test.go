@@ -40,7 +40,7 @@ func TestDoubleTree(t *testing.T) {
 					depth := 0
 					for q := r; nodes[q].parent >= 0; q = nodes[q].parent {
 						depth++
-						require.LessOrEqual(t, depth, treeDepth(n), "tree %d: rank %d is deeper than ⌊log2 n⌋ (or on a cycle)", tr, r)
+						require.LessOrEqual(t, depth, TreeDepth(n), "tree %d: rank %d is deeper than ⌊log2 n⌋ (or on a cycle)", tr, r)
 					}
 				}
 				require.Equal(t, 1, roots, "tree %d", tr)
@@ -82,7 +82,7 @@ func TestDoubleTreeEight(t *testing.T) {
 	// tree 1: 0 → 4 → {2 → {1, 3}, 6 → {5, 7}}
 	require.Equal(t, []int{-1, 2, 4, 2, 0, 6, 4, 6}, parents(1))
 	require.Equal(t, [2]int{2, 6}, dt[1][4].child)
-	require.Equal(t, 3, treeDepth(8))
-	require.Equal(t, 2, treeDepth(6))
-	require.Equal(t, 0, treeDepth(1))
+	require.Equal(t, 3, TreeDepth(8))
+	require.Equal(t, 2, TreeDepth(6))
+	require.Equal(t, 0, TreeDepth(1))
 }

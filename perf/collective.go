@@ -3,7 +3,7 @@ package perf
 import (
 	"fmt"
 	"math"
-	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/tpslice/tpslice/comm"
@@ -89,17 +89,17 @@ func CollectiveTime(p hw.Profile, op device.CollectiveOp, a comm.Algo, n int, by
 	}
 	// no calibration, or an algorithm it does not cover: the idealised model
 	if gather {
-		return comm.AllGatherTime(a, n, bytes, p.Alpha, p.LinkBytesPerSec)
+		return AllGatherTime(a, n, bytes, p.Alpha, p.LinkBytesPerSec)
 	}
-	return comm.ModelTime(a, n, bytes, p.Alpha, p.LinkBytesPerSec)
+	return ModelTime(a, n, bytes, p.Alpha, p.LinkBytesPerSec)
 }
 
 // kernelTime is Fixed + coef·S/(β·eff): the bandwidth term is comm's α-β model with α = 0
 // at the sustained bandwidth, so the coefficients are comm's.
 func kernelTime(k hw.KernelCost, p hw.Profile, gather bool, a comm.Algo, n int, bytes int64) (time.Duration, error) {
-	move := comm.ModelTime
+	move := ModelTime
 	if gather {
-		move = comm.AllGatherTime
+		move = AllGatherTime
 	}
 	t, err := move(a, n, bytes, 0, p.LinkBytesPerSec*k.Efficiency)
 	return k.Fixed + t, err
@@ -107,9 +107,9 @@ func kernelTime(k hw.KernelCost, p hw.Profile, gather bool, a comm.Algo, n int, 
 
 // ringTime is Base + steps·PerStep + coef·S/(β·eff) for a ring of n ranks (n ≥ 2).
 func ringTime(r hw.RingCost, p hw.Profile, gather bool, n int, bytes int64) time.Duration {
-	steps, move := 2*(n-1), comm.ModelTime
+	steps, move := 2*(n-1), ModelTime
 	if gather {
-		steps, move = n-1, comm.AllGatherTime
+		steps, move = n-1, AllGatherTime
 	}
 	t, _ := move(comm.Ring, n, bytes, 0, p.LinkBytesPerSec*r.Efficiency) // cannot fail: n ≥ 2, β > 0
 	return r.Base + time.Duration(steps)*r.PerStep + t
@@ -120,9 +120,8 @@ func ringTime(r hw.RingCost, p hw.Profile, gather bool, n int, bytes int64) time
 // 2·S/(β·eff), the shape of comm's α-β tree formula. Priced with the idealised α and full
 // bandwidth beside calibrated kernels, the tree would win every large message on paper.
 func treeTime(r hw.RingCost, p hw.Profile, n int, bytes int64) (time.Duration, error) {
-	t, err := comm.ModelTime(comm.Tree, n, bytes, 0, p.LinkBytesPerSec*r.Efficiency)
-	levels := bits.Len(uint(n)) - 1
-	return r.Base + time.Duration(2*levels)*r.PerStep + t, err
+	t, err := ModelTime(comm.Tree, n, bytes, 0, p.LinkBytesPerSec*r.Efficiency)
+	return r.Base + time.Duration(2*comm.TreeDepth(n))*r.PerStep + t, err
 }
 
 // NCCLTime is NCCL's ring time for one op of bytes per rank over n ranks on profile p with
@@ -172,12 +171,15 @@ func ncclTunerLL(p hw.Profile, gather bool, n int, bytes int64) time.Duration {
 	return ncclRingLLBase + time.Duration(steps)*hop + seconds(float64(bytes)/algBW)
 }
 
-// Offered is the tpslice algorithms profile p offers at world size n, as comm's selection
-// table has them (in comm.Algos order).
+// Offered is the tpslice algorithms profile p offers at world size n (comm.Offered), in
+// comm.Algos order.
 func Offered(p hw.Profile, n int) []comm.Algo {
+	offered := comm.Offered(p.Fabric, p.NVLS, max(n, 1))
 	var algos []comm.Algo
-	for _, at := range comm.ModelRows(p, n, []int64{0})[0].Times {
-		algos = append(algos, at.Algo)
+	for _, a := range comm.Algos {
+		if slices.Contains(offered, a) {
+			algos = append(algos, a)
+		}
 	}
 	return algos
 }
@@ -198,10 +200,10 @@ func fastest(p hw.Profile, n int, bytes int64) comm.Algo {
 // ModelTable is the selection table this model gives profile p: for each world size in
 // worlds and each size bucket up to maxBytes' bucket, the offered algorithm with the lowest
 // CollectiveTime at the bucket's upper bound. On a profile without a Calibration it is
-// comm.ModelTable's table.
+// the α-β model's (idealTable).
 func ModelTable(p hw.Profile, worlds []int, maxBytes int64) *comm.Table {
 	if p.Calibration == nil {
-		return comm.ModelTable(p, worlds, maxBytes)
+		return idealTable(p, worlds, maxBytes)
 	}
 	t := &comm.Table{Source: "model:" + p.Name}
 	for _, n := range worlds {

@@ -103,10 +103,10 @@ func TestIdealProfileIsTheSeedModel(t *testing.T) {
 	seed, err := CollectiveTime(ideal, device.OpAllReduce, comm.OneShot, 8, 16*kib)
 	require.NoError(t, err)
 	require.InDelta(t, 3.3, us(seed), 0.05)
-	want, err := comm.ModelTime(comm.OneShot, 8, 16*kib, ideal.Alpha, ideal.LinkBytesPerSec)
+	want, err := ModelTime(comm.OneShot, 8, 16*kib, ideal.Alpha, ideal.LinkBytesPerSec)
 	require.NoError(t, err)
-	require.Equal(t, want, seed, "the ideal profile is comm's α-β model")
-	require.Equal(t, comm.ModelTable(ideal, []int{2, 4, 8}, 64*mib), ModelTable(ideal, []int{2, 4, 8}, 64*mib))
+	require.Equal(t, want, seed, "the ideal profile is the α-β model")
+	require.Equal(t, idealTable(ideal, []int{2, 4, 8}, 64*mib), ModelTable(ideal, []int{2, 4, 8}, 64*mib))
 
 	got, err := CollectiveTime(calibrated, device.OpAllReduce, comm.OneShot, 8, 16*kib)
 	require.NoError(t, err)

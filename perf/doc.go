@@ -4,11 +4,12 @@
 // a rank's graph on a hardware profile (hw) — a roofline with stated efficiencies for
 // compute kernels; for collectives, with the algorithm the selector picked at that call
 // site, the profile's calibration to published measurements (per-algorithm fixed costs and
-// link efficiencies, NCCL's ring per protocol), or comm's idealised α-β model on a profile
-// without one — then walks the graph's dependencies to the step time. It
+// link efficiencies, NCCL's ring per protocol), or the idealised α-β model (ModelTime) on a
+// profile without one — then walks the graph's dependencies to the step time. It
 // also says whether the weights and the KV cache fit a GPU.
 //
-// perf owns the efficiencies and the pricing; the kernels' costs (bytes, FLOPs, class)
+// perf owns the efficiencies and all the pricing, collectives included, and the selection
+// table a model gives (ModelTable, what `--select model:PROFILE` runs); the kernels' costs (bytes, FLOPs, class)
 // come from the kernels themselves (device.Work), so the model cannot drift from the
 // code it models.
 package perf

@@ -1,9 +1,11 @@
-package comm
+package perf
 
 import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/tpslice/tpslice/comm"
 )
 
 // The α-β cost model of the all-reduce family (DESIGN.md, "The α-β model"). S is the
@@ -35,13 +37,13 @@ import (
 // with algorithm a. It fails, naming the argument, for Auto or an unknown algorithm (the
 // model prices concrete algorithms only), n < 1, bytes < 0, alpha < 0, or a beta that is
 // not a finite positive number.
-func ModelTime(a Algo, n int, bytes int64, alpha time.Duration, beta float64) (time.Duration, error) {
+func ModelTime(a comm.Algo, n int, bytes int64, alpha time.Duration, beta float64) (time.Duration, error) {
 	if err := checkModelArgs(n, bytes, alpha, beta); err != nil {
-		return 0, fmt.Errorf("comm: cost model for %v: %w", a, err)
+		return 0, fmt.Errorf("perf: α-β model for %v: %w", a, err)
 	}
 	secs, ok := modelSeconds(a, n, float64(bytes), alpha.Seconds(), beta)
 	if !ok {
-		return 0, fmt.Errorf("comm: cost model has no time for algorithm %v (want ring, oneshot, twoshot, nvls, lamport or tree)", a)
+		return 0, fmt.Errorf("perf: α-β model has no time for algorithm %v (want ring, oneshot, twoshot, nvls, lamport or tree)", a)
 	}
 	return durationOf(secs), nil
 }
@@ -49,20 +51,20 @@ func ModelTime(a Algo, n int, bytes int64, alpha time.Duration, beta float64) (t
 // AllGatherTime returns the α-β model's time for an all-gather of bytes per rank over n
 // ranks: one-shot 2α + (n-1)·S/β (stage, barrier, read every peer, barrier), ring
 // (n-1)·(α + S/β) (one slice from the left neighbour per step). Other algorithms fail.
-func AllGatherTime(a Algo, n int, bytes int64, alpha time.Duration, beta float64) (time.Duration, error) {
+func AllGatherTime(a comm.Algo, n int, bytes int64, alpha time.Duration, beta float64) (time.Duration, error) {
 	if err := checkModelArgs(n, bytes, alpha, beta); err != nil {
-		return 0, fmt.Errorf("comm: cost model for all-gather %v: %w", a, err)
+		return 0, fmt.Errorf("perf: α-β model for all-gather %v: %w", a, err)
 	}
 	steps, s := float64(n-1), float64(bytes)
 	switch {
 	case n == 1:
 		return 0, nil
-	case a == OneShot:
+	case a == comm.OneShot:
 		return durationOf(2*alpha.Seconds() + steps*s/beta), nil
-	case a == Ring:
+	case a == comm.Ring:
 		return durationOf(steps * (alpha.Seconds() + s/beta)), nil
 	}
-	return 0, fmt.Errorf("comm: cost model has no all-gather time for algorithm %v (want oneshot or ring)", a)
+	return 0, fmt.Errorf("perf: α-β model has no all-gather time for algorithm %v (want oneshot or ring)", a)
 }
 
 // OneShotTwoShotCrossover returns the message size S* in bytes above which the model's
@@ -74,25 +76,6 @@ func OneShotTwoShotCrossover(n int, alpha time.Duration, beta float64) float64 {
 	}
 	nf := float64(n)
 	return 2 * alpha.Seconds() * beta / ((nf - 1) * (1 - 2/nf))
-}
-
-// BusBW converts an all-reduce's algorithm bandwidth (bytes per rank / time) into bus
-// bandwidth as nccl-tests reports it, algbw · 2(n-1)/n, which is comparable with the link's
-// peak. n < 1 gives 0.
-func BusBW(algbw float64, n int) float64 {
-	if n < 1 {
-		return 0
-	}
-	return algbw * 2 * float64(n-1) / float64(n)
-}
-
-// AllGatherBusBW converts an all-gather's (or reduce-scatter's) algorithm bandwidth into
-// bus bandwidth as nccl-tests reports it: algbw · (n-1)/n. n < 1 gives 0.
-func AllGatherBusBW(algbw float64, n int) float64 {
-	if n < 1 {
-		return 0
-	}
-	return algbw * float64(n-1) / float64(n)
 }
 
 func checkModelArgs(n int, bytes int64, alpha time.Duration, beta float64) error {
@@ -113,10 +96,10 @@ func checkModelArgs(n int, bytes int64, alpha time.Duration, beta float64) error
 // not suffer from rounding to whole nanoseconds. ok is false for Auto and unknown values.
 // Every formula has the shape steps·α + coef·S/β, so algorithms with equal steps and coef
 // (ring, one-shot and NVLS at n = 2) tie exactly.
-func modelSeconds(a Algo, n int, s, alpha, beta float64) (secs float64, ok bool) {
+func modelSeconds(a comm.Algo, n int, s, alpha, beta float64) (secs float64, ok bool) {
 	if n <= 1 {
 		switch a {
-		case Ring, OneShot, TwoShot, NVLS, Lamport, Tree:
+		case comm.Ring, comm.OneShot, comm.TwoShot, comm.NVLS, comm.Lamport, comm.Tree:
 			return 0, true
 		}
 		return 0, false
@@ -124,16 +107,16 @@ func modelSeconds(a Algo, n int, s, alpha, beta float64) (secs float64, ok bool)
 	nf := float64(n)
 	var steps, coef float64
 	switch a {
-	case Ring:
+	case comm.Ring:
 		steps, coef = 2*(nf-1), 2*(nf-1)/nf
-	case OneShot, Lamport:
+	case comm.OneShot, comm.Lamport:
 		steps, coef = 2, nf-1
-	case TwoShot:
+	case comm.TwoShot:
 		steps, coef = 4, 2*(nf-1)/nf
-	case NVLS:
+	case comm.NVLS:
 		steps, coef = 2, 1
-	case Tree:
-		steps, coef = 2*float64(treeDepth(n)), 2
+	case comm.Tree:
+		steps, coef = 2*float64(comm.TreeDepth(n)), 2
 	default:
 		return 0, false
 	}

@@ -1,4 +1,4 @@
-package comm
+package perf
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/comm"
 )
 
 // The numbers of DESIGN.md's α-β table: n = 8, β = 450e9 B/s, α = 1.5 µs.
@@ -22,13 +24,13 @@ const (
 var designTable = []struct {
 	bytes                              int64
 	ring, tree, oneShot, twoShot, nvls float64
-	fastestWithoutNVLS                 Algo
+	fastestWithoutNVLS                 comm.Algo
 }{
-	{16 * modelKiB, 21.1, 9.1, 3.3, 6.1, 3.0, OneShot},
-	{256 * modelKiB, 22.0, 10.2, 7.1, 7.0, 3.6, TwoShot},
-	{1 * modelMiB, 25.1, 13.7, 19.3, 10.1, 5.3, TwoShot},
-	{8 * modelMiB, 53.6, 46.3, 133.5, 38.6, 21.6, TwoShot},
-	{64 * modelMiB, 282.0, 307.3, 1046.9, 267.0, 152.1, TwoShot},
+	{16 * modelKiB, 21.1, 9.1, 3.3, 6.1, 3.0, comm.OneShot},
+	{256 * modelKiB, 22.0, 10.2, 7.1, 7.0, 3.6, comm.TwoShot},
+	{1 * modelMiB, 25.1, 13.7, 19.3, 10.1, 5.3, comm.TwoShot},
+	{8 * modelMiB, 53.6, 46.3, 133.5, 38.6, 21.6, comm.TwoShot},
+	{64 * modelMiB, 282.0, 307.3, 1046.9, 267.0, 152.1, comm.TwoShot},
 }
 
 func modelMicros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
@@ -36,14 +38,14 @@ func modelMicros(d time.Duration) float64 { return float64(d) / float64(time.Mic
 func TestModelTimeReproducesDesignTable(t *testing.T) {
 	for _, row := range designTable {
 		t.Run(modelSizeName(row.bytes), func(t *testing.T) {
-			want := map[Algo]float64{Ring: row.ring, OneShot: row.oneShot, TwoShot: row.twoShot, NVLS: row.nvls, Lamport: row.oneShot, Tree: row.tree}
-			best, bestT := Auto, time.Duration(0)
-			for _, a := range Algos {
+			want := map[comm.Algo]float64{comm.Ring: row.ring, comm.OneShot: row.oneShot, comm.TwoShot: row.twoShot, comm.NVLS: row.nvls, comm.Lamport: row.oneShot, comm.Tree: row.tree}
+			best, bestT := comm.Auto, time.Duration(0)
+			for _, a := range comm.Algos {
 				got, err := ModelTime(a, designN, row.bytes, designAlpha, designBeta)
 				require.NoError(t, err)
 				// The table prints one decimal: the model must round to it.
 				require.InDelta(t, want[a], math.Round(modelMicros(got)*10)/10, 1e-9, "%v", a)
-				if a != NVLS && a != Lamport && a != Tree && (best == Auto || got < bestT) {
+				if a != comm.NVLS && a != comm.Lamport && a != comm.Tree && (best == comm.Auto || got < bestT) {
 					best, bestT = a, got
 				}
 			}
@@ -60,7 +62,7 @@ func modelSizeName(b int64) string {
 }
 
 func TestModelTimeOneRankIsFree(t *testing.T) {
-	for _, a := range Algos {
+	for _, a := range comm.Algos {
 		got, err := ModelTime(a, 1, 64*modelMiB, designAlpha, designBeta)
 		require.NoError(t, err)
 		require.Zero(t, got, "%v", a)
@@ -70,21 +72,21 @@ func TestModelTimeOneRankIsFree(t *testing.T) {
 func TestModelTimeRejects(t *testing.T) {
 	tests := []struct {
 		name  string
-		algo  Algo
+		algo  comm.Algo
 		n     int
 		bytes int64
 		alpha time.Duration
 		beta  float64
 		want  string
 	}{
-		{"auto", Auto, 8, 1, designAlpha, designBeta, "auto"},
-		{"unknown algo", Algo(99), 8, 1, designAlpha, designBeta, "algo(99)"},
-		{"zero ranks", Ring, 0, 1, designAlpha, designBeta, "n = 0"},
-		{"negative bytes", Ring, 8, -1, designAlpha, designBeta, "-1 bytes"},
-		{"negative alpha", Ring, 8, 1, -time.Nanosecond, designBeta, "alpha"},
-		{"zero beta", Ring, 8, 1, designAlpha, 0, "beta"},
-		{"NaN beta", Ring, 8, 1, designAlpha, math.NaN(), "beta"},
-		{"Inf beta", Ring, 8, 1, designAlpha, math.Inf(1), "beta"},
+		{"auto", comm.Auto, 8, 1, designAlpha, designBeta, "auto"},
+		{"unknown algo", comm.Algo(99), 8, 1, designAlpha, designBeta, "algo(99)"},
+		{"zero ranks", comm.Ring, 0, 1, designAlpha, designBeta, "n = 0"},
+		{"negative bytes", comm.Ring, 8, -1, designAlpha, designBeta, "-1 bytes"},
+		{"negative alpha", comm.Ring, 8, 1, -time.Nanosecond, designBeta, "alpha"},
+		{"zero beta", comm.Ring, 8, 1, designAlpha, 0, "beta"},
+		{"NaN beta", comm.Ring, 8, 1, designAlpha, math.NaN(), "beta"},
+		{"Inf beta", comm.Ring, 8, 1, designAlpha, math.Inf(1), "beta"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,17 +100,17 @@ func TestModelTimeRejects(t *testing.T) {
 // positions 1..6, two levels; 8 ranks three) and never beats the best of one-shot and
 // two-shot on one node (it ties one-shot at n = 3).
 func TestTreeModel(t *testing.T) {
-	six, err := ModelTime(Tree, 6, 0, designAlpha, designBeta)
+	six, err := ModelTime(comm.Tree, 6, 0, designAlpha, designBeta)
 	require.NoError(t, err)
 	require.Equal(t, 6*time.Microsecond, six)
-	eight, err := ModelTime(Tree, 8, 0, designAlpha, designBeta)
+	eight, err := ModelTime(comm.Tree, 8, 0, designAlpha, designBeta)
 	require.NoError(t, err)
 	require.Equal(t, 9*time.Microsecond, eight)
 	for n := 2; n <= 8; n++ {
 		for b := 0; b <= 36; b += 2 {
-			tree, _ := ModelTime(Tree, n, int64(1)<<b, designAlpha, designBeta)
-			one, _ := ModelTime(OneShot, n, int64(1)<<b, designAlpha, designBeta)
-			two, _ := ModelTime(TwoShot, n, int64(1)<<b, designAlpha, designBeta)
+			tree, _ := ModelTime(comm.Tree, n, int64(1)<<b, designAlpha, designBeta)
+			one, _ := ModelTime(comm.OneShot, n, int64(1)<<b, designAlpha, designBeta)
+			two, _ := ModelTime(comm.TwoShot, n, int64(1)<<b, designAlpha, designBeta)
 			require.GreaterOrEqual(t, tree, min(one, two), "n = %d, %d bytes", n, int64(1)<<b)
 		}
 	}
@@ -121,9 +123,9 @@ func TestOneShotTwoShotCrossover(t *testing.T) {
 
 	// Find it numerically from ModelTime: the smallest size at which two-shot is faster.
 	faster := func(b int64) bool {
-		one, err := ModelTime(OneShot, designN, b, designAlpha, designBeta)
+		one, err := ModelTime(comm.OneShot, designN, b, designAlpha, designBeta)
 		require.NoError(t, err)
-		two, err := ModelTime(TwoShot, designN, b, designAlpha, designBeta)
+		two, err := ModelTime(comm.TwoShot, designN, b, designAlpha, designBeta)
 		require.NoError(t, err)
 		return two < one
 	}
@@ -146,11 +148,11 @@ func TestOneShotTwoShotCrossover(t *testing.T) {
 	for _, n := range []int{3, 4, 6, 8} {
 		s := OneShotTwoShotCrossover(n, designAlpha, designBeta)
 		below, above := int64(s*0.99), int64(s*1.01)
-		one, _ := ModelTime(OneShot, n, below, designAlpha, designBeta)
-		two, _ := ModelTime(TwoShot, n, below, designAlpha, designBeta)
+		one, _ := ModelTime(comm.OneShot, n, below, designAlpha, designBeta)
+		two, _ := ModelTime(comm.TwoShot, n, below, designAlpha, designBeta)
 		require.Less(t, one, two, "n = %d below S*", n)
-		one, _ = ModelTime(OneShot, n, above, designAlpha, designBeta)
-		two, _ = ModelTime(TwoShot, n, above, designAlpha, designBeta)
+		one, _ = ModelTime(comm.OneShot, n, above, designAlpha, designBeta)
+		two, _ = ModelTime(comm.TwoShot, n, above, designAlpha, designBeta)
 		require.Less(t, two, one, "n = %d above S*", n)
 	}
 }
@@ -160,9 +162,9 @@ func TestTwoRanksOneShotNeverLoses(t *testing.T) {
 	require.True(t, math.IsInf(OneShotTwoShotCrossover(1, designAlpha, designBeta), 1))
 	for b := 0; b <= 40; b++ {
 		bytes := int64(1) << b
-		one, err := ModelTime(OneShot, 2, bytes, designAlpha, designBeta)
+		one, err := ModelTime(comm.OneShot, 2, bytes, designAlpha, designBeta)
 		require.NoError(t, err)
-		for _, a := range []Algo{Ring, TwoShot} {
+		for _, a := range []comm.Algo{comm.Ring, comm.TwoShot} {
 			other, err := ModelTime(a, 2, bytes, designAlpha, designBeta)
 			require.NoError(t, err)
 			require.LessOrEqual(t, one, other, "%v at %d bytes", a, bytes)
@@ -170,30 +172,17 @@ func TestTwoRanksOneShotNeverLoses(t *testing.T) {
 	}
 }
 
-func TestBusBW(t *testing.T) {
-	tests := []struct {
-		n                int
-		allReduce, gathr float64
-	}{
-		{0, 0, 0},
-		{1, 0, 0},
-		{2, 100, 50},
-		{4, 150, 75},
-		{8, 175, 87.5},
-	}
-	for _, tc := range tests {
-		require.InDelta(t, tc.allReduce, BusBW(100, tc.n), 1e-9, "all-reduce n = %d", tc.n)
-		require.InDelta(t, tc.gathr, AllGatherBusBW(100, tc.n), 1e-9, "all-gather n = %d", tc.n)
-	}
-	// A ring at full link rate shows busbw ≈ β for large messages.
-	d, err := ModelTime(Ring, 8, 1<<34, designAlpha, designBeta)
-	require.NoError(t, err)
-	algbw := float64(1<<34) / d.Seconds()
-	require.InEpsilon(t, designBeta, BusBW(algbw, 8), 1e-3)
-}
-
 func TestModelTimeSaturates(t *testing.T) {
-	d, err := ModelTime(OneShot, 8, math.MaxInt64, time.Second, 1)
+	d, err := ModelTime(comm.OneShot, 8, math.MaxInt64, time.Second, 1)
 	require.NoError(t, err)
 	require.Equal(t, time.Duration(math.MaxInt64), d)
+}
+
+// TestRingBusBWIsBeta: a ring at full link rate shows nccl-tests' busbw ≈ β for large
+// messages.
+func TestRingBusBWIsBeta(t *testing.T) {
+	d, err := ModelTime(comm.Ring, 8, 1<<34, designAlpha, designBeta)
+	require.NoError(t, err)
+	algbw := float64(1<<34) / d.Seconds()
+	require.InEpsilon(t, designBeta, comm.BusBW(algbw, 8), 1e-3)
 }
