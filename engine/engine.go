@@ -129,7 +129,6 @@ type Engine struct {
 
 	health    health
 	failed    chan struct{} // closed when a rebuild failed: the engine cannot serve again
-	down      bool          // the model and group are closed (a rebuild failed); loop-owned
 	closeOnce sync.Once
 }
 
@@ -404,7 +403,9 @@ func (e *Engine) Close() error {
 		q.cond.Broadcast()
 		q.mu.Unlock()
 		<-q.stopped
-		if !e.down {
+		select {
+		case <-e.failed: // the rebuild that failed closed them
+		default:
 			e.model.Close()
 			err = e.group.Close()
 		}

@@ -80,10 +80,11 @@ func (e *Engine) setHealth(err error) {
 func (e *Engine) recoverFrom(inFlight []*sequence, start time.Time, err error) bool {
 	rec := Recovery{Err: err, Detection: time.Since(start), InFlight: len(inFlight), Flight: e.group.Comm().Flight(flightCalls)}
 	failedAt := time.Now()
-	first, _, _ := strings.Cut(strings.TrimSpace(firstLines(err)), "\n")
+	lines := firstLines(err)
+	first, _, _ := strings.Cut(strings.TrimSpace(lines), "\n")
 	e.setHealth(fmt.Errorf("%w: rebuilding the TP group after a failed step: %s", ErrUnavailable, first))
 	d := e.cfg.Debug
-	d.Warnf(diag.Fault, "step failed after %v (%d of its sequences end with it):\n%s", rec.Detection, len(inFlight), firstLines(err))
+	d.Warnf(diag.Fault, "step failed after %v (%d of its sequences end with it):\n%s", rec.Detection, len(inFlight), lines)
 	d.Warnf(diag.Fault, "flight recorder, the last %d collectives of every rank:\n%v", flightCalls, rec.Flight)
 	e.fail(inFlight, err)
 	e.sched.mu.Lock()
@@ -113,17 +114,12 @@ func (e *Engine) recoverFrom(inFlight []*sequence, start time.Time, err error) b
 func (e *Engine) rebuild() error {
 	e.model.Close()
 	_ = e.group.Close() // a failed communicator closes without waiting on its peers
-	e.down = true
 	_, src, _, _, err := open(e.cfg)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	if err := e.build(src); err != nil {
-		return err
-	}
-	e.down = false
-	return nil
+	return e.build(src)
 }
 
 // Flight returns the flight recorder's last calls of every rank (0: all it holds), what
