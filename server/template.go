@@ -16,6 +16,8 @@ import (
 
 	"github.com/ardanlabs/jinja"
 	gguf "github.com/gpustack/gguf-parser-go"
+
+	"github.com/tpslice/tpslice/models/format"
 )
 
 // PlainChatTemplate is the chat template of models that ship none (the presets): one
@@ -60,14 +62,9 @@ func ggufChatTemplate(path string) (source, origin string, err error) {
 	if err != nil || string(magic) != "GGUF" {
 		return "", "", nil // not a GGUF file: the engine says what it is
 	}
-	defer func() { // gguf-parser-go panics on some malformed values
-		if r := recover(); r != nil {
-			source, origin, err = "", "", fmt.Errorf("server: chat template: %s: malformed GGUF: %v", path, r)
-		}
-	}()
-	gf, err := gguf.ParseGGUFFile(path, gguf.SkipLargeMetadata())
+	gf, err := format.ParseGGUFMetadata(path) // the weights' parse rules; errors name the file
 	if err != nil {
-		return "", "", fmt.Errorf("server: chat template: %s: %w", path, err)
+		return "", "", fmt.Errorf("server: chat template: %w", err)
 	}
 	kv, ok := gf.Header.MetadataKV.Get(ggufChatTemplateKey)
 	if !ok {

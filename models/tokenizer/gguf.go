@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	gguf "github.com/gpustack/gguf-parser-go"
+
+	"github.com/tpslice/tpslice/models/format"
 )
 
 // The GGUF metadata keys FromGGUF reads.
@@ -42,15 +44,10 @@ const (
 // pre-tokenizer, which also takes a pre-token that is a vocab entry as that one token
 // (ignore_merges). A gpt2 vocab without bos_token_id/eos_token_id has none (−1), where
 // llama.cpp would fall back to id 11.
-func FromGGUF(path string) (tok *Tokenizer, err error) {
-	defer func() { // gguf-parser-go panics on some malformed values; turn that into an error
-		if r := recover(); r != nil {
-			tok, err = nil, fmt.Errorf("tokenizer: %s: malformed GGUF: %v", path, r)
-		}
-	}()
-	f, err := gguf.ParseGGUFFile(path)
+func FromGGUF(path string) (*Tokenizer, error) {
+	f, err := format.ParseGGUF(path) // the weights' parse rules; errors name the file
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %s: reading GGUF: %w", path, err)
+		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	return FromGGUFFile(path, f)
 }
