@@ -13,9 +13,19 @@ import (
 
 // TestChoices: n choices (greedy ones all equal, seeded ones each with its own draws,
 // seed + index), a batch of prompts × n indexed prompt·n + j, and echo, on both endpoints,
-// streamed and not, each choice equal to the engine's generation of it.
+// streamed and not, each choice equal to the engine's generation of it, at TP 1 and 8.
 func TestChoices(t *testing.T) {
-	e := newEngine(t)
+	for _, tp := range []int{1, 8} {
+		t.Run(fmt.Sprintf("tp=%d", tp), func(t *testing.T) {
+			e, err := engine.New(engine.Config{Model: "tiny", TP: tp})
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, e.Close()) })
+			testChoices(t, e)
+		})
+	}
+}
+
+func testChoices(t *testing.T, e *engine.Engine) {
 	ts := start(t, Config{}, e)
 	tok := e.Tokenizer()
 	ids := func(text string) []int32 { return generate(t, e, engine.Request{Prompt: text, MaxTokens: 1}).PromptIDs }
