@@ -52,13 +52,16 @@ func ConfigFromGGUF(path string) (Config, error) {
 
 // configFromGGUF reads the metadata of a parsed file (ConfigFromGGUF).
 func configFromGGUF(path string, gf *gguf.GGUFFile) (Config, error) {
-	kvs := gf.Header.MetadataKV
+	md := format.NewGGUFMeta(path, gf)
 	fail := func(format string, args ...any) (Config, error) {
 		return Config{}, fmt.Errorf("gguf %s: %s", path, fmt.Sprintf(format, args...))
 	}
-	archName, err := ggufString(kvs, "general.architecture")
+	archName, ok, err := md.String("general.architecture")
 	if err != nil {
-		return fail("%v", err)
+		return Config{}, err
+	}
+	if !ok {
+		return Config{}, md.Missing("general.architecture")
 	}
 	arch, err := LookupArch(archName)
 	if err != nil {
@@ -68,7 +71,7 @@ func configFromGGUF(path string, gf *gguf.GGUFFile) (Config, error) {
 	if arch.Name != "llama" {
 		cfg.Arch = arch.Name
 	}
-	cfg.Name, _ = ggufString(kvs, "general.name")
+	cfg.Name, _, _ = md.String("general.name") // only a label: a malformed one gives way to the file's name
 	if cfg.Name == "" {
 		cfg.Name = strings.TrimSuffix(filepath.Base(path), ".gguf")
 	}
@@ -87,12 +90,12 @@ func configFromGGUF(path string, gf *gguf.GGUFFile) (Config, error) {
 		{key("attention.key_length"), &cfg.HeadDim, false},
 		{key("vocab_size"), &cfg.Vocab, false},
 	} {
-		v, ok, err := ggufInt(kvs, f.key)
+		v, ok, err := md.Int(f.key)
 		if err != nil {
-			return fail("%v", err)
+			return Config{}, err
 		}
 		if !ok && f.required {
-			return fail("metadata key %s missing", f.key)
+			return Config{}, md.Missing(f.key)
 		}
 		if ok {
 			*f.dst = v
@@ -106,12 +109,12 @@ func configFromGGUF(path string, gf *gguf.GGUFFile) (Config, error) {
 		{key("rope.freq_base"), &cfg.RopeTheta, false},
 		{key("attention.layer_norm_rms_epsilon"), &cfg.RMSEps, true},
 	} {
-		v, ok, err := ggufFloat(kvs, f.key)
+		v, ok, err := md.Float(f.key)
 		if err != nil {
-			return fail("%v", err)
+			return Config{}, err
 		}
 		if !ok && f.required {
-			return fail("metadata key %s missing", f.key)
+			return Config{}, md.Missing(f.key)
 		}
 		if ok {
 			*f.dst = v
@@ -126,19 +129,19 @@ func configFromGGUF(path string, gf *gguf.GGUFFile) (Config, error) {
 		}
 		cfg.HeadDim = cfg.Hidden / cfg.Heads
 	}
-	if v, ok, err := ggufInt(kvs, key("attention.value_length")); err != nil {
-		return fail("%v", err)
+	if v, ok, err := md.Int(key("attention.value_length")); err != nil {
+		return Config{}, err
 	} else if ok && v != cfg.HeadDim {
 		return fail("%s %d differs from the key length %d: not supported", key("attention.value_length"), v, cfg.HeadDim)
 	}
-	if v, ok, err := ggufInt(kvs, key("rope.dimension_count")); err != nil {
-		return fail("%v", err)
+	if v, ok, err := md.Int(key("rope.dimension_count")); err != nil {
+		return Config{}, err
 	} else if ok && v != cfg.HeadDim {
 		return fail("%s %d differs from the head dim %d: partial RoPE is not supported", key("rope.dimension_count"), v, cfg.HeadDim)
 	}
 	if cfg.Vocab == 0 {
-		if kv, ok := kvs.Get("tokenizer.ggml.tokens"); ok && kv.ValueType == gguf.GGUFMetadataValueTypeArray {
-			cfg.Vocab = int(min(kv.ValueArray().Len, math.MaxInt32))
+		if cfg.Vocab, _, err = md.ArrayLen("tokenizer.ggml.tokens"); err != nil {
+			return Config{}, err
 		}
 	}
 	if cfg.Vocab == 0 {
@@ -155,59 +158,4 @@ func configFromGGUF(path string, gf *gguf.GGUFFile) (Config, error) {
 		return Config{}, fmt.Errorf("gguf %s: %w", path, err)
 	}
 	return cfg, nil
-}
-
-func ggufString(kvs gguf.GGUFMetadataKVs, key string) (string, error) {
-	kv, ok := kvs.Get(key)
-	if !ok {
-		return "", fmt.Errorf("metadata key %s missing", key)
-	}
-	if kv.ValueType != gguf.GGUFMetadataValueTypeString {
-		return "", fmt.Errorf("metadata key %s holds a %v, want a string", key, kv.ValueType)
-	}
-	return kv.ValueString(), nil
-}
-
-// ggufInt reads a non-negative integer of any GGUF integer type.
-func ggufInt(kvs gguf.GGUFMetadataKVs, key string) (int, bool, error) {
-	kv, ok := kvs.Get(key)
-	if !ok {
-		return 0, false, nil
-	}
-	switch kv.ValueType {
-	case gguf.GGUFMetadataValueTypeUint8, gguf.GGUFMetadataValueTypeUint16, gguf.GGUFMetadataValueTypeUint32,
-		gguf.GGUFMetadataValueTypeUint64:
-		v := gguf.ValueNumeric[uint64](kv)
-		if v > math.MaxInt32 {
-			return 0, false, fmt.Errorf("metadata key %s = %d out of range", key, v)
-		}
-		return int(v), true, nil
-	case gguf.GGUFMetadataValueTypeInt8, gguf.GGUFMetadataValueTypeInt16, gguf.GGUFMetadataValueTypeInt32,
-		gguf.GGUFMetadataValueTypeInt64:
-		v := gguf.ValueNumeric[int64](kv)
-		if v < 0 || v > math.MaxInt32 {
-			return 0, false, fmt.Errorf("metadata key %s = %d out of range", key, v)
-		}
-		return int(v), true, nil
-	}
-	return 0, false, fmt.Errorf("metadata key %s holds a %v, want an integer", key, kv.ValueType)
-}
-
-// ggufFloat reads a number of any GGUF numeric type as float64 (a float32 is widened
-// exactly).
-func ggufFloat(kvs gguf.GGUFMetadataKVs, key string) (float64, bool, error) {
-	kv, ok := kvs.Get(key)
-	if !ok {
-		return 0, false, nil
-	}
-	switch kv.ValueType {
-	case gguf.GGUFMetadataValueTypeFloat32:
-		return float64(kv.ValueFloat32()), true, nil
-	case gguf.GGUFMetadataValueTypeFloat64:
-		return kv.ValueFloat64(), true, nil
-	}
-	if kv.ValueType.IsNumeric() {
-		return gguf.ValueNumeric[float64](kv), true, nil
-	}
-	return 0, false, fmt.Errorf("metadata key %s holds a %v, want a number", key, kv.ValueType)
 }

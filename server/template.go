@@ -15,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/ardanlabs/jinja"
-	gguf "github.com/gpustack/gguf-parser-go"
 
 	"github.com/tpslice/tpslice/models/format"
 )
@@ -66,14 +65,14 @@ func ggufChatTemplate(path string) (source, origin string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("server: chat template: %w", err)
 	}
-	kv, ok := gf.Header.MetadataKV.Get(ggufChatTemplateKey)
+	source, ok, err := format.NewGGUFMeta(path, gf).String(ggufChatTemplateKey)
+	if err != nil {
+		return "", "", fmt.Errorf("server: chat template: %w", err)
+	}
 	if !ok {
 		return "", "", nil
 	}
-	if kv.ValueType != gguf.GGUFMetadataValueTypeString {
-		return "", "", fmt.Errorf("server: chat template: %s: %s is a %v, not a string", path, ggufChatTemplateKey, kv.ValueType)
-	}
-	return kv.ValueString(), path + " " + ggufChatTemplateKey, nil
+	return source, path + " " + ggufChatTemplateKey, nil
 }
 
 // hfChatTemplate reads chat_template from a Hugging Face tokenizer_config.json.

@@ -14,9 +14,10 @@
 // once for every reader of the file: weights, config, tokenizer, chat template),
 // OpenSafetensors (names renamed by the caller's Rename, a model's canonical names), and
 // OpenRaw / RawFromBytes for formats whose header implies the tensors' offsets (the caller's
-// Layout reads it). What the metadata means (a model's config, its tensor names) belongs to
-// the model packages above: models reads a Llama config from GGUF keys, config.json or a
-// llama2.c header.
+// Layout reads it). GGUFMeta is the one reader of a GGUF header's typed metadata (checked
+// types, errors naming the file, the key and the type found and wanted). What the metadata
+// means (a model's config, its tensor names, its tokenizer) belongs to the packages above:
+// models reads a Llama config from GGUF keys, config.json or a llama2.c header.
 //
 // WriteGGUF (metadata as GGUFKV, block types included) and WriteSafetensors write files the
 // readers read back, for tests and tools.

@@ -14,12 +14,18 @@ const GGUFAlignment = 32
 // GGUF metadata value types, as the format numbers them.
 const (
 	ggufTypeUint32  = 4
+	ggufTypeInt32   = 5
 	ggufTypeFloat32 = 6
+	ggufTypeBool    = 7
 	ggufTypeString  = 8
+	ggufTypeArray   = 9
+	ggufTypeUint64  = 10
+	ggufTypeInt64   = 11
 )
 
-// GGUFKV is one metadata entry WriteGGUF stores: Value is a string, a uint32 or a float32
-// (the GGUF value types a model's config needs).
+// GGUFKV is one metadata entry WriteGGUF stores. Value is a string, bool, uint32, int32,
+// uint64, int64 or float32, or an array: []string, []float32 or []int32 (what a model's
+// config and its tokenizer need).
 type GGUFKV struct {
 	Key   string
 	Value any
@@ -43,18 +49,8 @@ func WriteGGUF(path string, meta []GGUFKV, tensors []Tensor) error {
 	e.u64(uint64(len(meta)))
 	for _, m := range meta {
 		e.str(m.Key)
-		switch v := m.Value.(type) {
-		case string:
-			e.u32(ggufTypeString)
-			e.str(v)
-		case uint32:
-			e.u32(ggufTypeUint32)
-			e.u32(v)
-		case float32:
-			e.u32(ggufTypeFloat32)
-			e.u32(math.Float32bits(v))
-		default:
-			return fmt.Errorf("gguf %s: metadata %s: value of type %T; want string, uint32 or float32", path, m.Key, m.Value)
+		if !e.value(m.Value) {
+			return fmt.Errorf("gguf %s: metadata %s: value of type %T; want string, bool, uint32, int32, uint64, int64, float32, []string, []float32 or []int32", path, m.Key, m.Value)
 		}
 	}
 
@@ -120,4 +116,59 @@ func (e *ggufEncoder) u64(v uint64) { e.b = binary.LittleEndian.AppendUint64(e.b
 func (e *ggufEncoder) str(s string) {
 	e.u64(uint64(len(s)))
 	e.b = append(e.b, s...)
+}
+
+// value appends v's type and v; false when v is of no type GGUFKV lists.
+func (e *ggufEncoder) value(v any) bool {
+	switch v := v.(type) {
+	case string:
+		e.u32(ggufTypeString)
+		e.str(v)
+	case bool:
+		e.u32(ggufTypeBool)
+		b := byte(0)
+		if v {
+			b = 1
+		}
+		e.b = append(e.b, b)
+	case uint32:
+		e.u32(ggufTypeUint32)
+		e.u32(v)
+	case int32:
+		e.u32(ggufTypeInt32)
+		e.u32(uint32(v))
+	case uint64:
+		e.u32(ggufTypeUint64)
+		e.u64(v)
+	case int64:
+		e.u32(ggufTypeInt64)
+		e.u64(uint64(v))
+	case float32:
+		e.u32(ggufTypeFloat32)
+		e.u32(math.Float32bits(v))
+	case []string:
+		e.arrayHeader(ggufTypeString, len(v))
+		for _, s := range v {
+			e.str(s)
+		}
+	case []float32:
+		e.arrayHeader(ggufTypeFloat32, len(v))
+		for _, f := range v {
+			e.u32(math.Float32bits(f))
+		}
+	case []int32:
+		e.arrayHeader(ggufTypeInt32, len(v))
+		for _, i := range v {
+			e.u32(uint32(i))
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func (e *ggufEncoder) arrayHeader(elem uint32, n int) {
+	e.u32(ggufTypeArray)
+	e.u32(elem)
+	e.u64(uint64(n))
 }

@@ -1,11 +1,7 @@
 package tokenizer
 
 import (
-	"bufio"
-	"encoding/binary"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	gguf "github.com/gpustack/gguf-parser-go"
@@ -60,7 +56,7 @@ func FromGGUFFile(path string, f *gguf.GGUFFile) (tok *Tokenizer, err error) {
 			tok, err = nil, fmt.Errorf("tokenizer: %s: malformed GGUF: %v", path, r)
 		}
 	}()
-	md := ggufMeta{path: path, file: f}
+	md := ggufMeta{meta: format.NewGGUFMeta(path, f), path: path}
 
 	model, ok, err := md.str(keyModel)
 	if err != nil {
@@ -103,11 +99,11 @@ func FromGGUFFile(path string, f *gguf.GGUFFile) (tok *Tokenizer, err error) {
 	if n == 0 {
 		return nil, fmt.Errorf("tokenizer: %s: %s is empty", path, keyTokens)
 	}
-	if v.scores, _, err = md.float32s(keyScores, n); err != nil {
+	if v.scores, err = md.float32s(keyScores, n); err != nil {
 		return nil, err
 	}
-	var types []int32
-	if types, _, err = md.int32s(keyTokenType, n); err != nil {
+	types, err := md.int32s(keyTokenType, n)
+	if err != nil {
 		return nil, err
 	}
 	if types != nil {
@@ -183,59 +179,33 @@ func splitMerge(m string) ([2]string, error) {
 	return [2]string{}, fmt.Errorf("merge %q is not two pieces separated by a space", m)
 }
 
-// ggufMeta reads typed tokenizer fields from a parsed GGUF file, checking each value's type
-// before calling gguf-parser-go's accessors (which panic on a mismatch).
+// ggufMeta reads the tokenizer's fields through format.GGUFMeta, prefixing its errors
+// with "tokenizer: ", and checks what only a vocabulary can: that a per-token array has an
+// element per token and that a token id names one.
 type ggufMeta struct {
+	meta format.GGUFMeta
 	path string
-	file *gguf.GGUFFile
 }
 
-func (m ggufMeta) missing(key string) error {
-	return fmt.Errorf("tokenizer: %s: %s missing", m.path, key)
+func (m ggufMeta) missing(key string) error { return fmt.Errorf("tokenizer: %w", m.meta.Missing(key)) }
+
+// prefixed prefixes a getter's error, passing its value and presence through.
+func prefixed[T any](v T, ok bool, err error) (T, bool, error) {
+	if err != nil {
+		err = fmt.Errorf("tokenizer: %w", err)
+	}
+	return v, ok, err
 }
 
-func (m ggufMeta) wrongType(key string, got, want string) error {
-	return fmt.Errorf("tokenizer: %s: %s holds %s, want %s", m.path, key, got, want)
-}
-
-func (m ggufMeta) str(key string) (string, bool, error) {
-	kv, ok := m.file.Header.MetadataKV.Get(key)
-	if !ok {
-		return "", false, nil
-	}
-	if kv.ValueType != gguf.GGUFMetadataValueTypeString {
-		return "", false, m.wrongType(key, kv.ValueType.String(), "a string")
-	}
-	return kv.ValueString(), true, nil
-}
-
-func (m ggufMeta) boolean(key string) (bool, bool, error) {
-	kv, ok := m.file.Header.MetadataKV.Get(key)
-	if !ok {
-		return false, false, nil
-	}
-	if kv.ValueType != gguf.GGUFMetadataValueTypeBool {
-		return false, false, m.wrongType(key, kv.ValueType.String(), "a bool")
-	}
-	return kv.ValueBool(), true, nil
-}
+func (m ggufMeta) str(key string) (string, bool, error)       { return prefixed(m.meta.String(key)) }
+func (m ggufMeta) boolean(key string) (bool, bool, error)     { return prefixed(m.meta.Bool(key)) }
+func (m ggufMeta) strings(key string) ([]string, bool, error) { return prefixed(m.meta.Strings(key)) }
 
 // tokenID reads an integer token id and checks it is below n.
 func (m ggufMeta) tokenID(key string, n int) (int, bool, error) {
-	kv, ok := m.file.Header.MetadataKV.Get(key)
+	id, ok, err := prefixed(m.meta.Int64(key))
 	if !ok {
-		return 0, false, nil
-	}
-	switch kv.ValueType {
-	case gguf.GGUFMetadataValueTypeUint8, gguf.GGUFMetadataValueTypeInt8, gguf.GGUFMetadataValueTypeUint16,
-		gguf.GGUFMetadataValueTypeInt16, gguf.GGUFMetadataValueTypeUint32, gguf.GGUFMetadataValueTypeInt32,
-		gguf.GGUFMetadataValueTypeUint64, gguf.GGUFMetadataValueTypeInt64:
-	default:
-		return 0, false, m.wrongType(key, kv.ValueType.String(), "an integer")
-	}
-	id := gguf.ValueNumeric[int64](kv)
-	if kv.ValueType == gguf.GGUFMetadataValueTypeUint64 && gguf.ValueNumeric[uint64](kv) > uint64(n) {
-		id = int64(n) // do not let a huge uint64 wrap negative
+		return 0, false, err
 	}
 	if id < 0 || id >= int64(n) {
 		return 0, false, fmt.Errorf("tokenizer: %s: %s = %d is outside the vocabulary of %d tokens", m.path, key, id, n)
@@ -243,137 +213,24 @@ func (m ggufMeta) tokenID(key string, n int) (int, bool, error) {
 	return int(id), true, nil
 }
 
-// array returns key's array value, checking that it holds elements of an accepted type and,
-// with n ≥ 0, exactly n of them.
-func (m ggufMeta) array(key string, n int, want string, ok func(gguf.GGUFMetadataValueType) bool) (gguf.GGUFMetadataKVArrayValue, bool, error) {
-	kv, found := m.file.Header.MetadataKV.Get(key)
-	if !found {
-		return gguf.GGUFMetadataKVArrayValue{}, false, nil
-	}
-	if kv.ValueType != gguf.GGUFMetadataValueTypeArray {
-		return gguf.GGUFMetadataKVArrayValue{}, false, m.wrongType(key, kv.ValueType.String(), "an array of "+want)
-	}
-	arr := kv.ValueArray()
-	if !ok(arr.Type) {
-		return arr, false, m.wrongType(key, "an array of "+arr.Type.String(), "an array of "+want)
-	}
-	if uint64(len(arr.Array)) != arr.Len {
-		return arr, false, fmt.Errorf("tokenizer: %s: %s: the parser read %d of %d elements", m.path, key, len(arr.Array), arr.Len)
-	}
-	if n >= 0 && arr.Len != uint64(n) {
-		return arr, false, fmt.Errorf("tokenizer: %s: %s has %d elements but %s has %d", m.path, key, arr.Len, keyTokens, n)
-	}
-	return arr, true, nil
+func (m ggufMeta) float32s(key string, n int) ([]float32, error) {
+	v, ok, err := m.meta.Float32s(key)
+	return perToken(m, key, n, v, ok, err)
 }
 
-func (m ggufMeta) float32s(key string, n int) ([]float32, bool, error) {
-	arr, ok, err := m.array(key, n, "float32", func(t gguf.GGUFMetadataValueType) bool {
-		return t == gguf.GGUFMetadataValueTypeFloat32 || t == gguf.GGUFMetadataValueTypeFloat64
-	})
-	if !ok {
-		return nil, false, err
-	}
-	return gguf.ValuesNumeric[float32](arr), true, nil
+func (m ggufMeta) int32s(key string, n int) ([]int32, error) {
+	v, ok, err := m.meta.Int32s(key)
+	return perToken(m, key, n, v, ok, err)
 }
 
-func (m ggufMeta) int32s(key string, n int) ([]int32, bool, error) {
-	arr, ok, err := m.array(key, n, "int32", func(t gguf.GGUFMetadataValueType) bool {
-		return t.IsNumeric() && t != gguf.GGUFMetadataValueTypeFloat32 && t != gguf.GGUFMetadataValueTypeFloat64
-	})
-	if !ok {
-		return nil, false, err
-	}
-	return gguf.ValuesNumeric[int32](arr), true, nil
-}
-
-// strings returns a string array exactly as stored. gguf-parser-go v0.28.1 trims Unicode
-// white space off every string it reads (bytes.TrimSpace in _GGUFReader.ReadString). In the
-// Llama 2 vocab that corrupts 37 of the 32000 entries: "\u00a0\u00a0" (id 8655), "\r" and
-// "\u3000" become "", ";\r" (2104) becomes ";", "▁{\r" (3336) "▁{", so text with CRLF
-// line ends or non-breaking spaces would tokenize differently from llama.cpp. So the parser
-// locates the array (its StartOffset) and its result is checked against, but the bytes are
-// re-read from the file here.
-func (m ggufMeta) strings(key string) ([]string, bool, error) {
-	arr, ok, err := m.array(key, -1, "string", func(t gguf.GGUFMetadataValueType) bool {
-		return t == gguf.GGUFMetadataValueTypeString
-	})
-	if !ok {
-		return nil, false, err
-	}
-	raw, err := m.rereadStrings(arr)
+// perToken checks that the array read for key, when present, has n elements, one per
+// token; an absent one is nil.
+func perToken[T any](m ggufMeta, key string, n int, v []T, ok bool, err error) ([]T, error) {
 	if err != nil {
-		return nil, false, fmt.Errorf("tokenizer: %s: %s: %w", m.path, key, err)
+		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	trimmed := arr.ValuesString()
-	for i := range raw {
-		if strings.TrimSpace(raw[i]) != trimmed[i] {
-			return nil, false, fmt.Errorf("tokenizer: %s: %s[%d]: the bytes at offset %d read %q where the GGUF parser read %q", m.path, key, i, arr.StartOffset, raw[i], trimmed[i])
-		}
+	if ok && len(v) != n {
+		return nil, fmt.Errorf("tokenizer: %s: %s has %d elements but %s has %d", m.path, key, len(v), keyTokens, n)
 	}
-	return raw, true, nil
-}
-
-// rereadStrings reads the string array that starts (with its element type) at
-// arr.StartOffset of the file.
-func (m ggufMeta) rereadStrings(arr gguf.GGUFMetadataKVArrayValue) ([]string, error) {
-	fh, err := os.Open(m.path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, err
-	}
-	var bo binary.ByteOrder = binary.LittleEndian
-	if m.file.Header.Magic == gguf.GGUFMagicGGUFBe {
-		bo = binary.BigEndian
-	}
-	r := bufio.NewReaderSize(io.NewSectionReader(fh, arr.StartOffset, st.Size()-arr.StartOffset), 1<<16)
-	remaining := st.Size() - arr.StartOffset
-	readLen := func() (uint64, error) {
-		if m.file.Header.Version <= gguf.GGUFVersionV1 {
-			var v uint32
-			err := binary.Read(r, bo, &v)
-			remaining -= 4
-			return uint64(v), err
-		}
-		var v uint64
-		err := binary.Read(r, bo, &v)
-		remaining -= 8
-		return v, err
-	}
-	var typ uint32
-	if err := binary.Read(r, bo, &typ); err != nil {
-		return nil, fmt.Errorf("re-reading the element type at offset %d: %w", arr.StartOffset, err)
-	}
-	remaining -= 4
-	count, err := readLen()
-	if err != nil {
-		return nil, fmt.Errorf("re-reading the length at offset %d: %w", arr.StartOffset, err)
-	}
-	if gguf.GGUFMetadataValueType(typ) != gguf.GGUFMetadataValueTypeString || count != arr.Len {
-		return nil, fmt.Errorf("offset %d holds %d elements of type %d, not the parser's %d strings (a split GGUF whose first part was not given?)", arr.StartOffset, count, typ, arr.Len)
-	}
-	out := make([]string, count)
-	buf := make([]byte, 0, 64)
-	for i := range out {
-		l, err := readLen()
-		if err != nil {
-			return nil, fmt.Errorf("re-reading string %d: %w", i, err)
-		}
-		if l > uint64(remaining) {
-			return nil, fmt.Errorf("string %d claims %d bytes, %d remain in the file", i, l, remaining)
-		}
-		if uint64(cap(buf)) < l {
-			buf = make([]byte, l)
-		}
-		buf = buf[:l]
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, fmt.Errorf("re-reading string %d: %w", i, err)
-		}
-		remaining -= int64(l)
-		out[i] = string(buf)
-	}
-	return out, nil
+	return v, nil
 }
