@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"encoding/binary"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,25 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tpslice/tpslice/engine"
+	"github.com/tpslice/tpslice/models/format"
 )
-
-// writeGGUF writes a GGUF v3 file of string metadata and no tensors.
-func writeGGUF(t *testing.T, path string, kv [][2]string) {
-	t.Helper()
-	var b bytes.Buffer
-	w := func(v any) { require.NoError(t, binary.Write(&b, binary.LittleEndian, v)) }
-	str := func(s string) { w(uint64(len(s))); b.WriteString(s) }
-	b.WriteString("GGUF")
-	w(uint32(3))
-	w(uint64(0)) // tensors
-	w(uint64(len(kv)))
-	for _, p := range kv {
-		str(p[0])
-		w(uint32(8)) // string
-		str(p[1])
-	}
-	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
-}
 
 func TestLoadChatTemplate(t *testing.T) {
 	const tmpl = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
@@ -40,10 +21,13 @@ func TestLoadChatTemplate(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 		return filepath.Dir(p)
 	}
-	gguf := filepath.Join(dir, "model.gguf")
-	writeGGUF(t, gguf, [][2]string{{"general.architecture", "llama"}, {"tokenizer.chat_template", tmpl}})
-	bare := filepath.Join(dir, "bare.gguf")
-	writeGGUF(t, bare, [][2]string{{"general.architecture", "llama"}})
+	writeGGUF := func(name string, meta ...format.GGUFKV) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, format.WriteGGUF(p, append([]format.GGUFKV{{Key: "general.architecture", Value: "llama"}}, meta...), nil))
+		return p
+	}
+	gguf := writeGGUF("model.gguf", format.GGUFKV{Key: "tokenizer.chat_template", Value: tmpl})
+	bare := writeGGUF("bare.gguf")
 
 	for _, tc := range []struct {
 		name, model, want, origin string
@@ -65,6 +49,9 @@ func TestLoadChatTemplate(t *testing.T) {
 	}
 	_, _, err := LoadChatTemplate(write("hf5/tokenizer_config.json", `{"chat_template": 5}`))
 	require.ErrorContains(t, err, "chat_template must be a string or a list")
+	notText := writeGGUF("number.gguf", format.GGUFKV{Key: "tokenizer.chat_template", Value: uint32(5)})
+	_, _, err = LoadChatTemplate(notText)
+	require.ErrorContains(t, err, "server: chat template: gguf "+notText+": metadata key tokenizer.chat_template holds Uint32, want a string")
 	_, err = New(Config{ChatTemplate: "{% for x in %}", ChatTemplateOrigin: "broken.gguf"})
 	require.ErrorContains(t, err, "chat template from broken.gguf")
 }

@@ -1,80 +1,30 @@
 package tokenizer
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/models/format"
 )
 
-// kv is one GGUF metadata entry for writeGGUF. Values: string, bool, uint32, int32,
-// float32, []string, []float32, []int32.
+// kv is one GGUF metadata entry for writeGGUF: a value of a type format.GGUFKV lists.
 type kv struct {
 	key string
 	val any
 }
 
-// writeGGUF writes a vocab-only GGUF v3 file (no tensors) holding kvs and returns its path.
+// writeGGUF writes a vocab-only GGUF file (no tensors) holding kvs and returns its path.
 func writeGGUF(t testing.TB, name string, kvs ...kv) string {
 	t.Helper()
-	var b bytes.Buffer
-	le := binary.LittleEndian
-	str := func(s string) {
-		_ = binary.Write(&b, le, uint64(len(s)))
-		b.WriteString(s)
-	}
-	b.WriteString("GGUF")
-	_ = binary.Write(&b, le, uint32(3))
-	_ = binary.Write(&b, le, uint64(0))
-	_ = binary.Write(&b, le, uint64(len(kvs)))
-	for _, e := range kvs {
-		str(e.key)
-		switch v := e.val.(type) {
-		case string:
-			_ = binary.Write(&b, le, uint32(8))
-			str(v)
-		case bool:
-			_ = binary.Write(&b, le, uint32(7))
-			_ = binary.Write(&b, le, v)
-		case uint32:
-			_ = binary.Write(&b, le, uint32(4))
-			_ = binary.Write(&b, le, v)
-		case int32:
-			_ = binary.Write(&b, le, uint32(5))
-			_ = binary.Write(&b, le, v)
-		case float32:
-			_ = binary.Write(&b, le, uint32(6))
-			_ = binary.Write(&b, le, v)
-		case []string:
-			_ = binary.Write(&b, le, uint32(9))
-			_ = binary.Write(&b, le, uint32(8))
-			_ = binary.Write(&b, le, uint64(len(v)))
-			for _, s := range v {
-				str(s)
-			}
-		case []float32:
-			_ = binary.Write(&b, le, uint32(9))
-			_ = binary.Write(&b, le, uint32(6))
-			_ = binary.Write(&b, le, uint64(len(v)))
-			_ = binary.Write(&b, le, v)
-		case []int32:
-			_ = binary.Write(&b, le, uint32(9))
-			_ = binary.Write(&b, le, uint32(5))
-			_ = binary.Write(&b, le, uint64(len(v)))
-			_ = binary.Write(&b, le, v)
-		default:
-			t.Fatalf("writeGGUF: %s: unsupported value type %T", e.key, e.val)
-		}
-	}
-	for b.Len()%32 != 0 { // pad the header to the default alignment
-		b.WriteByte(0)
+	meta := make([]format.GGUFKV, len(kvs))
+	for i, e := range kvs {
+		meta[i] = format.GGUFKV{Key: e.key, Value: e.val}
 	}
 	p := filepath.Join(t.TempDir(), name)
-	require.NoError(t, os.WriteFile(p, b.Bytes(), 0o644))
+	require.NoError(t, format.WriteGGUF(p, meta, nil))
 	return p
 }
 
