@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/internal/testutil"
 )
 
 const (
@@ -389,7 +391,7 @@ func startReplica(t *testing.T, bin, name string) replica {
 // proc is a process the test started; the test's cleanup kills it.
 type proc struct {
 	cmd    *exec.Cmd
-	out    syncBuffer // stdout and stderr
+	out    testutil.SyncBuffer // stdout and stderr
 	exited chan struct{}
 }
 
@@ -414,24 +416,6 @@ func start(t *testing.T, name string, args ...string) *proc {
 func (p *proc) kill() {
 	_ = p.cmd.Process.Kill()
 	<-p.exited
-}
-
-// syncBuffer is a bytes.Buffer that a process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func freePort(t *testing.T) int {

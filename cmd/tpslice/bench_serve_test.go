@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/internal/testutil"
 )
 
 // startTestServer serves the tiny preset at TP 2 on a free loopback port, with serve's
@@ -16,7 +18,7 @@ import (
 func startTestServer(t *testing.T, extra ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr testutil.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- serveUntil(ctx, append([]string{"--model", "tiny", "--tp", "2", "--port", "0"}, extra...), &stdout, &stderr)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net"
@@ -11,33 +10,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tpslice/tpslice/internal/testutil"
 	"github.com/tpslice/tpslice/models/stories260k"
 )
-
-// syncBuffer is a bytes.Buffer that a command writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestServe starts `tpslice serve` on a free port, runs the curl it prints (the API key
 // from the environment), and stops it with a real SIGTERM: it returns nil, so the process
@@ -114,14 +95,14 @@ func TestServeDefaultTellsTheStory(t *testing.T) {
 
 // servedCLI is a `tpslice serve` running in this process.
 type servedCLI struct {
-	stdout, stderr *syncBuffer
+	stdout, stderr *testutil.SyncBuffer
 	done           chan error
 }
 
 // startServe runs `tpslice serve args…` and waits until it prints its curl.
 func startServe(t *testing.T, args ...string) servedCLI {
 	t.Helper()
-	srv := servedCLI{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	srv := servedCLI{stdout: &testutil.SyncBuffer{}, stderr: &testutil.SyncBuffer{}, done: make(chan error, 1)}
 	go func() { srv.done <- run(append([]string{"serve"}, args...), srv.stdout, srv.stderr) }()
 	require.Eventually(t, func() bool {
 		select {
