@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/tpslice/tpslice/layers"
 	"github.com/tpslice/tpslice/models"
@@ -30,18 +31,11 @@ func refLogSoftmax(t *testing.T, e *Engine, ids []int32) []float64 {
 	}
 	require.NoError(t, e.Model().Forward(st))
 	logits := e.Model().Logits(st)[0]
-	top := math.Inf(-1)
-	for _, l := range logits {
-		top = max(top, float64(l))
-	}
-	sum := 0.0
-	for _, l := range logits {
-		sum += math.Exp(float64(l) - top)
-	}
 	out := make([]float64, len(logits))
 	for i, l := range logits {
-		out[i] = float64(l) - top - math.Log(sum)
+		out[i] = float64(l)
 	}
+	floats.AddConst(-floats.LogSumExp(out), out)
 	return out
 }
 

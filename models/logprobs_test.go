@@ -6,19 +6,16 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/floats"
 )
 
-// refLogSumExp is log Σ exp(logit) over the full logits, in f64.
+// refLogSumExp is log Σ exp(logit) over the full logits, in f64 (gonum's, the reference).
 func refLogSumExp(logits []float32) float64 {
-	top := math.Inf(-1)
-	for _, l := range logits {
-		top = max(top, float64(l))
+	wide := make([]float64, len(logits))
+	for i, l := range logits {
+		wide[i] = float64(l)
 	}
-	sum := 0.0
-	for _, l := range logits {
-		sum += math.Exp(float64(l) - top)
-	}
-	return top + math.Log(sum)
+	return floats.LogSumExp(wide)
 }
 
 // TestLlamaLogSumExp: the log-softmax normalizer combined from every rank's two shard terms
