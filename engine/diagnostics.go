@@ -12,34 +12,40 @@ import (
 // logStartup writes what NCCL_DEBUG=INFO would tell of a communicator and what vLLM logs
 // of its CUDA graphs: the group's topology and the model on it (INIT), the all-reduce the
 // selector picks per message-size bucket (TUNING), each captured decode graph (GRAPH) and
-// the algorithm of every collective call site of a decode step (COLL).
-func (e *Engine) logStartup() {
+// the algorithm of every collective call site of a decode step (COLL). After the n-th
+// rebuild of the TP group (rebuild = n > 0) it logs the new group the same way, each line
+// beginning "rebuild n: ".
+func (e *Engine) logStartup(rebuild int) {
 	d := e.cfg.Debug
 	if d == nil {
 		return
 	}
+	mark := ""
+	if rebuild > 0 {
+		mark = fmt.Sprintf("rebuild %d: ", rebuild)
+	}
 	g, c, mc, opt := e.group, e.group.Comm(), e.model.Config(), e.model.Options()
-	d.Infof(diag.Init, "TP group of %d ranks on %v, %d SMs per device, NVLS %v, overlap %v",
+	d.Infof(diag.Init, "%sTP group of %d ranks on %v, %d SMs per device, NVLS %v, overlap %v", mark,
 		g.World(), c.Fabric(), g.Device(0).NumSMs(), c.HasNVLS(), opt.Overlap)
 	arch := mc.Arch
 	if arch == "" {
 		arch = "llama"
 	}
-	d.Infof(diag.Init, "model %s (%s): %d layers, hidden %d, %d heads / %d KV heads, FFN %d, vocab %d, weights %s, bytes per rank %v",
+	d.Infof(diag.Init, "%smodel %s (%s): %d layers, hidden %d, %d heads / %d KV heads, FFN %d, vocab %d, weights %s, bytes per rank %v", mark,
 		mc.Name, arch, mc.Layers, mc.Hidden, mc.Heads, mc.KVHeads, mc.Intermediate, mc.Vocab, orStored(opt.WeightDType), e.model.WeightBytes())
 	kv := dtype.F32
 	if opt.KVDType != 0 {
 		kv = opt.KVDType
 	}
-	d.Infof(diag.Init, "KV cache: %d blocks of %d tokens (%v); at most %d running, %d waiting, %d tokens per step",
+	d.Infof(diag.Init, "%sKV cache: %d blocks of %d tokens (%v); at most %d running, %d waiting, %d tokens per step", mark,
 		opt.KVBlocks, opt.BlockSize, kv, e.cfg.MaxRunning, e.cfg.MaxWaiting, e.cfg.MaxBatchTokens)
 	for b := comm.Bucket(256); b <= comm.Bucket(64<<20); b += 2 {
 		bytes := comm.BucketBytes(b)
-		d.Infof(diag.Tuning, "all-reduce of %d B at TP %d: %v", bytes, g.World(), c.Pick(int(bytes)))
+		d.Infof(diag.Tuning, "%sall-reduce of %d B at TP %d: %v", mark, bytes, g.World(), c.Pick(int(bytes)))
 	}
 	for _, bucket := range e.graphs.Buckets {
 		for k, graph := range e.decodeGraphs[bucket] {
-			d.Infof(diag.Graph, "decode graph for batch %d (%s): %d nodes per rank, %d collectives in place, captured in %v",
+			d.Infof(diag.Graph, "%sdecode graph for batch %d (%s): %d nodes per rank, %d collectives in place, captured in %v", mark,
 				bucket, [2]string{"full logits", "greedy"}[k], graph.Nodes(), graph.InPlace, graph.CaptureTime)
 		}
 	}
@@ -53,7 +59,7 @@ func (e *Engine) logStartup() {
 		}
 		for i, n := range sites {
 			w := n.Kernel.Work
-			d.Infof(diag.Coll, "decode batch %d, %s: %s %s, %d B per rank",
+			d.Infof(diag.Coll, "%sdecode batch %d, %s: %s %s, %d B per rank", mark,
 				e.graphs.Buckets[0], siteName(i, len(sites), mc.Layers), w.Op, w.Algo, w.Message)
 		}
 	}

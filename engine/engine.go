@@ -170,7 +170,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := e.build(src); err != nil {
 		return nil, err
 	}
-	e.logStartup()
+	e.logStartup(0)
 	e.sched.cond = sync.NewCond(&e.sched.mu)
 	e.sched.stopped = make(chan struct{})
 	go e.loop()
@@ -270,24 +270,7 @@ func open(cfg Config) (mcfg models.Config, src format.Source, tok *tokenizer.Tok
 		return models.Config{}, nil, nil, nil, fmt.Errorf("engine: "+format, args...)
 	}
 	st, statErr := os.Stat(cfg.Model)
-	switch {
-	case cfg.Model == stories260k.Name:
-		fs, c, err := models.Llama2CFromBytes(stories260k.Name, stories260k.Checkpoint)
-		if err != nil {
-			return fail("%w", err)
-		}
-		src, mcfg = fs, c
-	case statErr != nil:
-		var perr error
-		if mcfg, perr = models.Preset(cfg.Model); perr != nil {
-			return fail("model %q is neither a file or directory (%v) nor a preset: %w", cfg.Model, statErr, perr)
-		}
-		dummy, err := models.NewDummy(mcfg, cfg.Seed)
-		if err != nil {
-			return fail("%w", err)
-		}
-		src = dummy
-	case !st.IsDir() && strings.EqualFold(filepath.Ext(cfg.Model), ".gguf"): // one parse for both
+	if statErr == nil && !st.IsDir() && strings.EqualFold(filepath.Ext(cfg.Model), ".gguf") { // one parse for both
 		gf, err := format.ParseGGUF(cfg.Model)
 		if err != nil {
 			return fail("%w", err)
@@ -301,12 +284,9 @@ func open(cfg Config) (mcfg models.Config, src format.Source, tok *tokenizer.Tok
 			return fail("tokenizer of %s: %w", cfg.Model, err)
 		}
 		return mcfg, src, tok, nil, nil
-	default:
-		fs, c, err := models.Open(cfg.Model)
-		if err != nil {
-			return fail("%w", err)
-		}
-		src, mcfg = fs, c
+	}
+	if mcfg, src, err = openWeights(cfg); err != nil {
+		return models.Config{}, nil, nil, nil, err
 	}
 	if tok, err = LoadTokenizer(cfg.Model); err != nil {
 		return fail("tokenizer of %s: %w", cfg.Model, err)
@@ -317,6 +297,34 @@ func open(cfg Config) (mcfg models.Config, src format.Source, tok *tokenizer.Tok
 		}
 	}
 	return mcfg, src, tok, eog, nil
+}
+
+// openWeights opens the model's config and weights alone (open without the tokenizer):
+// what a rebuild after a failed step reads again, since the tokenizer does not change.
+func openWeights(cfg Config) (models.Config, format.Source, error) {
+	if cfg.Model == stories260k.Name {
+		fs, c, err := models.Llama2CFromBytes(stories260k.Name, stories260k.Checkpoint)
+		if err != nil {
+			return models.Config{}, nil, fmt.Errorf("engine: %w", err)
+		}
+		return c, fs, nil
+	}
+	if _, statErr := os.Stat(cfg.Model); statErr != nil {
+		c, err := models.Preset(cfg.Model)
+		if err != nil {
+			return models.Config{}, nil, fmt.Errorf("engine: model %q is neither a file or directory (%v) nor a preset: %w", cfg.Model, statErr, err)
+		}
+		dummy, err := models.NewDummy(c, cfg.Seed)
+		if err != nil {
+			return models.Config{}, nil, fmt.Errorf("engine: %w", err)
+		}
+		return c, dummy, nil
+	}
+	fs, c, err := models.Open(cfg.Model)
+	if err != nil {
+		return models.Config{}, nil, fmt.Errorf("engine: %w", err)
+	}
+	return c, fs, nil
 }
 
 // LoadConfig reads only the config (shape and architecture) of a model named as

@@ -98,6 +98,7 @@ func (e *Engine) recoverFrom(inFlight []*sequence, start time.Time, err error) b
 	rec.Rebuild = time.Since(failedAt)
 	e.health.mu.Lock()
 	e.health.recoveries[len(e.health.recoveries)-1] = rec
+	rebuilds := len(e.health.recoveries)
 	e.health.mu.Unlock()
 	if rec.RebuildErr != nil {
 		e.setHealth(fmt.Errorf("%w: the TP group could not be rebuilt after a failed step: %v", ErrUnavailable, rec.RebuildErr))
@@ -105,16 +106,18 @@ func (e *Engine) recoverFrom(inFlight []*sequence, start time.Time, err error) b
 		close(e.failed)
 		return false
 	}
-	e.setHealth(nil)
 	d.Warnf(diag.Fault, "TP group rebuilt in %v; serving again", rec.Rebuild)
+	e.logStartup(rebuilds)
+	e.setHealth(nil)
 	return true
 }
 
-// rebuild frees the model and the TP group of a failed step and builds them again.
+// rebuild frees the model and the TP group of a failed step and builds them again from the
+// checkpoint's weights; the tokenizer, no part of the group, stays as it is.
 func (e *Engine) rebuild() error {
 	e.model.Close()
 	_ = e.group.Close() // a failed communicator closes without waiting on its peers
-	_, src, _, _, err := open(e.cfg)
+	_, src, err := openWeights(e.cfg)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/diag"
 	"github.com/tpslice/tpslice/models/stories260k"
 )
 
@@ -130,4 +133,56 @@ func TestRebuildFailureEndsTheEngine(t *testing.T) {
 	}
 	_, err = e.Generate(context.Background(), Request{Prompt: "again"}, func(Token) error { return nil })
 	require.ErrorIs(t, err, ErrUnavailable)
+}
+
+// TestRebuildKeepsTheTokenizer: a rebuild reads the checkpoint's weights again but not its
+// tokenizer (removed here once the engine runs: the rebuild still succeeds, and requests
+// are still tokenized), and at INFO it logs the new group's topology, selector, graphs and
+// collective sites once more, as at start-up, every line marked "rebuild 1: ".
+func TestRebuildKeepsTheTokenizer(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "stories260K.bin")
+	tokPath := filepath.Join(dir, "tok512.bin")
+	require.NoError(t, os.WriteFile(path, stories260k.Checkpoint, 0o644))
+	require.NoError(t, os.WriteFile(tokPath, stories260k.Tokenizer, 0o644))
+	req := Request{Prompt: "Once upon a time", MaxTokens: 12}
+
+	var log bytes.Buffer // read once the engine is closed
+	fault := comm.NewFaultInjector(comm.Fault{Rank: 1, Call: 40, Kind: comm.FaultPanic})
+	e, err := New(Config{Model: path, TP: 2, MaxRunning: 1, CollectiveTimeout: recoverTimeout, Fault: fault, Debug: diag.New(&log, diag.Info)})
+	require.NoError(t, err)
+	defer e.Close()
+	require.NoError(t, os.Remove(tokPath))
+
+	_, err = e.Generate(context.Background(), req, func(Token) error { return nil })
+	require.ErrorIs(t, err, ErrStepFailed)
+	require.Eventually(t, func() bool { return e.Health() == nil && len(e.Recoveries()) == 1 }, 20*time.Second, time.Millisecond)
+	require.NoError(t, e.Recoveries()[0].RebuildErr)
+	after, err := e.Generate(context.Background(), req, func(Token) error { return nil })
+	require.NoError(t, err)
+	require.Equal(t, FinishLength, after.FinishReason)
+	require.NoError(t, e.Close())
+
+	var startup, rebuilt []string
+	for _, l := range strings.Split(log.String(), "\n") {
+		_, msg, ok := strings.Cut(l, " INFO ")
+		if !ok {
+			continue
+		}
+		if subsys, rest, _ := strings.Cut(msg, " "); strings.HasPrefix(rest, "rebuild 1: ") {
+			rebuilt = append(rebuilt, subsys+" "+strings.TrimPrefix(rest, "rebuild 1: "))
+		} else {
+			startup = append(startup, msg)
+		}
+	}
+	require.NotEmpty(t, startup)
+	require.Len(t, rebuilt, len(startup), "the rebuilt group is logged line for line as at start-up")
+	for i := range startup {
+		if strings.HasPrefix(startup[i], "GRAPH ") { // capture times differ
+			startup[i], _, _ = strings.Cut(startup[i], " captured in ")
+			rebuilt[i], _, _ = strings.Cut(rebuilt[i], " captured in ")
+		}
+	}
+	require.Equal(t, startup, rebuilt)
+	require.Contains(t, log.String(), " INFO INIT rebuild 1: TP group of 2 ranks on ")
 }
