@@ -12,9 +12,11 @@ import (
 )
 
 // OpenGGUF memory-maps a GGUF file and returns its tensors (format.OpenGGUF) and the model
-// config from its metadata (ConfigFromGGUF).
+// config from its metadata (ConfigFromGGUF). It parses the header without its large arrays
+// (the vocabulary, the merges), which neither needs; OpenGGUFFile shares a full parse with
+// the tokenizer.
 func OpenGGUF(path string) (*format.FileSource, Config, error) {
-	gf, err := format.ParseGGUF(path)
+	gf, err := format.ParseGGUFMetadata(path)
 	if err != nil {
 		return nil, Config{}, err
 	}
