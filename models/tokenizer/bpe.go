@@ -164,12 +164,7 @@ func (t *Tokenizer) bpeWord(word string, out []int) []int {
 		if l.n == 0 || r.n == 0 || l.n != bg.ln || r.n != bg.rn {
 			continue // outdated: one of them has been merged since
 		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			symbols[r.next].prev = bg.left
-		}
+		merge(symbols, bg.left, bg.right)
 		tryAdd(l.prev, bg.left)
 		tryAdd(bg.left, l.next)
 	}

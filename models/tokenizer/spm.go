@@ -72,12 +72,7 @@ func (t *Tokenizer) encodeSPM(fragment string, prefix bool, out []int) ([]int, e
 		if l.n == 0 || r.n == 0 || l.n+r.n != bg.size {
 			continue // one of them has been merged since
 		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			symbols[r.next].prev = bg.left
-		}
+		merge(symbols, bg.left, bg.right)
 		tryAdd(l.prev, bg.left)
 		tryAdd(bg.left, l.next)
 	}

@@ -27,3 +27,14 @@ func characters(text string) []symbol {
 	}
 	return symbols
 }
+
+// merge appends symbol right, left's next, to left and unlinks it (its n becomes 0).
+func merge(symbols []symbol, left, right int) {
+	l, r := &symbols[left], &symbols[right]
+	l.n += r.n
+	r.n = 0
+	l.next = r.next
+	if r.next >= 0 {
+		symbols[r.next].prev = left
+	}
+}
