@@ -78,49 +78,24 @@ func configFromGGUF(path string, gf *gguf.GGUFFile) (Config, error) {
 		cfg.Name = strings.TrimSuffix(filepath.Base(path), ".gguf")
 	}
 	key := func(k string) string { return arch.Name + "." + k } // the architecture's own keys
-	for _, f := range []struct {
-		key      string
-		dst      *int
-		required bool
-	}{
-		{key("embedding_length"), &cfg.Hidden, true},
-		{key("block_count"), &cfg.Layers, true},
-		{key("attention.head_count"), &cfg.Heads, true},
-		{key("feed_forward_length"), &cfg.Intermediate, true},
-		{key("context_length"), &cfg.ContextLength, true},
-		{key("attention.head_count_kv"), &cfg.KVHeads, false},
-		{key("attention.key_length"), &cfg.HeadDim, false},
-		{key("vocab_size"), &cfg.Vocab, false},
-	} {
-		v, ok, err := md.Int(f.key)
-		if err != nil {
-			return Config{}, err
-		}
-		if !ok && f.required {
-			return Config{}, md.Missing(f.key)
-		}
-		if ok {
-			*f.dst = v
-		}
+	const required, optional = true, false
+	if err := readGGUFKeys(md, md.Int, []ggufKey[int]{
+		{key("embedding_length"), &cfg.Hidden, required},
+		{key("block_count"), &cfg.Layers, required},
+		{key("attention.head_count"), &cfg.Heads, required},
+		{key("feed_forward_length"), &cfg.Intermediate, required},
+		{key("context_length"), &cfg.ContextLength, required},
+		{key("attention.head_count_kv"), &cfg.KVHeads, optional},
+		{key("attention.key_length"), &cfg.HeadDim, optional},
+		{key("vocab_size"), &cfg.Vocab, optional},
+	}); err != nil {
+		return Config{}, err
 	}
-	for _, f := range []struct {
-		key      string
-		dst      *float64
-		required bool
-	}{
-		{key("rope.freq_base"), &cfg.RopeTheta, false},
-		{key("attention.layer_norm_rms_epsilon"), &cfg.RMSEps, true},
-	} {
-		v, ok, err := md.Float(f.key)
-		if err != nil {
-			return Config{}, err
-		}
-		if !ok && f.required {
-			return Config{}, md.Missing(f.key)
-		}
-		if ok {
-			*f.dst = v
-		}
+	if err := readGGUFKeys(md, md.Float, []ggufKey[float64]{
+		{key("rope.freq_base"), &cfg.RopeTheta, optional},
+		{key("attention.layer_norm_rms_epsilon"), &cfg.RMSEps, required},
+	}); err != nil {
+		return Config{}, err
 	}
 	if cfg.KVHeads == 0 {
 		cfg.KVHeads = cfg.Heads
@@ -160,4 +135,28 @@ func configFromGGUF(path string, gf *gguf.GGUFFile) (Config, error) {
 		return Config{}, fmt.Errorf("gguf %s: %w", path, err)
 	}
 	return cfg, nil
+}
+
+// ggufKey is a metadata key of the config and the field it sets; an optional key that is
+// absent leaves the field as it is (its default).
+type ggufKey[T any] struct {
+	key      string
+	dst      *T
+	required bool
+}
+
+// readGGUFKeys reads every key with get (a format.GGUFMeta getter of md) into its field.
+func readGGUFKeys[T any](md format.GGUFMeta, get func(string) (T, bool, error), keys []ggufKey[T]) error {
+	for _, k := range keys {
+		v, ok, err := get(k.key)
+		switch {
+		case err != nil:
+			return err
+		case ok:
+			*k.dst = v
+		case k.required:
+			return md.Missing(k.key)
+		}
+	}
+	return nil
 }
