@@ -57,6 +57,7 @@ func ParseCollectives(s string) (Collectives, error) {
 type pricer struct {
 	p           hw.Profile
 	world       int
+	hosts       int // the world spans this many hosts; 0 or 1: one
 	context     int64
 	eager       bool
 	collectives Collectives
@@ -103,7 +104,7 @@ func (pr pricer) collective(w device.Work) (time.Duration, error) {
 	if !ok {
 		return 0, fmt.Errorf("perf: collective %s: algorithm %v is not a comm.Algo", w.Op, w.Algo)
 	}
-	t, err := CollectiveTime(pr.p, w.Op, algo, pr.world, w.Message)
+	t, err := CollectiveTimeHosts(pr.p, pr.hosts, w.Op, algo, pr.world, w.Message)
 	return t + local, err
 }
 
