@@ -244,3 +244,18 @@ func TestOfferedHosts(t *testing.T) {
 	require.Equal(t, []Algo{TwoLevel, OneShot, TwoShot, Ring}, OfferedHosts(device.NVSwitch, true, 2, 16))
 	require.Equal(t, []Algo{TwoLevel, Ring}, OfferedHosts(device.PCIe, false, 2, 8))
 }
+
+// TestTwoLevelAutotune: on several hosts the autotuner measures the two-level all-reduce
+// too, and its table records the hosts, so that a node of one host would not consult it.
+func TestTwoLevelAutotune(t *testing.T) {
+	g := newHostsGroup(t, 2, 2, Config{})
+	tab, err := g.c.Autotune(g.streams, TuneOptions{DType: dtype.F32, MinBytes: 4 << 10, MaxBytes: 8 << 10,
+		Measure: MeasureOptions{Rounds: 2, Budget: 20 * time.Millisecond}})
+	require.NoError(t, err)
+	require.Equal(t, 2, tab.Hosts)
+	require.Contains(t, tab.Source, "/hosts2")
+	require.Equal(t, []int{4}, tab.Worlds())
+	single := newGroup(t, 4, device.NVSwitch, Config{})
+	single.c.SetTable(tab)
+	require.Equal(t, DefaultRule(4, 4<<10, device.NVSwitch), single.c.Pick(4<<10), "a table of two hosts must not steer one")
+}
