@@ -122,8 +122,9 @@ func (c Config) validate() error {
 		return fmt.Errorf("perf: %d hosts: want at least one", c.Hosts)
 	case hosts == 1 && (c.TP < 1 || c.TP > device.MaxDevices):
 		return fmt.Errorf("perf: TP degree %d: want 1 to %d (one node)", c.TP, device.MaxDevices)
-	case hosts > 1 && (c.TP < hosts || c.TP%hosts != 0 || c.TP/hosts > device.MaxDevices):
-		return fmt.Errorf("perf: TP degree %d over %d hosts: want a multiple of %d up to %d (at most %d GPUs per host)", c.TP, hosts, hosts, hosts*device.MaxDevices, device.MaxDevices)
+	case hosts > 1 && (c.TP < hosts || c.TP%hosts != 0 || c.TP/hosts > device.MaxDevices || c.TP > device.MaxNodeDevices):
+		return fmt.Errorf("perf: TP degree %d over %d hosts: want a multiple of %d up to %d (at most %d GPUs per host, %d in all)",
+			c.TP, hosts, hosts, min(hosts*device.MaxDevices, device.MaxNodeDevices), device.MaxDevices, device.MaxNodeDevices)
 	case hosts > 1 && !c.Profile.InterHost.Network():
 		return fmt.Errorf("perf: TP across %d hosts of %s: %w", hosts, c.Profile.Name, ErrNoNetwork)
 	case hosts > 1 && c.Collectives == NCCL:
