@@ -28,9 +28,11 @@ const (
 	tlFinalWhat   = "two-level slices summed across hosts"
 )
 
-// twoLevel is the hierarchical all-reduce of a node of H hosts of L ranks each (NCCL's
-// shape across nodes, and what Megatron's and DeepSpeed's hierarchical all-reduce do): the
-// chunk is cut into L slices, and for rank (h, l) — local index l on host h —
+// twoLevel is the hierarchical all-reduce of a node of H hosts of L ranks each, the shape
+// of Horovod's hierarchical all-reduce (reduce-scatter inside the node, all-reduce across,
+// all-gather inside) and of NCCL's across nodes (reduce inside, exchange over the network,
+// broadcast inside): the chunk is cut into L slices, and for rank (h, l) — local index l
+// on host h —
 //
 //  1. reduce-scatter inside the host: every rank stages its input in its staging buffer
 //     (as f32, so bf16 rounds once, at the end); rank (h, l) sums slice l over its host's
