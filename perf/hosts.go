@@ -142,3 +142,46 @@ func ModelTableHosts(p hw.Profile, hosts int, worlds []int, maxBytes int64) *com
 	}
 	return t
 }
+
+// ncclNetHop is NCCL's tuner's latency of a ring step over the network, per protocol
+// (NVIDIA/nccl src/graph/tuning.cc, hwLat[NCCL_HW_NET], ring: LL 2.7, LL128 4.0, Simple
+// 9.6 µs).
+var ncclNetHop = [...]time.Duration{LL: 2700 * time.Nanosecond, LL128: 4000 * time.Nanosecond, Simple: 9600 * time.Nanosecond}
+
+// NCCLTimeHosts is NCCLTime on a node of hosts hosts that the n ranks split over evenly:
+// NCCL's ring through every rank, priced as its tuner prices rings across nodes —
+// 2(n-1) steps (n-1 for an all-gather), of which 2(H-1) (H-1) cross the network at
+// ncclNetHop and the others take the calibrated in-host step — over the in-host bus
+// bandwidth or the host's NICs together (L·β_net: NCCL spreads its rings' channels over
+// the NICs), whichever is lower. ok is false on one host where NCCLTime's is, and across
+// hosts on a profile without a Calibration or an InterHost network, or ranks that do not
+// split evenly.
+func NCCLTimeHosts(p hw.Profile, hosts int, op device.CollectiveOp, proto Protocol, n int, bytes int64) (d time.Duration, ok bool) {
+	if hosts <= 1 {
+		return NCCLTime(p, op, proto, n, bytes)
+	}
+	c := p.Calibration
+	if c == nil || !p.InterHost.Network() || n%hosts != 0 || int(proto) >= len(ncclNetHop) {
+		return 0, false
+	}
+	r := [...]hw.RingCost{LL: c.LL, LL128: c.LL128, Simple: c.Simple}[proto]
+	nf, L := float64(n), float64(n/hosts)
+	steps, inter, coef := 2*(nf-1), 2*float64(hosts-1), 2*(nf-1)/nf
+	if op == device.OpAllGather {
+		steps, inter, coef = nf-1, float64(hosts-1), nf-1
+	}
+	bw := math.Min(p.LinkBytesPerSec*r.Efficiency, L*p.InterHost.BytesPerSec)
+	secs := r.Base.Seconds() + (steps-inter)*r.PerStep.Seconds() + inter*ncclNetHop[proto].Seconds() + coef*float64(bytes)/bw
+	return durationOf(secs), true
+}
+
+// NCCLFastestHosts is NCCLFastest on a node of hosts hosts (NCCLTimeHosts); ok is false
+// where no protocol is modelled.
+func NCCLFastestHosts(p hw.Profile, hosts int, op device.CollectiveOp, n int, bytes int64) (best time.Duration, proto Protocol, ok bool) {
+	for _, pr := range Protocols {
+		if d, found := NCCLTimeHosts(p, hosts, op, pr, n, bytes); found && (!ok || d < best) {
+			best, proto, ok = d, pr, true
+		}
+	}
+	return best, proto, ok
+}

@@ -125,6 +125,39 @@ func TestPredictAcrossHosts(t *testing.T) {
 	pcie, _ := lookup(t, "pcie", "llama-3-8b")
 	_, err = Predict(Config{Profile: pcie, Model: cfg, TP: 4, Hosts: 2, Batch: 1})
 	require.ErrorIs(t, err, ErrNoNetwork)
-	_, err = Predict(Config{Profile: h100, Model: cfg, TP: 16, Hosts: 2, Batch: 1, Collectives: NCCL})
-	require.ErrorContains(t, err, "NCCL across hosts is not modelled")
+	nccl, err := Predict(Config{Profile: h100, Model: cfg, TP: 16, Hosts: 2, Batch: 64, Collectives: NCCL})
+	require.NoError(t, err)
+	for _, s := range nccl.Sites {
+		require.Equal(t, "nccl-ring", s.Algo)
+	}
+	ideal, _ := lookup(t, "h100-sxm-ideal", "llama-3-8b")
+	_, err = Predict(Config{Profile: ideal, Model: cfg, TP: 16, Hosts: 2, Batch: 1, Collectives: NCCL})
+	require.ErrorContains(t, err, "NCCL across hosts is modelled on calibrated profiles only, not h100-sxm-ideal")
+}
+
+// TestNCCLTimeHosts: one host is NCCLTime; across hosts, by hand at one point (H100's LL
+// ring, 2 × 8 ranks, 16 KiB): Base + 28 in-host steps + 2 network hops + 30/16·S over the
+// LL bus (0.066 of 450 GB/s, below 8 NICs' 400 GB/s) = 10.8 + 16.8 + 5.4 + 1.0343 µs.
+func TestNCCLTimeHosts(t *testing.T) {
+	p, err := hw.Lookup("h100-sxm")
+	require.NoError(t, err)
+	for _, proto := range Protocols {
+		one, ok := NCCLTimeHosts(p, 1, device.OpAllReduce, proto, 8, 1<<20)
+		require.True(t, ok)
+		flat, _ := NCCLTime(p, device.OpAllReduce, proto, 8, 1<<20)
+		require.Equal(t, flat, one, "%v", proto)
+	}
+	got, ok := NCCLTimeHosts(p, 2, device.OpAllReduce, LL, 16, 16<<10)
+	require.True(t, ok)
+	require.InDelta(t, 34.0343, float64(got)/float64(time.Microsecond), 1e-3)
+	best, proto, ok := NCCLFastestHosts(p, 2, device.OpAllReduce, 16, 64<<20)
+	require.True(t, ok)
+	require.Equal(t, Simple, proto, "bulk copies win large messages")
+	two, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.TwoLevel, 16, 64<<20)
+	require.NoError(t, err)
+	require.Less(t, best, two, "NCCL's rings use every NIC and the faster Simple copies: two-level's two-shot inside the host sustains 0.47 of the link")
+	ideal, err := hw.Lookup("h100-sxm-ideal")
+	require.NoError(t, err)
+	_, _, ok = NCCLFastestHosts(ideal, 2, device.OpAllReduce, 16, 64)
+	require.False(t, ok)
 }

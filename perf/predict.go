@@ -127,8 +127,8 @@ func (c Config) validate() error {
 			c.TP, hosts, hosts, min(hosts*device.MaxDevices, device.MaxNodeDevices), device.MaxDevices, device.MaxNodeDevices)
 	case hosts > 1 && !c.Profile.InterHost.Network():
 		return fmt.Errorf("perf: TP across %d hosts of %s: %w", hosts, c.Profile.Name, ErrNoNetwork)
-	case hosts > 1 && c.Collectives == NCCL:
-		return fmt.Errorf("perf: NCCL across hosts is not modelled (its ring and trees over the network); price tpslice's collectives")
+	case hosts > 1 && c.Collectives == NCCL && c.Profile.Calibration == nil:
+		return fmt.Errorf("perf: NCCL across hosts is modelled on calibrated profiles only, not %s", c.Profile.Name)
 	case c.Batch < 1 || c.Batch > MaxBatch:
 		return fmt.Errorf("perf: batch %d: want 1 to %d", c.Batch, MaxBatch)
 	case c.Context < 1 || c.Context > c.Model.ContextLength:

@@ -97,7 +97,10 @@ func (pr pricer) roofline(w device.Work) time.Duration {
 func (pr pricer) collective(w device.Work) (time.Duration, error) {
 	local := seconds(float64(w.Bytes) / (pr.p.HBMBytesPerSec * MemoryEfficiency))
 	if pr.collectives == NCCL {
-		t, _ := NCCLFastest(pr.p, w.Op, pr.world, w.Message)
+		t, _, ok := NCCLFastestHosts(pr.p, pr.hosts, w.Op, pr.world, w.Message)
+		if !ok {
+			return 0, fmt.Errorf("perf: collective %s: NCCL is not modelled on %s over %d hosts", w.Op, pr.p.Name, max(pr.hosts, 1))
+		}
 		return t + local, nil
 	}
 	algo, ok := w.Algo.(comm.Algo)

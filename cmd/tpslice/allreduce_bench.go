@@ -335,7 +335,7 @@ func modelReport(o benchOptions, t dtype.DType, sizes []int64) (*benchReport, er
 	}
 	if hosts > 1 {
 		report.Hosts = hosts
-		report.Model += fmt.Sprintf("; between hosts %.0f GB/s and %v per exchange per GPU (hw InterHost); NCCL not modelled across hosts",
+		report.Model += fmt.Sprintf("; between hosts %.0f GB/s and %v per exchange per GPU (hw InterHost), NCCL's ring with its tuner's network hops",
 			p.InterHost.BytesPerSec/1e9, p.InterHost.Latency)
 	}
 	table := perf.ModelTableHosts(p, hosts, []int{n}, sizes[len(sizes)-1])
@@ -354,18 +354,15 @@ func modelReport(o benchOptions, t dtype.DType, sizes []int64) (*benchReport, er
 				row.FastestWithoutNVLS, best = a.String(), d
 			}
 		}
-		if hosts > 1 {
-			row.NCCL = "-"
-			report.Rows = append(report.Rows, row)
-			continue
-		}
 		for _, proto := range perf.Protocols {
-			if d, ok := perf.NCCLTime(p, device.OpAllReduce, proto, n, s); ok {
+			if d, ok := perf.NCCLTimeHosts(p, hosts, device.OpAllReduce, proto, n, s); ok {
 				row.Results = append(row.Results, modelResult("nccl "+proto.String(), s, d, n))
 			}
 		}
-		_, proto := perf.NCCLFastest(p, device.OpAllReduce, n, s)
-		row.NCCL = proto.String()
+		row.NCCL = "-"
+		if _, proto, ok := perf.NCCLFastestHosts(p, hosts, device.OpAllReduce, n, s); ok {
+			row.NCCL = proto.String()
+		}
 		report.Rows = append(report.Rows, row)
 	}
 	return report, nil

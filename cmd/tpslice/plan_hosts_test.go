@@ -46,7 +46,7 @@ func TestPlanAcrossHostsBadFlags(t *testing.T) {
 		{[]string{"--tp", "16"}, `--tp "16": "16" is not an integer from 1 to 8`},
 		{[]string{"--hosts", "2", "--tp", "17"}, `"17" is not an integer from 1 to 16`},
 		{[]string{"--hosts", "2", "--tp", "16", "--hw", "pcie"}, "the profile has no network between hosts"},
-		{[]string{"--hosts", "2", "--tp", "16", "--collectives", "nccl"}, "NCCL across hosts is not modelled"},
+		{[]string{"--hosts", "2", "--tp", "16", "--collectives", "nccl", "--hw", "h100-sxm-ideal"}, "NCCL across hosts is modelled on calibrated profiles only"},
 	} {
 		_, _, err := runCLI(t, append([]string{"plan", "--model", "llama-3-8b", "--batch", "1"}, tc.args...)...)
 		require.ErrorContains(t, err, tc.want, "%v", tc.args)
