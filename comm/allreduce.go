@@ -33,6 +33,9 @@ func (r *Rank) AllReduceAlgo(s *device.Stream, algo Algo, in, out *device.Buffer
 		algo = r.c.Pick(count * t.Size())
 	}
 	if !r.c.Available(algo) {
+		if algo == TwoLevel {
+			return fmt.Errorf("comm: rank %d allreduce: algorithm %v: %w", r.rank, algo, r.c.layout.err)
+		}
 		return fmt.Errorf("comm: rank %d allreduce: algorithm %v is not available on a %v fabric", r.rank, algo, r.c.node.Fabric())
 	}
 	var body func(*call, device.Block, int, int) error
@@ -50,6 +53,8 @@ func (r *Rank) AllReduceAlgo(s *device.Stream, algo Algo, in, out *device.Buffer
 		body, chunk = (*call).lamport, r.c.cfg.LamportBytes/t.Size()
 	case Tree:
 		body, chunk = (*call).tree, r.c.cfg.BufferBytes/4 // f32 partial sums, like the ring
+	case TwoLevel:
+		body, chunk = (*call).twoLevel, r.c.cfg.BufferBytes/4 // f32 partial sums, like the ring
 	default:
 		return fmt.Errorf("comm: rank %d allreduce: unknown algorithm %v", r.rank, algo)
 	}
@@ -169,14 +174,14 @@ func (cl *call) stage(off, lo, hi int) {
 func (cl *call) sumInputs(off, lo, hi, at int, dstF32 []float32, dstU16 []uint16) {
 	n := cl.r.c.n
 	if cl.desc.t == dtype.F32 {
-		var srcs [device.MaxDevices][]float32
+		var srcs [device.MaxNodeDevices][]float32
 		for p := range n {
 			srcs[p] = cl.inputF32(p, off, lo, hi)
 		}
 		vec.SumF32(dstF32[at:at+hi-lo], srcs[:n])
 		return
 	}
-	var srcs [device.MaxDevices][]uint16
+	var srcs [device.MaxNodeDevices][]uint16
 	for p := range n {
 		srcs[p] = cl.inputU16(p, off, lo, hi)
 	}

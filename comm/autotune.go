@@ -60,12 +60,12 @@ func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table
 	defer freeAll(ins, outs)
 
 	var algos []Algo
-	for _, a := range Algos {
+	for _, a := range append(slices.Clone(Algos), HostAlgos...) {
 		if c.Available(a) {
 			algos = append(algos, a)
 		}
 	}
-	table := &Table{Source: "tuned:" + c.Fingerprint(o.DType)}
+	table := &Table{Source: "tuned:" + c.Fingerprint(o.DType), Hosts: c.tableHosts()}
 	lo, hi := Bucket(o.MinBytes), Bucket(o.MaxBytes)
 	for b := lo; b <= hi; b++ {
 		count := int(max(1, BucketBytes(b)/es))
@@ -120,7 +120,7 @@ func (c *Communicator) Fingerprint(t dtype.DType) string {
 	d0, _ := c.node.Device(0)
 	return fmt.Sprintf("cpu-%s-%dcpu-%dprocs/n%d-sm%d-%v/buf%d-lamport%d-blocks%d/%v/%d-algos",
 		runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), c.n, d0.NumSMs(), c.node.Fabric(),
-		c.cfg.BufferBytes, c.cfg.LamportBytes, c.cfg.Blocks, t, len(Algos))
+		c.cfg.BufferBytes, c.cfg.LamportBytes, c.cfg.Blocks, t, len(Algos)) + c.hostsTag()
 }
 
 // SetTable replaces the selection table that Auto consults (nil: the built-in rule).

@@ -11,11 +11,12 @@ import (
 )
 
 // Signal buffer layout, in 32-bit words: flags[set][block][slot], where slot p is written
-// by rank p, then the tree all-reduce's flags, one line per block (see treeFlagBase). A
-// block's slots fill one cache line so blocks never share one.
+// by rank p, then the tree all-reduce's flags, one line per block (see treeFlagBase), then
+// the two-level all-reduce's (twoLevelFlagBase). A block's slots fill one cache line so
+// blocks never share one.
 const (
 	slotStride  = 16
-	signalWords = 3 * MaxBlocks * slotStride
+	signalWords = 4 * MaxBlocks * slotStride
 )
 
 // callDesc identifies one collective call; ranks compare theirs to catch mismatches.

@@ -59,8 +59,9 @@ type Communicator struct {
 	force Algo
 	ranks []*Rank
 
-	mcast *device.Multicast // over the staging buffers; nil without a switch
-	dtree *doubleTree       // the tree all-reduce's two trees
+	mcast  *device.Multicast // over the staging buffers; nil without a switch or across hosts
+	dtree  *doubleTree       // the tree all-reduce's two trees
+	layout hostLayout        // the ranks by host, for the two-level all-reduce
 	// published holds each rank's most recent calls by sequence number, for mismatch
 	// checks; a peer runs at most one call ahead, so a few slots suffice.
 	published [][publishedDepth]atomic.Pointer[callDesc]
@@ -77,8 +78,8 @@ func New(node *device.Node, cfg Config) (*Communicator, error) {
 		}
 	}
 	n := len(cfg.Devices)
-	if n < 1 || n > device.MaxDevices {
-		return nil, fmt.Errorf("comm: a communicator needs 1 to %d ranks, got %d", device.MaxDevices, n)
+	if n < 1 || n > device.MaxNodeDevices {
+		return nil, fmt.Errorf("comm: a communicator needs 1 to %d ranks, got %d", device.MaxNodeDevices, n)
 	}
 	if cfg.BufferBytes == 0 {
 		cfg.BufferBytes = DefaultBufferBytes
@@ -120,6 +121,10 @@ func New(node *device.Node, cfg Config) (*Communicator, error) {
 	}
 	c := &Communicator{node: node, n: n, cfg: cfg, force: force, dtree: buildDoubleTree(n), published: make([][publishedDepth]atomic.Pointer[callDesc], n)}
 	c.table.Store(cfg.Table)
+	c.layout = newHostLayout(node, cfg.Devices)
+	if force == TwoLevel && c.layout.err != nil {
+		return nil, fmt.Errorf("comm: algorithm twolevel forced, but %w", c.layout.err)
+	}
 	seen := map[int]bool{}
 	for r, id := range cfg.Devices {
 		dev, err := node.Device(id)
@@ -178,7 +183,7 @@ func (c *Communicator) connect() error {
 			rk.peers[p] = viewOf(bufs[0], bufs[1], bufs[2], bufs[3])
 		}
 	}
-	if c.node.Fabric().HasMulticast() {
+	if c.node.Fabric().HasMulticast() && c.Hosts() == 1 { // the switch spans one host
 		bufs := make([]*device.Buffer, c.n)
 		for r, rk := range c.ranks {
 			bufs[r] = rk.staging
@@ -254,6 +259,8 @@ func (c *Communicator) Available(a Algo) bool {
 		return c.mcast != nil
 	case Ring, OneShot, TwoShot, Lamport, Tree:
 		return true
+	case TwoLevel:
+		return c.layout.err == nil
 	}
 	return false
 }
@@ -266,10 +273,13 @@ func (c *Communicator) Pick(bytes int) Algo {
 	if c.n == 1 {
 		return OneShot
 	}
-	if t := c.table.Load(); t != nil {
+	if t := c.table.Load(); t != nil && max(t.Hosts, 1) == c.Hosts() {
 		if a, ok := t.Pick(c.n, int64(bytes)); ok && c.Available(a) {
 			return a
 		}
+	}
+	if c.Hosts() > 1 {
+		return multiHostRule(c)
 	}
 	return DefaultRule(c.n, bytes, c.node.Fabric())
 }

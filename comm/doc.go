@@ -4,6 +4,13 @@
 // size-based selector (its table measured here by autotuning, or priced by package perf;
 // Offered says which algorithms a fabric runs), and a flight recorder of every call.
 //
+// On a node of several hosts (device.NodeConfig.Hosts) the ranks are grouped by host, and
+// the two-level all-reduce (TwoLevel) runs: reduce-scatter inside each host, an exchange of
+// each 1/L slice among the ranks of the same local index across hosts, all-gather inside
+// each host. There the selector consults only a table made for that many hosts
+// (Table.Hosts) and otherwise runs TwoLevel; OfferedHosts lists what a model may price
+// there; NVLS is gone, since no multicast crosses hosts.
+//
 // A Communicator is created once for n devices; each rank then issues its collectives
 // through its Rank handle, as a kernel on a stream of its own device. Data enters as a
 // device buffer on the rank's device and leaves in another (or the same) buffer once the

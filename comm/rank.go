@@ -26,6 +26,7 @@ type Rank struct {
 	lamportPhase     uint64               // kernel side: flag-free chunks issued so far
 	lamportPrevWords int                  // kernel side: words the last flag-free chunk wrote
 	treeEpoch        [2][MaxBlocks]uint32 // kernel side: tree parts per tree and block so far
+	twoLevelEpoch    [MaxBlocks]uint32    // kernel side: two-level chunks per block so far
 	rec              Recorder
 	graphInputs      []*graphInput // captured, not yet registered (host side)
 	bytesSaved       atomic.Int64  // staging copies replays skipped

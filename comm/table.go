@@ -58,6 +58,10 @@ type Table struct {
 	// Source says where the choices come from: "model:<profile>" for the cost model of a
 	// hardware profile, "tuned:<fingerprint>" for measurements on a running backend.
 	Source string `json:"source"`
+	// Hosts is the number of hosts the choices were made for; 0 means one. A communicator
+	// consults only a table of its own node's hosts: choices priced inside one host know
+	// nothing of the slower fabric between hosts.
+	Hosts int `json:"hosts,omitempty"`
 	// Rows are the choices, sorted by (World, Bucket).
 	Rows []TableRow `json:"rows"`
 }
@@ -151,8 +155,8 @@ func checkRow(r TableRow) error {
 		return fmt.Errorf("world size %d, want ≥ 1", r.World)
 	case r.Bucket < 0 || r.Bucket > MaxBucket:
 		return fmt.Errorf("world %d: bucket %d, want 0 to %d", r.World, r.Bucket, MaxBucket)
-	case !slices.Contains(Algos, r.Algo):
-		return fmt.Errorf("world %d, bucket %d: algorithm %v cannot be a table entry (want one of %v)", r.World, r.Bucket, r.Algo, Algos)
+	case !slices.Contains(Algos, r.Algo) && !slices.Contains(HostAlgos, r.Algo):
+		return fmt.Errorf("world %d, bucket %d: algorithm %v cannot be a table entry (want one of %v or %v)", r.World, r.Bucket, r.Algo, Algos, HostAlgos)
 	}
 	return nil
 }
@@ -170,7 +174,7 @@ func SaveTable(path string, t *Table) error {
 	if t == nil {
 		return fmt.Errorf("comm: save table %s: nil table", path)
 	}
-	out := Table{Source: t.Source, Rows: slices.Clone(t.Rows)}
+	out := Table{Source: t.Source, Hosts: t.Hosts, Rows: slices.Clone(t.Rows)}
 	sortRows(out.Rows)
 	if err := out.Validate(); err != nil {
 		return fmt.Errorf("comm: save table %s: %w", path, err)
@@ -218,6 +222,7 @@ func LoadTable(path string) (*Table, error) {
 	// Algorithms are decoded as strings here so that errors can name the row.
 	var raw struct {
 		Source string `json:"source"`
+		Hosts  int    `json:"hosts"`
 		Rows   []struct {
 			World  int    `json:"world"`
 			Bucket int    `json:"bucket"`
@@ -230,7 +235,7 @@ func LoadTable(path string) (*Table, error) {
 	if len(raw.Rows) == 0 {
 		return nil, fmt.Errorf("comm: load table %s: no rows", path)
 	}
-	t := &Table{Source: raw.Source, Rows: make([]TableRow, len(raw.Rows))}
+	t := &Table{Source: raw.Source, Hosts: raw.Hosts, Rows: make([]TableRow, len(raw.Rows))}
 	for i, r := range raw.Rows {
 		if r.Algo == "" {
 			return nil, fmt.Errorf("comm: load table %s: row %d (world %d, bucket %d): missing algo", path, i, r.World, r.Bucket)

@@ -13,7 +13,7 @@ type treeNode struct {
 func (t treeNode) leaf() bool { return t.child[0] < 0 }
 
 // doubleTree is the two trees of the tree all-reduce over n ranks, indexed [tree][rank].
-type doubleTree [2][device.MaxDevices]treeNode
+type doubleTree [2][device.MaxNodeDevices]treeNode
 
 // buildDoubleTree builds NCCL's double binary tree (src/graph/trees.cc, ncclGetDtree) over
 // n ranks, with one change that makes every rank a leaf in some tree for odd n too.

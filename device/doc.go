@@ -7,6 +7,12 @@
 // device so that one load returns the sum over all devices and one store writes to all of
 // them (what NVSwitch multimem.ld_reduce / multimem.st give).
 //
+// A node may group its devices into hosts (NodeConfig.Hosts): inside a host they share the
+// node's fabric, between hosts an InfiniBand fabric that offers peer access (GPUDirect
+// RDMA) but no multicast, so a multicast object binds the devices of one host only. The
+// runtime knows this topology (Node.HostOf) and does not slow cross-host accesses down;
+// what they cost on real hardware is the performance model's business.
+//
 // Data enters as host writes into buffer views (the memory is host-visible, like unified
 // memory) or kernels launched on streams; it leaves the same way after Stream.Synchronize.
 // Every kernel may declare its Work (class, bytes, FLOPs), which tracers and performance

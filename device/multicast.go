@@ -18,7 +18,8 @@ type Multicast struct {
 }
 
 // NewMulticast binds bufs (one per device, in rank order) into a multicast object. It fails
-// unless the node's fabric has a multicast-capable switch.
+// unless the node's fabric has a multicast-capable switch and every buffer is on one host:
+// the switch spans a host, not the InfiniBand fabric between hosts.
 func (n *Node) NewMulticast(bufs []*Buffer) (*Multicast, error) {
 	if !n.fabric.HasMulticast() {
 		return nil, fmt.Errorf("device: multicast needs an NVSwitch fabric; this node's is %v", n.fabric)
@@ -33,6 +34,8 @@ func (n *Node) NewMulticast(bufs []*Buffer) (*Multicast, error) {
 			return nil, fmt.Errorf("device: multicast buffer %d: %v is a peer mapping; bind the owner's buffer", i, b)
 		case b.dev.node != n:
 			return nil, fmt.Errorf("device: multicast buffer %d: %v belongs to another node", i, b)
+		case n.HostOf(b.dev.id) != n.HostOf(bufs[0].dev.id):
+			return nil, fmt.Errorf("device: multicast buffer %d: %v is on host %d, buffer 0 on host %d; a multicast object spans one host's switch", i, b, n.HostOf(b.dev.id), n.HostOf(bufs[0].dev.id))
 		case seen[b.dev]:
 			return nil, fmt.Errorf("device: multicast buffer %d: %v binds a second buffer on the same device", i, b)
 		case b.Bytes() != bufs[0].Bytes():

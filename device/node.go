@@ -20,6 +20,10 @@ const (
 	NVLinkMesh
 	// PCIe connects GPUs through the PCIe hierarchy: peer access but no multicast.
 	PCIe
+	// InfiniBand connects hosts: each GPU's own NIC through an InfiniBand switch, with
+	// GPUDirect RDMA (peer access across hosts) and no multicast. It is the fabric between
+	// the hosts of a node (NodeConfig.Hosts), never the one inside a host.
+	InfiniBand
 )
 
 // String names the fabric as topology reports print it.
@@ -31,6 +35,8 @@ func (f Fabric) String() string {
 		return "nvlink"
 	case PCIe:
 		return "pcie"
+	case InfiniBand:
+		return "ib"
 	}
 	return fmt.Sprintf("fabric(%d)", uint8(f))
 }
@@ -48,13 +54,24 @@ func ParseFabric(s string) (Fabric, error) {
 // HasMulticast reports whether the fabric can bind multicast objects (NVLS).
 func (f Fabric) HasMulticast() bool { return f == NVSwitch }
 
-// MaxDevices is the largest node the runtime builds, as on an 8-GPU HGX board.
+// MaxDevices is the most devices one host holds, as an 8-GPU HGX board does; a node of
+// one host holds at most that many.
 const MaxDevices = 8
+
+// MaxNodeDevices is the most devices a node of several hosts holds: two 8-GPU hosts, the
+// largest TP group tpslice prices across hosts.
+const MaxNodeDevices = 2 * MaxDevices
 
 // NodeConfig describes the simulated node.
 type NodeConfig struct {
-	// Devices is the number of devices, 1 to MaxDevices.
+	// Devices is the number of devices: 1 to MaxDevices on one host, at most MaxNodeDevices
+	// over several.
 	Devices int
+	// Hosts splits the devices evenly over this many hosts, in id order: host h holds
+	// devices [h·Devices/Hosts, (h+1)·Devices/Hosts). Inside a host the devices are
+	// connected by Fabric; between hosts by InfiniBand, which offers peer access but no
+	// multicast. 0 means one host.
+	Hosts int
 	// SMs is the number of SMs per device; 0 means GOMAXPROCS.
 	SMs int
 	// MemoryBytes caps what each device may allocate; 0 means no cap beyond host memory.
@@ -67,6 +84,7 @@ type NodeConfig struct {
 type Node struct {
 	fabric  Fabric
 	devices []*Device
+	perHost int // devices per host; len(devices) on a node of one host
 
 	mu       sync.Mutex
 	exported map[uint64]*Buffer // IPC handle → buffer, for OpenPeer
@@ -79,8 +97,8 @@ type Node struct {
 
 // NewNode builds the devices of a node.
 func NewNode(cfg NodeConfig) (*Node, error) {
-	if cfg.Devices < 1 || cfg.Devices > MaxDevices {
-		return nil, fmt.Errorf("device: node needs 1 to %d devices, got %d", MaxDevices, cfg.Devices)
+	if err := checkHosts(cfg.Devices, cfg.Hosts); err != nil {
+		return nil, err
 	}
 	if cfg.SMs < 0 {
 		return nil, fmt.Errorf("device: SMs per device must be positive, got %d", cfg.SMs)
@@ -97,15 +115,57 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if cfg.Fabric.String() == fmt.Sprintf("fabric(%d)", uint8(cfg.Fabric)) {
 		return nil, fmt.Errorf("device: unknown fabric %d", cfg.Fabric)
 	}
-	n := &Node{fabric: cfg.Fabric, exported: map[uint64]*Buffer{}}
+	if cfg.Fabric == InfiniBand {
+		return nil, fmt.Errorf("device: fabric %v (%d) connects hosts, not the devices of one host (set Hosts)", cfg.Fabric, cfg.Fabric)
+	}
+	n := &Node{fabric: cfg.Fabric, perHost: cfg.Devices / max(cfg.Hosts, 1), exported: map[uint64]*Buffer{}}
 	for id := range cfg.Devices {
 		n.devices = append(n.devices, newDevice(n, id, cfg.SMs, cfg.MemoryBytes))
 	}
 	return n, nil
 }
 
-// Fabric returns how the node's devices are connected.
+// checkHosts validates the split of devices over hosts.
+func checkHosts(devices, hosts int) error {
+	switch {
+	case hosts < 0:
+		return fmt.Errorf("device: a node needs at least one host, got %d", hosts)
+	case hosts <= 1 && (devices < 1 || devices > MaxDevices):
+		return fmt.Errorf("device: node needs 1 to %d devices, got %d", MaxDevices, devices)
+	case hosts <= 1:
+		return nil
+	case devices < hosts || devices > MaxNodeDevices:
+		return fmt.Errorf("device: a node of %d hosts needs %d to %d devices, got %d", hosts, hosts, MaxNodeDevices, devices)
+	case devices%hosts != 0:
+		return fmt.Errorf("device: %d devices do not split evenly over %d hosts", devices, hosts)
+	case devices/hosts > MaxDevices:
+		return fmt.Errorf("device: %d devices over %d hosts put %d on each; a host holds at most %d", devices, hosts, devices/hosts, MaxDevices)
+	}
+	return nil
+}
+
+// Fabric returns how the devices of each host are connected.
 func (n *Node) Fabric() Fabric { return n.fabric }
+
+// Hosts returns the number of hosts the devices are split over.
+func (n *Node) Hosts() int { return len(n.devices) / n.perHost }
+
+// HostOf returns the host of device id (0 for an id out of range, which Device refuses).
+func (n *Node) HostOf(id int) int {
+	if id < 0 || id >= len(n.devices) {
+		return 0
+	}
+	return id / n.perHost
+}
+
+// InterHostFabric returns how the hosts are connected: InfiniBand on a node of several
+// hosts, 0 on a node of one.
+func (n *Node) InterHostFabric() Fabric {
+	if n.Hosts() > 1 {
+		return InfiniBand
+	}
+	return 0
+}
 
 // NumDevices returns the number of devices.
 func (n *Node) NumDevices() int { return len(n.devices) }

@@ -16,7 +16,7 @@ func (f *fusedCall) oneShot(k *comm.CallCtx, b device.Block, off, n int) error {
 	if err := k.Barrier(b, "fused one-shot inputs staged"); err != nil {
 		return err
 	}
-	var srcs [device.MaxDevices][]float32
+	var srcs [device.MaxNodeDevices][]float32
 	for t := r0; t < r1; t++ {
 		for p := range k.Size() {
 			srcs[p] = k.Input(p, off, t*h, (t+1)*h)

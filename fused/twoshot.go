@@ -18,7 +18,7 @@ func (f *fusedCall) twoShot(k *comm.CallCtx, b device.Block, off, n int) error {
 	if err := k.Barrier(b, "fused two-shot inputs staged"); err != nil {
 		return err
 	}
-	var srcs [device.MaxDevices][]float32
+	var srcs [device.MaxNodeDevices][]float32
 	ownTmp := k.Tmp(k.Rank())
 	ownedBy(k.Rank(), ranks, r0, r1, h).spans(func(lo, hi int) {
 		for p := range ranks {

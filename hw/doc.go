@@ -1,6 +1,7 @@
 // Package hw describes real GPU nodes for tpslice's performance model: SM count, HBM
 // bandwidth and capacity, per-GPU link bandwidth, the per-step cost α of a collective, the
-// fabric (NVSwitch with or without multicast, NVLink, PCIe) and kernel launch costs.
+// fabric (NVSwitch with or without multicast, NVLink, PCIe), kernel launch costs, and the
+// InfiniBand link between hosts where a TP group spans several nodes (InterHost).
 //
 // It is a leaf: it imports only the standard library and device (for device.Fabric).
 // Data enters as a profile name (Lookup) and leaves as a Profile value; nothing here is

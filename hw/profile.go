@@ -49,7 +49,23 @@ type Profile struct {
 	// leaves them to the idealised α-β model of Alpha and LinkBytesPerSec, which comm's
 	// cost model is. Alpha and LinkBytesPerSec stay set either way.
 	Calibration *Calibration
+	// InterHost is the network between hosts when a TP group spans several of these
+	// nodes, as one GPU sees it; zero where the profile describes no such network.
+	InterHost Link
 }
+
+// Link is a network between hosts as one GPU sees it: rail-optimised, every GPU behind its
+// own NIC (as on DGX/HGX systems), so each GPU has the NIC's bandwidth to itself.
+type Link struct {
+	// BytesPerSec is one NIC's bandwidth per direction.
+	BytesPerSec float64
+	// Latency is one exchange across the network: a small RDMA write and its flag, from
+	// one GPU's memory to another's on another host.
+	Latency time.Duration
+}
+
+// Network reports whether the link is set.
+func (l Link) Network() bool { return l.BytesPerSec > 0 }
 
 // Validate reports the first field of p that the model cannot use, naming the profile and
 // the field.
@@ -78,6 +94,9 @@ func (p Profile) Validate() error {
 		return bad("KernelFixed", p.KernelFixed, ">= 0")
 	case !positive(p.DenseBF16FLOPS):
 		return bad("DenseBF16FLOPS", p.DenseBF16FLOPS, "a finite value > 0")
+	}
+	if l := p.InterHost; l != (Link{}) && (!positive(l.BytesPerSec) || l.Latency < 0) {
+		return bad("InterHost", fmt.Sprintf("%+v", l), "zero, or BytesPerSec > 0 and Latency ≥ 0")
 	}
 	if p.Calibration != nil {
 		if err := p.Calibration.Validate(); err != nil {
@@ -122,6 +141,22 @@ const alphaNVLink = 1500 * time.Nanosecond
 // the latency of an NVLink hop for its low-latency protocol, so α is twice alphaNVLink.
 const alphaPCIe = 2 * alphaNVLink
 
+// InfiniBand between hosts, one NIC per GPU (DGX/HGX H100, H200 and B200 ship eight
+// ConnectX-7 400 Gb/s ports for eight GPUs; DGX A100 eight ConnectX-6 200 Gb/s ones).
+// Bandwidths are the line rates per direction; what RDMA writes sustain is a little lower,
+// so the model errs on the side of TP across hosts.
+const (
+	// ibNDR is InfiniBand NDR, 400 Gb/s per port: 50 GB/s per direction.
+	ibNDR = 50e9
+	// ibHDR is InfiniBand HDR, 200 Gb/s per port: 25 GB/s per direction.
+	ibHDR = 25e9
+	// ibLatency is one exchange across the network: NCCL's tuning model gives a ring step
+	// over the network (NVIDIA/nccl src/graph/tuning.cc, hwLat[NCCL_HW_NET], ring) 2.7 µs
+	// with its LL protocol — a small message whose flag travels with its data, what the
+	// latency-bound exchanges of decode come down to (4.0 µs with LL128, 9.6 µs Simple).
+	ibLatency = 2700 * time.Nanosecond
+)
+
 // pcieGen4x16 is PCIe Gen4 x16 per direction: the datasheets' 64 GB/s bidirectional,
 // halved. This is the theoretical rate; measured peer-to-peer copies reach less
 // (typically 20–26 GB/s), which autotuning picks up.
@@ -153,6 +188,7 @@ func profiles() []Profile {
 			KernelFixed: kernelFixed,
 			// Fitted to published 4×H100 and 8×H100 measurements (see hopperNVLink).
 			Calibration: withBasis(hopperNVLink, hopperNVLink.Basis),
+			InterHost:   Link{BytesPerSec: ibNDR, Latency: ibLatency},
 		},
 		{
 			Name: "h200",
@@ -178,6 +214,7 @@ func profiles() []Profile {
 			// H200 shares H100's fabric (NVLink 4, NVSwitch gen 3) at the same link rate, so
 			// H100's calibration applies as it stands.
 			Calibration: withBasis(hopperNVLink, "H100's calibration (same NVLink 4 / NVSwitch gen 3 fabric): "+hopperNVLink.Basis),
+			InterHost:   Link{BytesPerSec: ibNDR, Latency: ibLatency},
 		},
 		{
 			Name: "a100-sxm",
@@ -206,6 +243,7 @@ func profiles() []Profile {
 			// Estimate: no published per-algorithm points here. H100's fixed costs and
 			// efficiencies, over A100's own link rate.
 			Calibration: withBasis(hopperNVLink, "estimate: H100's fixed costs and efficiencies at NVLink 3's 300 GB/s"),
+			InterHost:   Link{BytesPerSec: ibHDR, Latency: ibLatency},
 		},
 		{
 			Name: "b200",
@@ -236,6 +274,7 @@ func profiles() []Profile {
 			// Estimate: no published per-algorithm points here. H100's fixed costs and
 			// efficiencies, over B200's own link rate.
 			Calibration: withBasis(hopperNVLink, "estimate: H100's fixed costs and efficiencies at NVLink 5's 900 GB/s"),
+			InterHost:   Link{BytesPerSec: ibNDR, Latency: ibLatency},
 		},
 		{
 			Name: "l40s-pcie",

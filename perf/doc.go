@@ -6,7 +6,11 @@
 // site, the profile's calibration to published measurements (per-algorithm fixed costs and
 // link efficiencies, NCCL's ring per protocol), or the idealised α-β model (ModelTime) on a
 // profile without one — then walks the graph's dependencies to the step time. It
-// also says whether the weights and the KV cache fit a GPU.
+// also says whether the weights and the KV cache fit a GPU. A TP group may span several
+// hosts (Config.Hosts): collectives are then priced with the profile's InterHost network
+// for their hops across hosts (CollectiveTimeHosts, ModelTableHosts), the two-level
+// all-reduce among them, and NCCL's ring as its tuner prices rings across nodes
+// (NCCLTimeHosts).
 //
 // perf owns the efficiencies and all the pricing, collectives included, and the selection
 // table a model gives (ModelTable, what `--select model:PROFILE` runs); the kernels' costs (bytes, FLOPs, class)

@@ -30,7 +30,11 @@ type Config struct {
 	Profile hw.Profile
 	Model   models.Config
 	TP      int
-	Batch   int
+	// Hosts is how many hosts of the profile the TP ranks span, evenly (TP/Hosts GPUs on
+	// each, at most device.MaxDevices), joined by the profile's InterHost network; 0 means
+	// one host.
+	Hosts int
+	Batch int
 	// Context is the positions each sequence attends to (its prompt and what it generated
 	// so far); 0 means 512, or the model's context length if shorter.
 	Context int
@@ -112,9 +116,19 @@ func (c Config) validate() error {
 	if err := c.Model.Validate(); err != nil {
 		return err
 	}
+	hosts := max(c.Hosts, 1)
 	switch {
-	case c.TP < 1 || c.TP > 8:
-		return fmt.Errorf("perf: TP degree %d: want 1 to 8 (one node)", c.TP)
+	case c.Hosts < 0:
+		return fmt.Errorf("perf: %d hosts: want at least one", c.Hosts)
+	case hosts == 1 && (c.TP < 1 || c.TP > device.MaxDevices):
+		return fmt.Errorf("perf: TP degree %d: want 1 to %d (one node)", c.TP, device.MaxDevices)
+	case hosts > 1 && (c.TP < hosts || c.TP%hosts != 0 || c.TP/hosts > device.MaxDevices || c.TP > device.MaxNodeDevices):
+		return fmt.Errorf("perf: TP degree %d over %d hosts: want a multiple of %d up to %d (at most %d GPUs per host, %d in all)",
+			c.TP, hosts, hosts, min(hosts*device.MaxDevices, device.MaxNodeDevices), device.MaxDevices, device.MaxNodeDevices)
+	case hosts > 1 && !c.Profile.InterHost.Network():
+		return fmt.Errorf("perf: TP across %d hosts of %s: %w", hosts, c.Profile.Name, ErrNoNetwork)
+	case hosts > 1 && c.Collectives == NCCL && c.Profile.Calibration == nil:
+		return fmt.Errorf("perf: NCCL across hosts is modelled on calibrated profiles only, not %s", c.Profile.Name)
 	case c.Batch < 1 || c.Batch > MaxBatch:
 		return fmt.Errorf("perf: batch %d: want 1 to %d", c.Batch, MaxBatch)
 	case c.Context < 1 || c.Context > c.Model.ContextLength:
@@ -135,7 +149,7 @@ func Predict(c Config) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, err
 	}
-	pr := pricer{p: c.Profile, world: c.TP, context: int64(c.Context), eager: c.Eager, collectives: c.Collectives}
+	pr := pricer{p: c.Profile, world: c.TP, hosts: c.Hosts, context: int64(c.Context), eager: c.Eager, collectives: c.Collectives}
 	pred, err := price(pr, graph)
 	if err != nil {
 		return Prediction{}, fmt.Errorf("perf: %s at TP %d on %s: %w", c.Model.Name, c.TP, c.Profile.Name, err)
@@ -157,8 +171,8 @@ func capture(c Config) (*device.Graph, int64, tp.Plan, error) {
 	if c.Collectives == NCCL {
 		algo = comm.Ring
 	}
-	gc := tp.GroupConfig{World: c.TP, SMs: 1, Fabric: c.Profile.Fabric, Comm: comm.Config{
-		Algo: algo, Table: ModelTable(c.Profile, []int{c.TP}, 1<<30)}}
+	gc := tp.GroupConfig{World: c.TP, Hosts: c.Hosts, SMs: 1, Fabric: c.Profile.Fabric, Comm: comm.Config{
+		Algo: algo, Table: ModelTableHosts(c.Profile, c.Hosts, []int{c.TP}, 1<<30)}}
 	if c.Overlap {
 		gc.SMs, gc.CommSMs = 2, 1
 	}

@@ -57,6 +57,7 @@ func ParseCollectives(s string) (Collectives, error) {
 type pricer struct {
 	p           hw.Profile
 	world       int
+	hosts       int // the world spans this many hosts; 0 or 1: one
 	context     int64
 	eager       bool
 	collectives Collectives
@@ -96,14 +97,17 @@ func (pr pricer) roofline(w device.Work) time.Duration {
 func (pr pricer) collective(w device.Work) (time.Duration, error) {
 	local := seconds(float64(w.Bytes) / (pr.p.HBMBytesPerSec * MemoryEfficiency))
 	if pr.collectives == NCCL {
-		t, _ := NCCLFastest(pr.p, w.Op, pr.world, w.Message)
+		t, _, ok := NCCLFastestHosts(pr.p, pr.hosts, w.Op, pr.world, w.Message)
+		if !ok {
+			return 0, fmt.Errorf("perf: collective %s: NCCL is not modelled on %s over %d hosts", w.Op, pr.p.Name, max(pr.hosts, 1))
+		}
 		return t + local, nil
 	}
 	algo, ok := w.Algo.(comm.Algo)
 	if !ok {
 		return 0, fmt.Errorf("perf: collective %s: algorithm %v is not a comm.Algo", w.Op, w.Algo)
 	}
-	t, err := CollectiveTime(pr.p, w.Op, algo, pr.world, w.Message)
+	t, err := CollectiveTimeHosts(pr.p, pr.hosts, w.Op, algo, pr.world, w.Message)
 	return t + local, err
 }
 

@@ -1,5 +1,6 @@
-// Package tp owns the tensor-parallel group: its world size, the node, communicator and
-// per-rank streams the ranks run on, the rank workers that issue each rank's work, and the
+// Package tp owns the tensor-parallel group: its world size (its ranks split over hosts
+// where GroupConfig.Hosts says so), the node, communicator and per-rank streams the ranks
+// run on, the rank workers that issue each rank's work, and the
 // sharding plan — which query heads, KV heads, FFN columns and vocabulary rows each rank
 // owns (KV heads are replicated when a model has fewer of them than ranks; the FFN width
 // and the vocabulary are padded to a multiple of the world size). Impossible plans (heads

@@ -13,6 +13,9 @@ import (
 type GroupConfig struct {
 	// World is the number of ranks (devices).
 	World int
+	// Hosts splits the ranks evenly over this many hosts (device.NodeConfig.Hosts); 0
+	// means one.
+	Hosts int
 	// SMs per device (0: GOMAXPROCS) and the simulated interconnect (0: NVSwitch).
 	SMs    int
 	Fabric device.Fabric
@@ -34,7 +37,7 @@ type Group struct {
 
 // NewGroup builds the node, the communicator and one compute stream per rank.
 func NewGroup(cfg GroupConfig) (*Group, error) {
-	node, err := device.NewNode(device.NodeConfig{Devices: cfg.World, SMs: cfg.SMs, Fabric: cfg.Fabric})
+	node, err := device.NewNode(device.NodeConfig{Devices: cfg.World, Hosts: cfg.Hosts, SMs: cfg.SMs, Fabric: cfg.Fabric})
 	if err != nil {
 		return nil, fmt.Errorf("tp: %w", err)
 	}

@@ -36,8 +36,8 @@ func NewPlan(world int, s Shape) (Plan, error) {
 		return Plan{}, fmt.Errorf("tp: cannot shard over %d ranks: %s", world, fmt.Sprintf(format, args...))
 	}
 	switch {
-	case world < 1 || world > device.MaxDevices:
-		return fail("the world size must be 1 to %d", device.MaxDevices)
+	case world < 1 || world > device.MaxNodeDevices:
+		return fail("the world size must be 1 to %d", device.MaxNodeDevices)
 	case s.Hidden < 1 || s.Intermediate < 1 || s.Heads < 1 || s.KVHeads < 1 || s.HeadDim < 1 || s.Vocab < 1:
 		return fail("every dimension must be positive (%+v)", s)
 	case s.Heads%s.KVHeads != 0:

@@ -63,8 +63,8 @@ func TestPlanRefusesImpossible(t *testing.T) {
 		shape func(Shape) Shape
 		want  string
 	}{
-		{9, func(s Shape) Shape { return s }, "world size must be 1 to 8"},
-		{0, func(s Shape) Shape { return s }, "world size must be 1 to 8"},
+		{17, func(s Shape) Shape { return s }, "world size must be 1 to 16"},
+		{0, func(s Shape) Shape { return s }, "world size must be 1 to 16"},
 		{3, func(s Shape) Shape { return s }, "8 attention heads do not split evenly"},
 		{8, func(s Shape) Shape { s.KVHeads = 3; s.Heads = 24; return s }, "3 KV heads cannot be replicated evenly"},
 		{2, func(s Shape) Shape { s.KVHeads = 3; return s }, "8 query heads do not group evenly over 3 KV heads"},

@@ -22,6 +22,7 @@ import (
 // benchReport is allreduce-bench's --json output (documented in the README).
 type benchReport struct {
 	Ranks    int        `json:"ranks"`
+	Hosts    int        `json:"hosts,omitempty"` // the ranks split over this many hosts (--hosts > 1)
 	DType    string     `json:"dtype"`
 	Source   string     `json:"source"`          // "measured" or "model:PROFILE"
 	Model    string     `json:"model,omitempty"` // what the model's constants rest on (model output only)
@@ -59,6 +60,7 @@ type benchOptions struct {
 	tuneCache                                 string
 	check, asJSON                             bool
 	timeout                                   time.Duration
+	hosts                                     int // --hosts: the ranks split over this many
 }
 
 func allreduceBench(args []string, stdout, stderr io.Writer) error {
@@ -77,6 +79,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	for _, name := range []string{"f", "factor"} {
 		fs.IntVar(&o.factor, name, 2, "multiply the size by this much between rows")
 	}
+	fs.IntVar(&o.hosts, "hosts", 1, "split the ranks evenly over this many hosts, InfiniBand between them (measured: an emulated node; --model: the profile's network); adds twolevel")
 	fs.StringVar(&o.dtypeName, "dtype", "f32", "element type: f32 or bf16")
 	fs.StringVar(&o.algos, "algo", "all", "ring, oneshot, twoshot, nvls, lamport, tree, auto, all, or a comma-separated list")
 	fs.IntVar(&o.iters, "iters", 1, "timed calls per round, at least")
@@ -110,7 +113,13 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("allreduce-bench: %w", err)
 	}
-	if o.ranks < 1 || o.ranks > device.MaxDevices {
+	if o.hosts > 1 {
+		if o.ranks < o.hosts || o.ranks%o.hosts != 0 || o.ranks/o.hosts > device.MaxDevices {
+			return fmt.Errorf("allreduce-bench: --ranks %d over --hosts %d: want a multiple of %d up to %d", o.ranks, o.hosts, o.hosts, o.hosts*device.MaxDevices)
+		}
+	} else if o.hosts < 1 {
+		return fmt.Errorf("allreduce-bench: --hosts: want at least 1, got %d", o.hosts)
+	} else if o.ranks < 1 || o.ranks > device.MaxDevices {
 		return fmt.Errorf("allreduce-bench: --ranks: want 1 to %d, got %d", device.MaxDevices, o.ranks)
 	}
 	var report *benchReport
@@ -149,14 +158,19 @@ func benchSizes(begin, end int64, factor int, t dtype.DType) ([]int64, error) {
 	return sizes, nil
 }
 
-// parseAlgos reads --algo; "all" lists every algorithm the fabric offers, then auto.
-func parseAlgos(spec string, fabric device.Fabric) ([]comm.Algo, error) {
+// parseAlgos reads --algo; "all" lists every algorithm the fabric offers (over hosts,
+// without NVLS and with the two-level all-reduce), then auto.
+func parseAlgos(spec string, fabric device.Fabric, hosts int) ([]comm.Algo, error) {
+	multicast := fabric.HasMulticast() && hosts <= 1
 	if spec == "all" {
 		var out []comm.Algo
 		for _, a := range comm.Algos {
-			if a != comm.NVLS || fabric.HasMulticast() {
+			if a != comm.NVLS || multicast {
 				out = append(out, a)
 			}
+		}
+		if hosts > 1 {
+			out = append(out, comm.HostAlgos...)
 		}
 		return append(out, comm.Auto), nil
 	}
@@ -166,7 +180,10 @@ func parseAlgos(spec string, fabric device.Fabric) ([]comm.Algo, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--algo: %w", err)
 		}
-		if a == comm.NVLS && !fabric.HasMulticast() {
+		if a == comm.NVLS && !multicast {
+			if hosts > 1 {
+				return nil, fmt.Errorf("--algo: nvls needs the nvswitch fabric of one host; multicast does not cross %d hosts", hosts)
+			}
 			return nil, fmt.Errorf("--algo: nvls needs the nvswitch fabric, not %v", fabric)
 		}
 		out = append(out, a)
@@ -179,7 +196,7 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 	if err != nil {
 		return nil, fmt.Errorf("--fabric: %w", err)
 	}
-	algos, err := parseAlgos(o.algos, fabric)
+	algos, err := parseAlgos(o.algos, fabric, o.hosts)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +204,7 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 		return nil, fmt.Errorf("--iters and --rounds must be at least 1, --warmup, --target and --budget not negative (got %d, %d, %d, %v, %v)",
 			o.iters, o.rounds, o.warmup, o.target, o.budget)
 	}
-	node, err := device.NewNode(device.NodeConfig{Devices: o.ranks, SMs: o.sms, Fabric: fabric})
+	node, err := device.NewNode(device.NodeConfig{Devices: o.ranks, Hosts: o.hosts, SMs: o.sms, Fabric: fabric})
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +221,10 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 		}
 	}
 	report := &benchReport{Ranks: o.ranks, DType: t.String(), Source: "measured", Fabric: fabric.String()}
-	if fabric.HasMulticast() {
+	if c.Hosts() > 1 {
+		report.Hosts = c.Hosts()
+	}
+	if c.HasNVLS() {
 		report.NVLS = "emulated"
 	}
 	if report.Selector, err = chooseSelector(o, c, streams, t, sizes, stderr); err != nil {
@@ -254,6 +274,8 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 // chooseSelector installs the table Auto consults and says where it came from.
 func chooseSelector(o benchOptions, c *comm.Communicator, streams []*device.Stream, t dtype.DType, sizes []int64, stderr io.Writer) (string, error) {
 	switch {
+	case o.selector == "default" && c.Hosts() > 1:
+		return "default: two-level across hosts", nil
 	case o.selector == "default":
 		return "default: vLLM's rule (one-shot below 256-512 KiB, two-shot above; ring on PCIe beyond 2 GPUs)", nil
 	case strings.HasPrefix(o.selector, "model:"):
@@ -261,7 +283,7 @@ func chooseSelector(o benchOptions, c *comm.Communicator, streams []*device.Stre
 		if err != nil {
 			return "", fmt.Errorf("--select: %w", err)
 		}
-		c.SetTable(perf.ModelTable(p, []int{c.Size()}, sizes[len(sizes)-1]))
+		c.SetTable(perf.ModelTableHosts(p, c.Hosts(), []int{c.Size()}, sizes[len(sizes)-1]))
 		return "model:" + p.Name, nil
 	case o.selector != "tuned":
 		return "", fmt.Errorf("--select: want tuned, default or model:PROFILE, got %q", o.selector)
@@ -272,7 +294,11 @@ func chooseSelector(o benchOptions, c *comm.Communicator, streams []*device.Stre
 		if err != nil {
 			return "", fmt.Errorf("--tune-cache: no user cache directory (%w); give a file", err)
 		}
-		path = filepath.Join(dir, "tpslice", fmt.Sprintf("allreduce-tune-n%d-%v-%v.json", c.Size(), o.fabric, t))
+		name := fmt.Sprintf("allreduce-tune-n%d-%v-%v.json", c.Size(), o.fabric, t)
+		if c.Hosts() > 1 {
+			name = fmt.Sprintf("allreduce-tune-n%d-hosts%d-%v-%v.json", c.Size(), c.Hosts(), o.fabric, t)
+		}
+		path = filepath.Join(dir, "tpslice", name)
 	}
 	start := time.Now()
 	opts := comm.TuneOptions{DType: t, MinBytes: sizes[0], MaxBytes: sizes[len(sizes)-1],
@@ -301,19 +327,24 @@ func modelReport(o benchOptions, t dtype.DType, sizes []int64) (*benchReport, er
 	if err != nil {
 		return nil, fmt.Errorf("--model: %w", err)
 	}
-	n := o.ranks
+	n, hosts := o.ranks, o.hosts
 	report := &benchReport{Ranks: n, DType: t.String(), Source: "model:" + p.Name, Fabric: p.Fabric.String(),
 		Model: "idealised α-β model (one α per step, full link bandwidth)"}
 	if p.Calibration != nil {
 		report.Model = "calibrated: " + p.Calibration.Basis
 	}
-	table := perf.ModelTable(p, []int{n}, sizes[len(sizes)-1])
+	if hosts > 1 {
+		report.Hosts = hosts
+		report.Model += fmt.Sprintf("; between hosts %.0f GB/s and %v per exchange per GPU (hw InterHost), NCCL's ring with its tuner's network hops",
+			p.InterHost.BytesPerSec/1e9, p.InterHost.Latency)
+	}
+	table := perf.ModelTableHosts(p, hosts, []int{n}, sizes[len(sizes)-1])
 	for _, s := range sizes {
 		auto, _ := table.Pick(n, s)
 		row := benchRow{SizeBytes: s, Count: int(s) / t.Size(), Auto: auto.String()}
 		var best time.Duration
-		for _, a := range perf.Offered(p, n) {
-			d, err := perf.CollectiveTime(p, device.OpAllReduce, a, n, s)
+		for _, a := range perf.OfferedHosts(p, hosts, n) {
+			d, err := perf.CollectiveTimeHosts(p, hosts, device.OpAllReduce, a, n, s)
 			if err != nil {
 				return nil, err
 			}
@@ -324,12 +355,14 @@ func modelReport(o benchOptions, t dtype.DType, sizes []int64) (*benchReport, er
 			}
 		}
 		for _, proto := range perf.Protocols {
-			if d, ok := perf.NCCLTime(p, device.OpAllReduce, proto, n, s); ok {
+			if d, ok := perf.NCCLTimeHosts(p, hosts, device.OpAllReduce, proto, n, s); ok {
 				row.Results = append(row.Results, modelResult("nccl "+proto.String(), s, d, n))
 			}
 		}
-		_, proto := perf.NCCLFastest(p, device.OpAllReduce, n, s)
-		row.NCCL = proto.String()
+		row.NCCL = "-"
+		if _, proto, ok := perf.NCCLFastestHosts(p, hosts, device.OpAllReduce, n, s); ok {
+			row.NCCL = proto.String()
+		}
 		report.Rows = append(report.Rows, row)
 	}
 	return report, nil
@@ -346,6 +379,9 @@ func modelResult(name string, size int64, d time.Duration, n int) benchResult {
 
 func printReport(w io.Writer, r *benchReport) error {
 	fmt.Fprintf(w, "# tpslice allreduce-bench: %d ranks, %s, %s", r.Ranks, r.DType, r.Source)
+	if r.Hosts > 1 {
+		fmt.Fprintf(w, ", over %d hosts of %d (InfiniBand between them)", r.Hosts, r.Ranks/r.Hosts)
+	}
 	if r.Source == "measured" {
 		fmt.Fprintf(w, " on the CPU device runtime (%s fabric", r.Fabric)
 		if r.NVLS != "" {

@@ -34,6 +34,7 @@ type planReport struct {
 
 type planRow struct {
 	TP             int     `json:"tp"`
+	Hosts          int     `json:"hosts,omitempty"` // the TP ranks span this many hosts (--hosts)
 	Batch          int     `json:"batch"`
 	TokenLatencyMS float64 `json:"token_latency_ms"`
 	TokensPerSec   float64 `json:"tokens_per_s"`
@@ -61,7 +62,8 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	hwName := fs.String("hw", "h100-sxm", "hardware profile: "+strings.Join(hw.Names(), ", ")+" (PROFILE"+hw.IdealSuffix+": the idealised α-β collectives), or auto (this node's GPUs, from NVML)")
 	model := fs.String("model", "llama-3-70b", "a preset ("+strings.Join(models.Presets(), ", ")+") or a GGUF file / Hugging Face directory (its config)")
-	tps := fs.String("tp", "1,2,4,8", "TP degrees, comma-separated")
+	tps := fs.String("tp", "1,2,4,8", "TP degrees, comma-separated (with --hosts 2 also 16)")
+	hosts := fs.Int("hosts", 1, "hosts of the profile's node, InfiniBand between them (hw InterHost): a TP degree above 8 spans ⌈TP/8⌉ hosts, and a verdict says whether that beats TP inside one host")
 	batches := fs.String("batch", "1,8,32", "decode batch sizes, comma-separated")
 	context := fs.Int("context", 0, "positions each sequence attends to (0: 512, or the model's context if shorter)")
 	dt := fs.String("dtype", "bf16", "weight dtype: f32, bf16, f16, or a GGML block type priced at its bits per weight: q8_0, q4_0, q4_k, q5_k, q6_k")
@@ -85,7 +87,7 @@ func plan(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	base.Context, base.Eager, base.Overlap, base.KVDType = *context, *eager, *overlap, kvDType
-	tpList, err := parseIntList("tp", *tps, 1, 8)
+	tpList, err := planTPs(fs, *tps, *hosts)
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
@@ -97,7 +99,7 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	for _, n := range tpList {
 		for _, b := range batchList {
 			c := base
-			c.TP, c.Batch = n, b
+			c.TP, c.Batch, c.Hosts = n, b, hostsOf(n)
 			p, err := perf.Predict(c)
 			if err != nil {
 				return fmt.Errorf("plan: TP %d batch %d: %w", n, b, err)
@@ -171,7 +173,7 @@ func planReportOf(base perf.Config, preds []perf.Prediction) planReport {
 	rep := planReport{HW: base.Profile.Name, Model: base.Model.Name, Collectives: base.Collectives.String(), Graphs: !base.Eager}
 	for _, p := range preds {
 		rep.Context, rep.WeightDType, rep.KVDType = p.Config.Context, p.Config.WeightDType.String(), p.Config.KVDType.String()
-		row := planRow{TP: p.Config.TP, Batch: p.Config.Batch, TokenLatencyMS: ms(p.Step), TokensPerSec: p.TokensPerSec,
+		row := planRow{TP: p.Config.TP, Hosts: p.Config.Hosts, Batch: p.Config.Batch, TokenLatencyMS: ms(p.Step), TokensPerSec: p.TokensPerSec,
 			Fits: p.Fits, WeightGB: float64(p.WeightBytes) / 1e9, KVGB: float64(p.KVBytes) / 1e9, CommShare: p.CommShare,
 			AllReduce: map[string]planSite{}, BreakdownMS: map[string]float64{}}
 		for _, s := range p.Sites {
@@ -207,7 +209,7 @@ func printPlan(w io.Writer, base perf.Config, rep planReport, preds []perf.Predi
 		if len(sites) == 0 {
 			sites = []string{"-"}
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.1f\t%s\t%.2f\t%.2f\t%.2f\t%s\t\n", r.TP, r.Batch, r.TokenLatencyMS, r.TokensPerSec,
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.1f\t%s\t%.2f\t%.2f\t%.2f\t%s\t\n", tpLabel(r), r.Batch, r.TokenLatencyMS, r.TokensPerSec,
 			fits, r.WeightGB, r.KVGB, r.CommShare, strings.Join(sites, ", "))
 	}
 	if err := tw.Flush(); err != nil {
@@ -224,13 +226,17 @@ func printPlan(w io.Writer, base perf.Config, rep planReport, preds []perf.Predi
 			fmt.Fprintf(w, "batch %d: no TP degree fits %s's memory\n", b, p.GPU)
 			continue
 		}
-		fmt.Fprintf(w, "batch %d: lowest latency at TP %d (%.3f ms per token)\n", b, rep.Rows[best].TP, rep.Rows[best].TokenLatencyMS)
+		fmt.Fprintf(w, "batch %d: lowest latency at TP %s (%.3f ms per token)\n", b, tpLabel(rep.Rows[best]), rep.Rows[best].TokenLatencyMS)
 	}
+	printHostsVerdict(w, rep)
 	fmt.Fprintf(w, "roofline: %.0f%% of HBM bandwidth, %.0f%% of dense BF16 peak; kernel fixed %v, graph node %v, eager launch %v (perf, hw)\n",
 		100*perf.MemoryEfficiency, 100*perf.ComputeEfficiency, p.KernelFixed, p.LaunchGraph, p.LaunchEager)
 	coll := fmt.Sprintf("idealised α-β model, α = %v per step at %.0f GB/s", p.Alpha, p.LinkBytesPerSec/1e9)
 	if p.Calibration != nil {
 		coll = "calibrated, " + p.Calibration.Basis
+	}
+	if rowsSpanHosts(rep) {
+		coll += fmt.Sprintf("; between hosts %.0f GB/s and %v per exchange per GPU (hw InterHost)", p.InterHost.BytesPerSec/1e9, p.InterHost.Latency)
 	}
 	_, err := fmt.Fprintf(w, "collectives: %s (perf, hw)\n", coll)
 	return err

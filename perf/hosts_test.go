@@ -1,0 +1,163 @@
+package perf
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/hw"
+)
+
+// TestCollectiveTimeHostsIdeal checks the formulas at one point by hand: 2 hosts × 8 GPUs
+// of h100-sxm-ideal (α = 1.5 µs, β = 450 GB/s; NDR: λ = 2.7 µs, 50 GB/s), S = 1 MiB.
+func TestCollectiveTimeHostsIdeal(t *testing.T) {
+	p, err := hw.Lookup("h100-sxm-ideal")
+	require.NoError(t, err)
+	const s = 1 << 20
+	for _, tc := range []struct {
+		algo comm.Algo
+		op   device.CollectiveOp
+		want float64 // µs
+	}{
+		// 4α + 2·7/8·S/β + λ + S/8/β_net = 6 + 4.0784 + 2.7 + 2.6214
+		{comm.TwoLevel, device.OpAllReduce, 15.3998},
+		// 2α + max(7S/β, 8S/β_net) + 2λ = 3 + 167.7722 + 5.4
+		{comm.OneShot, device.OpAllReduce, 176.1722},
+		// 4α + max(2·7/16·S/β, 2·8/16·S/β_net) + 2λ = 6 + 20.9715 + 5.4
+		{comm.TwoShot, device.OpAllReduce, 32.3715},
+		// 30·max(α, λ) + 30/16·S/β_net = 81 + 39.3216
+		{comm.Ring, device.OpAllReduce, 120.3216},
+		// ring all-gather: 15·λ + 15·S/β_net = 40.5 + 314.5728
+		{comm.Ring, device.OpAllGather, 355.0728},
+	} {
+		got, err := CollectiveTimeHosts(p, 2, tc.op, tc.algo, 16, s)
+		require.NoError(t, err)
+		require.InDelta(t, tc.want, float64(got)/float64(time.Microsecond), 1e-3, "%v %s", tc.algo, tc.op)
+	}
+}
+
+// TestCollectiveTimeHosts: one host is CollectiveTime; across hosts the two-level
+// all-reduce beats every flat algorithm from 256 KiB on (calibrated H100), since the flat
+// ones put n-L peers' bytes, or every ring step, on the network; errors name the cause.
+func TestCollectiveTimeHosts(t *testing.T) {
+	p, err := hw.Lookup("h100-sxm")
+	require.NoError(t, err)
+	for _, a := range comm.Algos {
+		one, err := CollectiveTimeHosts(p, 1, device.OpAllReduce, a, 8, 1<<20)
+		require.NoError(t, err)
+		flat, err := CollectiveTime(p, device.OpAllReduce, a, 8, 1<<20)
+		require.NoError(t, err)
+		require.Equal(t, flat, one, "%v", a)
+	}
+	for _, bytes := range []int64{256 << 10, 1 << 20, 16 << 20} {
+		two, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.TwoLevel, 16, bytes)
+		require.NoError(t, err)
+		for _, a := range []comm.Algo{comm.OneShot, comm.TwoShot, comm.Ring} {
+			flat, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, a, 16, bytes)
+			require.NoError(t, err)
+			require.Less(t, two, flat, "%v at %d bytes", a, bytes)
+		}
+		intra, err := CollectiveTime(p, device.OpAllReduce, comm.TwoShot, 8, bytes)
+		require.NoError(t, err)
+		require.Greater(t, two, intra, "crossing hosts costs more than staying in one")
+	}
+
+	_, err = CollectiveTimeHosts(p, 1, device.OpAllReduce, comm.TwoLevel, 8, 64)
+	require.ErrorContains(t, err, "twolevel needs ranks on several hosts")
+	_, err = CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.TwoLevel, 15, 64)
+	require.ErrorContains(t, err, "15 ranks do not split evenly over 2 hosts")
+	_, err = CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.NVLS, 16, 64)
+	require.ErrorContains(t, err, "allreduce nvls is not priced across hosts")
+	pcie, err := hw.Lookup("pcie")
+	require.NoError(t, err)
+	_, err = CollectiveTimeHosts(pcie, 2, device.OpAllReduce, comm.TwoLevel, 4, 64)
+	require.ErrorIs(t, err, ErrNoNetwork)
+}
+
+// TestModelTableHosts: the table records its hosts and picks among OfferedHosts only.
+func TestModelTableHosts(t *testing.T) {
+	p, err := hw.Lookup("h100-sxm")
+	require.NoError(t, err)
+	tab := ModelTableHosts(p, 2, []int{16, 15, 4}, 64<<20)
+	require.NoError(t, tab.Validate())
+	require.Equal(t, 2, tab.Hosts)
+	require.Equal(t, []int{4, 16}, tab.Worlds(), "15 does not split over 2 hosts")
+	offered := comm.OfferedHosts(p.Fabric, p.NVLS, 2, 16)
+	for _, r := range tab.Rows {
+		require.Contains(t, offered, r.Algo)
+	}
+	for _, bytes := range []int64{1 << 20, 64 << 20} {
+		a, ok := tab.Pick(16, bytes)
+		require.True(t, ok)
+		require.Equal(t, comm.TwoLevel, a, "%d bytes", bytes)
+	}
+	require.Equal(t, ModelTable(p, []int{8}, 1<<20), ModelTableHosts(p, 1, []int{8}, 1<<20))
+}
+
+// TestPredictAcrossHosts: TP 16 over two H100 hosts captures a 16-rank decode graph whose
+// all-reduce sites run the algorithms the hosts' table picks, never one it does not
+// price; TP beyond one host is refused without hosts, or without a network.
+func TestPredictAcrossHosts(t *testing.T) {
+	h100, cfg := lookup(t, "h100-sxm", "llama-3-8b")
+	pred, err := Predict(Config{Profile: h100, Model: cfg, TP: 16, Hosts: 2, Batch: 64})
+	require.NoError(t, err)
+	require.Positive(t, pred.Step)
+	offered := comm.OfferedHosts(h100.Fabric, h100.NVLS, 2, 16)
+	var twoLevel bool
+	for _, s := range pred.Sites {
+		a, err := comm.ParseAlgo(s.Algo)
+		require.NoError(t, err)
+		require.Contains(t, offered, a, "site after %s", s.After)
+		twoLevel = twoLevel || a == comm.TwoLevel
+	}
+	require.True(t, twoLevel, "the layers' all-reduces of %d KiB run two-level: %+v", 64*cfg.Hidden*4>>10, pred.Sites)
+	one, err := Predict(Config{Profile: h100, Model: cfg, TP: 8, Batch: 64})
+	require.NoError(t, err)
+	require.Less(t, pred.WeightBytes, one.WeightBytes)
+
+	_, err = Predict(Config{Profile: h100, Model: cfg, TP: 16, Batch: 1})
+	require.ErrorContains(t, err, "TP degree 16: want 1 to 8 (one node)")
+	_, err = Predict(Config{Profile: h100, Model: cfg, TP: 3, Hosts: 2, Batch: 1})
+	require.ErrorContains(t, err, "TP degree 3 over 2 hosts: want a multiple of 2 up to 16")
+	pcie, _ := lookup(t, "pcie", "llama-3-8b")
+	_, err = Predict(Config{Profile: pcie, Model: cfg, TP: 4, Hosts: 2, Batch: 1})
+	require.ErrorIs(t, err, ErrNoNetwork)
+	nccl, err := Predict(Config{Profile: h100, Model: cfg, TP: 16, Hosts: 2, Batch: 64, Collectives: NCCL})
+	require.NoError(t, err)
+	for _, s := range nccl.Sites {
+		require.Equal(t, "nccl-ring", s.Algo)
+	}
+	ideal, _ := lookup(t, "h100-sxm-ideal", "llama-3-8b")
+	_, err = Predict(Config{Profile: ideal, Model: cfg, TP: 16, Hosts: 2, Batch: 1, Collectives: NCCL})
+	require.ErrorContains(t, err, "NCCL across hosts is modelled on calibrated profiles only, not h100-sxm-ideal")
+}
+
+// TestNCCLTimeHosts: one host is NCCLTime; across hosts, by hand at one point (H100's LL
+// ring, 2 × 8 ranks, 16 KiB): Base + 28 in-host steps + 2 network hops + 30/16·S over the
+// LL bus (0.066 of 450 GB/s, below 8 NICs' 400 GB/s) = 10.8 + 16.8 + 5.4 + 1.0343 µs.
+func TestNCCLTimeHosts(t *testing.T) {
+	p, err := hw.Lookup("h100-sxm")
+	require.NoError(t, err)
+	for _, proto := range Protocols {
+		one, ok := NCCLTimeHosts(p, 1, device.OpAllReduce, proto, 8, 1<<20)
+		require.True(t, ok)
+		flat, _ := NCCLTime(p, device.OpAllReduce, proto, 8, 1<<20)
+		require.Equal(t, flat, one, "%v", proto)
+	}
+	got, ok := NCCLTimeHosts(p, 2, device.OpAllReduce, LL, 16, 16<<10)
+	require.True(t, ok)
+	require.InDelta(t, 34.0343, float64(got)/float64(time.Microsecond), 1e-3)
+	best, proto, ok := NCCLFastestHosts(p, 2, device.OpAllReduce, 16, 64<<20)
+	require.True(t, ok)
+	require.Equal(t, Simple, proto, "bulk copies win large messages")
+	two, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.TwoLevel, 16, 64<<20)
+	require.NoError(t, err)
+	require.Less(t, best, two, "NCCL's rings use every NIC and the faster Simple copies: two-level's two-shot inside the host sustains 0.47 of the link")
+	ideal, err := hw.Lookup("h100-sxm-ideal")
+	require.NoError(t, err)
+	_, _, ok = NCCLFastestHosts(ideal, 2, device.OpAllReduce, 16, 64)
+	require.False(t, ok)
+}
