@@ -37,3 +37,42 @@ func BenchmarkFused(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSeqParallel compares the fused sequence-parallel variant (reduce-scatter,
+// residual + RMSNorm on each rank's rows, all-gather) with the fused one-shot and two-shot
+// and with its own unfused pair (reduce-scatter, norm kernel, two all-gathers; where 8
+// divides the tokens), on 8 ranks at the hidden sizes of the demo (512) and medium (2048)
+// presets:
+//
+//	go test -run '^$' -bench SeqParallel ./fused/
+func BenchmarkSeqParallel(b *testing.B) {
+	const n = 8
+	for _, hidden := range []int{512, 2048} {
+		for _, tokens := range []int{1, 4, 16, 64, 256, 1024} {
+			sh := Shape{Tokens: tokens, Hidden: hidden, Eps: 1e-5}
+			for _, name := range []string{"oneshot", "twoshot", "seqparallel", "seqparallel-pair"} {
+				if name == "seqparallel-pair" && tokens%n != 0 {
+					continue
+				}
+				b.Run(fmt.Sprintf("hidden=%d/tokens=%d/%s", hidden, tokens, name), func(b *testing.B) {
+					g := newRig(b, n, comm.Config{Algo: comm.OneShot}) // the pair's reduce-scatter is direct either way
+					g.load(b, sh)
+					b.SetBytes(int64(tokens * hidden * 4))
+					for b.Loop() {
+						if name != "seqparallel-pair" {
+							v, _ := ParseVariant(name)
+							g.run(b, v, sh)
+							continue
+						}
+						for r := range n {
+							if err := seqParallelPair(g.c.Rank(r), g.streams[r], g.partial[r], g.residual[r], g.weight[r], g.out[r], sh); err != nil {
+								b.Fatal(err)
+							}
+						}
+						g.sync(b)
+					}
+				})
+			}
+		}
+	}
+}
