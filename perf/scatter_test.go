@@ -2,13 +2,13 @@ package perf
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/fused"
+	"github.com/tpslice/tpslice/hw"
 )
 
 // TestScatterGatherModel: a reduce-scatter of each rank's slice costs what an all-gather
@@ -20,20 +20,12 @@ func TestScatterGatherModel(t *testing.T) {
 	const n, slice = 8, 64 << 10
 	α, β := ideal.Alpha.Seconds(), ideal.LinkBytesPerSec
 	for _, a := range []comm.Algo{comm.OneShot, comm.Ring} {
-		for _, p := range []struct {
-			name string
-			time func(op device.CollectiveOp) (time.Duration, error)
-		}{
-			{"ideal", func(op device.CollectiveOp) (time.Duration, error) { return CollectiveTime(ideal, op, a, n, slice) }},
-			{"calibrated", func(op device.CollectiveOp) (time.Duration, error) {
-				return CollectiveTime(calibrated, op, a, n, slice)
-			}},
-		} {
-			rs, err := p.time(device.OpReduceScatter)
+		for _, p := range []hw.Profile{ideal, calibrated} {
+			rs, err := CollectiveTime(p, device.OpReduceScatter, a, n, slice)
 			require.NoError(t, err)
-			ag, err := p.time(device.OpAllGather)
+			ag, err := CollectiveTime(p, device.OpAllGather, a, n, slice)
 			require.NoError(t, err)
-			require.Equal(t, ag, rs, "%s %v", p.name, a)
+			require.Equal(t, ag, rs, "%s %v", p.Name, a)
 		}
 	}
 	direct, err := CollectiveTime(ideal, device.OpReduceScatter, comm.OneShot, n, slice)
