@@ -36,8 +36,12 @@ func (r *Rank) AllGatherWith(s *device.Stream, algo Algo, in, out *device.Buffer
 // AllGatherAlgo is the algorithm an Auto AllGather runs: direct (OneShot), except on a PCIe
 // node of more than two GPUs, where every rank reading every peer would cross the root
 // complex n-1 times at once; there the ring (vLLM's rule, as for all-reduce).
-func (c *Communicator) AllGatherAlgo() Algo {
-	if c.Fabric() == device.PCIe && c.n > 2 {
+func (c *Communicator) AllGatherAlgo() Algo { return ScatterGatherRule(c.Fabric(), c.n) }
+
+// ScatterGatherRule is the algorithm of an Auto all-gather or reduce-scatter of n ranks on
+// fabric f: the ring on PCIe beyond two GPUs, direct (OneShot) otherwise.
+func ScatterGatherRule(f device.Fabric, n int) Algo {
+	if f == device.PCIe && n > 2 {
 		return Ring
 	}
 	return OneShot
