@@ -6,7 +6,7 @@
 // TensorRT-LLM's and vLLM's fused RS + norm + AG), plus the unfused pair (all-reduce, then
 // a separate residual + RMSNorm kernel) as reference and fallback. The variants are built
 // on comm's registered buffers, barriers and tree exchange (comm.Collective); Auto picks
-// by bytes and token count (SelectFor).
+// the fused form of the all-reduce comm would run (Select).
 //
 // Data enters as a rank's partial output [tokens, hidden] and the residual stream on
 // device buffers; it leaves as the updated residual (residual + Σ partials) and the

@@ -35,7 +35,7 @@ func AllReduceAddRMSNorm(r *comm.Rank, s *device.Stream, v Variant, partial, res
 	count := sh.Tokens * sh.Hidden
 	c := r.Communicator()
 	if v == Auto {
-		v = SelectFor(c, sh)
+		v = Select(c, count*4)
 	}
 	f := &fusedCall{residual: residual.Float32s(), weight: weight.Float32s()[:sh.Hidden], out: out.Float32s(), shape: sh}
 	call := comm.Collective{

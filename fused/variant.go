@@ -58,6 +58,10 @@ func ParseVariant(s string) (Variant, error) {
 
 // Select maps the all-reduce algorithm the communicator would pick for a message of bytes
 // onto a fused variant; algorithms without a fused form (ring, flag-free) run unfused.
+// It never picks SeqParallel, which runs when asked for: measured here it ties two-shot
+// where Auto runs two-shot, and on every GPU profile perf prices it above two-shot (it
+// gathers the residual rows as well, over the link, to save a norm pass in HBM); see
+// BENCHMARKS.md, issue 15.
 func Select(c *comm.Communicator, bytes int) Variant {
 	switch c.Pick(bytes) {
 	case comm.OneShot:
@@ -70,11 +74,6 @@ func Select(c *comm.Communicator, bytes int) Variant {
 		return Tree
 	}
 	return Unfused
-}
-
-// SelectFor is Auto's variant for a call of shape sh: Select's by the message's bytes.
-func SelectFor(c *comm.Communicator, sh Shape) Variant {
-	return Select(c, sh.Tokens*sh.Hidden*4)
 }
 
 // algo is the all-reduce shape a fused variant follows, for comm's records and checks.
