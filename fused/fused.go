@@ -33,18 +33,11 @@ func AllReduceAddRMSNorm(r *comm.Rank, s *device.Stream, v Variant, partial, res
 		return err
 	}
 	count := sh.Tokens * sh.Hidden
-	c := r.Communicator()
 	if v == Auto {
-		v = Select(c, count*4)
+		v = Select(r.Communicator(), count*4)
 	}
+	c := r.Communicator()
 	f := &fusedCall{residual: residual.Float32s(), weight: weight.Float32s()[:sh.Hidden], out: out.Float32s(), shape: sh}
-	call := comm.Collective{
-		Op: Op, Algo: v.algo(), In: partial, Out: out, Count: count, OutCount: count,
-		Chunk: c.ChunkCapacity(4) / sh.Hidden * sh.Hidden,
-		// the residual is read and written, the normalized row written
-		Local: comm.LocalWork{BytesPerElem: 3 * 4, Class: device.ClassNorm},
-		Grid:  func(n int) int { return max(1, min(c.Blocks(), n/sh.Hidden, (n+blockElems-1)/blockElems)) },
-	}
 	var body func(*fusedCall, *comm.CallCtx, device.Block, int, int) error
 	switch v {
 	case Unfused:
@@ -61,22 +54,19 @@ func AllReduceAddRMSNorm(r *comm.Rank, s *device.Stream, v Variant, partial, res
 	case Tree:
 		body = (*fusedCall).tree
 	case SeqParallel:
-		// tmp holds the normalized rows in its lower half, the new residual rows in its upper
-		f.seqHalf = c.ChunkCapacity(4) / 2
-		if sh.Hidden > f.seqHalf {
-			return fmt.Errorf("fused: rank %d %s of %d×%d: a row of %d f32 does not fit half the %d-element registered buffer, which the sequence-parallel variant needs",
-				r.Rank(), SeqParallelOp, sh.Tokens, sh.Hidden, sh.Hidden, c.ChunkCapacity(4))
-		}
-		body = (*fusedCall).seqParallel
-		call.Op, call.Chunk, call.Grid = SeqParallelOp, f.seqHalf/sh.Hidden*sh.Hidden, seqParallelGrid(c.Blocks(), c.Size(), sh.Hidden)
-		// the gather writes the normalized and the residual rows; the owner's 1/n reads of
-		// the residual are left out
-		call.Local.BytesPerElem = 2 * 4
+		return f.launchSeqParallel(r, s, partial, out)
 	default:
 		return fmt.Errorf("fused: rank %d: unknown variant %v", r.Rank(), v)
 	}
-	call.Block = func(k *comm.CallCtx, b device.Block, off, n int) error { return body(f, k, b, off, n) }
-	return r.LaunchCollective(s, call)
+	rowsPerChunk := c.ChunkCapacity(4) / sh.Hidden
+	return r.LaunchCollective(s, comm.Collective{
+		Op: Op, Algo: v.algo(), In: partial, Out: out, Count: count, OutCount: count,
+		Chunk: rowsPerChunk * sh.Hidden,
+		// the residual is read and written, the normalized row written
+		Local: comm.LocalWork{BytesPerElem: 3 * 4, Class: device.ClassNorm},
+		Grid:  func(n int) int { return max(1, min(c.Blocks(), n/sh.Hidden, (n+blockElems-1)/blockElems)) },
+		Block: func(k *comm.CallCtx, b device.Block, off, n int) error { return body(f, k, b, off, n) },
+	})
 }
 
 // blockElems is the smallest share of a chunk worth its own block.

@@ -1,6 +1,8 @@
 package fused
 
 import (
+	"fmt"
+
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/vec"
@@ -9,6 +11,30 @@ import (
 // SeqParallelOp is the name the sequence-parallel variant's calls carry in comm's records,
 // errors and traces: its exchange is a reduce-scatter and an all-gather, not an all-reduce.
 const SeqParallelOp = string(device.OpReduceScatterRMSNormAllGather)
+
+// launchSeqParallel enqueues the sequence-parallel variant. Its chunks are half what the
+// registered buffers hold: tmp keeps the normalized rows in its lower half and the new
+// residual rows in its upper half.
+func (f *fusedCall) launchSeqParallel(r *comm.Rank, s *device.Stream, partial, out *device.Buffer) error {
+	c, sh := r.Communicator(), f.shape
+	f.seqHalf = c.ChunkCapacity(4) / 2
+	if sh.Hidden > f.seqHalf {
+		return fmt.Errorf("fused: rank %d %s of %d×%d: a row of %d f32 does not fit half the %d-element registered buffer, which the sequence-parallel variant needs",
+			r.Rank(), SeqParallelOp, sh.Tokens, sh.Hidden, sh.Hidden, c.ChunkCapacity(4))
+	}
+	count := sh.Tokens * sh.Hidden
+	return r.LaunchCollective(s, comm.Collective{
+		Op: SeqParallelOp, Algo: SeqParallel.algo(), In: partial, Out: out, Count: count, OutCount: count,
+		Chunk: f.seqHalf / sh.Hidden * sh.Hidden,
+		// the gather writes the normalized and the residual rows (the owner's reads of its
+		// 1/n of the residual are left out)
+		Local: comm.LocalWork{BytesPerElem: 2 * 4, Class: device.ClassNorm},
+		// as the other variants' grid, but with at least one row per rank in every block
+		// where the chunk has the rows, so that no rank sits out a block
+		Grid:  func(n int) int { return max(1, min(c.Blocks(), n/sh.Hidden/c.Size(), (n+blockElems-1)/blockElems)) },
+		Block: func(k *comm.CallCtx, b device.Block, off, n int) error { return f.seqParallel(k, b, off, n) },
+	})
+}
 
 // seqParallel is Megatron's sequence-parallel decomposition of the all-reduce, fused into
 // one kernel (TensorRT-LLM's and vLLM's reduce-scatter + RMSNorm + all-gather): every rank
@@ -61,11 +87,4 @@ func (f *fusedCall) seqParallel(k *comm.CallCtx, b device.Block, off, n int) err
 func seqRows(p, n, r0, r1 int) (t0, t1 int) {
 	m := r1 - r0
 	return r0 + m*p/n, r0 + m*(p+1)/n
-}
-
-// seqParallelGrid is the sequence-parallel kernel's grid for a chunk of n elements: as
-// the other variants', but with at least one row per rank in every block where the chunk
-// has the rows, so that no rank sits out a block.
-func seqParallelGrid(blocks, ranks, h int) func(n int) int {
-	return func(n int) int { return max(1, min(blocks, n/h/ranks, (n+blockElems-1)/blockElems)) }
 }
