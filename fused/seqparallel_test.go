@@ -1,8 +1,10 @@
 package fused
 
 import (
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -106,4 +108,45 @@ func TestSeqParallelPairNeedsEvenSplit(t *testing.T) {
 	g.load(t, long)
 	err = AllReduceAddRMSNorm(g.c.Rank(0), g.streams[0], SeqParallel, g.partial[0], g.residual[0], g.weight[0], g.out[0], long)
 	require.ErrorContains(t, err, "a row of 600 f32 does not fit half the 1024-element registered buffer")
+}
+
+// TestSeqParallelFailures: a rank that never calls makes its peers fail by the deadline,
+// naming it and the call; a rank that runs another variant under the same sequence number
+// is named in a mismatch error, at once.
+func TestSeqParallelFailures(t *testing.T) {
+	sh := Shape{Tokens: 8, Hidden: 16, Eps: 1e-5}
+	g := newRig(t, 4, comm.Config{Timeout: 300 * time.Millisecond})
+	g.load(t, sh)
+	for r := range 3 {
+		require.NoError(t, AllReduceAddRMSNorm(g.c.Rank(r), g.streams[r], SeqParallel, g.partial[r], g.residual[r], g.weight[r], g.out[r], sh))
+	}
+	var errs []error
+	for _, s := range g.streams {
+		errs = append(errs, s.Synchronize())
+	}
+	require.NoError(t, errs[3])
+	for r := range 3 {
+		require.ErrorContains(t, errs[r], fmt.Sprintf("comm: rank %d seq 0 reducescatter+rmsnorm+allgather f32 count 128 (oneshot)", r))
+		require.ErrorContains(t, errs[r], "rank(s) [3] did not arrive within 300ms")
+	}
+
+	g = newRig(t, 4, comm.Config{Timeout: 20 * time.Second})
+	g.load(t, sh)
+	start := time.Now()
+	for r := range 4 {
+		v := SeqParallel
+		if r == 2 {
+			v = TwoShot
+		}
+		_ = AllReduceAddRMSNorm(g.c.Rank(r), g.streams[r], v, g.partial[r], g.residual[r], g.weight[r], g.out[r], sh)
+	}
+	errs = errs[:0]
+	for _, s := range g.streams {
+		errs = append(errs, s.Synchronize())
+	}
+	require.Less(t, time.Since(start), 10*time.Second, "a mismatch must not wait for the deadline")
+	all := errors.Join(errs...)
+	require.ErrorContains(t, all, "collective mismatch at seq 0")
+	require.ErrorContains(t, all, "allreduce+rmsnorm f32 count 128 (twoshot)")
+	require.ErrorContains(t, all, "reducescatter+rmsnorm+allgather f32 count 128 (oneshot)")
 }
