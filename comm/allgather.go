@@ -8,29 +8,40 @@ import (
 )
 
 // AllGather concatenates every rank's count elements of in, in rank order, into out (which
-// must hold n·count): out[p·count + i] = in_p[i]. It runs one-shot style — every rank
-// stages its input, barrier, every rank copies all n, barrier before reuse — except on a
-// PCIe node of more than two GPUs, where every rank reading every peer would cross the
-// root complex n-1 times at once; there it runs the ring (vLLM's rule, as for all-reduce).
+// must hold n·count): out[p·count + i] = in_p[i], with the algorithm AllGatherAlgo gives
+// the fabric.
 func (r *Rank) AllGather(s *device.Stream, in, out *device.Buffer, count int) error {
+	return r.AllGatherWith(s, Auto, in, out, count)
+}
+
+// AllGatherWith is AllGather with an explicit algorithm (Auto picks): OneShot, the direct
+// all-gather — every rank stages its input, barrier, every rank copies all n, barrier
+// before reuse — or Ring, n-1 steps that each copy one slice from the left neighbour.
+func (r *Rank) AllGatherWith(s *device.Stream, algo Algo, in, out *device.Buffer, count int) error {
 	if err := r.check("allgather", s, in, out, count, r.c.n*count); err != nil {
 		return err
 	}
-	if count == 0 {
-		return nil
+	algo, err := r.scatterGatherAlgo("allgather", algo)
+	if err != nil || count == 0 {
+		return err
 	}
 	chunk := r.c.cfg.BufferBytes / in.DType().Size()
-	if r.c.AllGatherAlgo() == Ring {
+	if algo == Ring {
 		// The ring keeps all n slices of a chunk in each rank's registered buffer.
 		return r.launch(s, "allgather", Ring, in, out, count, chunk/r.c.n, LocalWork{}, nil, (*call).ringAllGather)
 	}
 	return r.launch(s, "allgather", OneShot, in, out, count, chunk, LocalWork{}, nil, (*call).allGather)
 }
 
-// AllGatherAlgo is the algorithm AllGather runs: the ring on a PCIe node of more than two
-// GPUs, one-shot otherwise.
-func (c *Communicator) AllGatherAlgo() Algo {
-	if c.Fabric() == device.PCIe && c.n > 2 {
+// AllGatherAlgo is the algorithm an Auto AllGather runs: direct (OneShot), except on a PCIe
+// node of more than two GPUs, where every rank reading every peer would cross the root
+// complex n-1 times at once; there the ring (vLLM's rule, as for all-reduce).
+func (c *Communicator) AllGatherAlgo() Algo { return ScatterGatherRule(c.Fabric(), c.n) }
+
+// ScatterGatherRule is the algorithm of an Auto all-gather or reduce-scatter of n ranks on
+// fabric f: the ring on PCIe beyond two GPUs, direct (OneShot) otherwise.
+func ScatterGatherRule(f device.Fabric, n int) Algo {
+	if f == device.PCIe && n > 2 {
 		return Ring
 	}
 	return OneShot

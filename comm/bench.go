@@ -13,6 +13,16 @@ import (
 // host enqueues the rest), and returns the wall time per call. ins and outs hold one buffer
 // per rank, on each rank's device; streams one stream per rank.
 func (c *Communicator) Bench(streams []*device.Stream, algo Algo, ins, outs []*device.Buffer, count, warmup, iters int) (time.Duration, error) {
+	return c.BenchOp(streams, device.OpAllReduce, algo, ins, outs, count, warmup, iters)
+}
+
+// BenchOp is Bench for collective op: OpAllReduce, OpReduceScatter (count elements out per
+// rank, n·count in) or OpAllGather (count in, n·count out).
+func (c *Communicator) BenchOp(streams []*device.Stream, op device.CollectiveOp, algo Algo, ins, outs []*device.Buffer, count, warmup, iters int) (time.Duration, error) {
+	issue, err := c.issuer(op)
+	if err != nil {
+		return 0, err
+	}
 	if len(streams) != c.n || len(ins) != c.n || len(outs) != c.n {
 		return 0, fmt.Errorf("comm: bench needs one stream, input and output per rank (%d), got %d, %d, %d", c.n, len(streams), len(ins), len(outs))
 	}
@@ -22,14 +32,14 @@ func (c *Communicator) Bench(streams []*device.Stream, algo Algo, ins, outs []*d
 	run := func(k int) error {
 		for range k {
 			for r, rk := range c.ranks {
-				if err := rk.AllReduceAlgo(streams[r], algo, ins[r], outs[r], count); err != nil {
+				if err := issue(rk, streams[r], algo, ins[r], outs[r], count); err != nil {
 					return err
 				}
 			}
 		}
 		for r, s := range streams {
 			if err := s.Synchronize(); err != nil {
-				return fmt.Errorf("comm: bench %v count %d: rank %d: %w", algo, count, r, err)
+				return fmt.Errorf("comm: bench %s %v count %d: rank %d: %w", op, algo, count, r, err)
 			}
 		}
 		return nil
@@ -44,10 +54,25 @@ func (c *Communicator) Bench(streams []*device.Stream, algo Algo, ins, outs []*d
 	return time.Since(start) / time.Duration(iters), nil
 }
 
+// issuer returns the Rank method that issues op.
+func (c *Communicator) issuer(op device.CollectiveOp) (func(*Rank, *device.Stream, Algo, *device.Buffer, *device.Buffer, int) error, error) {
+	switch op {
+	case device.OpAllReduce, "":
+		return (*Rank).AllReduceAlgo, nil
+	case device.OpReduceScatter:
+		return (*Rank).ReduceScatterWith, nil
+	case device.OpAllGather:
+		return (*Rank).AllGatherWith, nil
+	}
+	return nil, fmt.Errorf("comm: bench: no collective %q (want allreduce, reducescatter or allgather)", op)
+}
+
 // MeasureOptions says how long Measure measures. On a node whose ranks time-share few
 // cores, a long run drifts between scheduling modes; many short rounds, each algorithm
 // keeping its best, rank algorithms far more reproducibly than a few long ones.
 type MeasureOptions struct {
+	// Op is the collective measured; "" means OpAllReduce.
+	Op device.CollectiveOp
 	// Warmup is how many untimed calls each algorithm makes first.
 	Warmup int
 	// MinIters and Target: a round runs at least MinIters calls and at least Target of
@@ -70,7 +95,7 @@ type MeasureOptions struct {
 func (c *Communicator) Measure(streams []*device.Stream, algos []Algo, ins, outs []*device.Buffer, count int, o MeasureOptions, after func(i int) error) ([]time.Duration, error) {
 	once := make([]time.Duration, len(algos))
 	for i, a := range algos {
-		d, err := c.Bench(streams, a, ins, outs, count, o.Warmup, 1)
+		d, err := c.BenchOp(streams, o.Op, a, ins, outs, count, o.Warmup, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +121,7 @@ func (c *Communicator) Measure(streams []*device.Stream, algos []Algo, ins, outs
 				iters = max(1, min(iters, int((o.Budget-spent[i])/once[i])))
 			}
 			start := time.Now()
-			d, err := c.Bench(streams, a, ins, outs, count, 1, iters)
+			d, err := c.BenchOp(streams, o.Op, a, ins, outs, count, 1, iters)
 			if err != nil {
 				return nil, err
 			}
@@ -106,7 +131,7 @@ func (c *Communicator) Measure(streams []*device.Stream, algos []Algo, ins, outs
 	}
 	if after != nil {
 		for i, a := range algos { // one more call each, so the outputs hold each one's result
-			if _, err := c.Bench(streams, a, ins, outs, count, 0, 1); err != nil {
+			if _, err := c.BenchOp(streams, o.Op, a, ins, outs, count, 0, 1); err != nil {
 				return nil, err
 			}
 			if err := after(i); err != nil {

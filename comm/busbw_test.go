@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/device"
 )
 
 func TestBusBW(t *testing.T) {
@@ -20,5 +22,9 @@ func TestBusBW(t *testing.T) {
 	for _, tc := range tests {
 		require.InDelta(t, tc.allReduce, BusBW(100, tc.n), 1e-9, "all-reduce n = %d", tc.n)
 		require.InDelta(t, tc.gathr, AllGatherBusBW(100, tc.n), 1e-9, "all-gather n = %d", tc.n)
+		require.InDelta(t, tc.allReduce, OpBusBW(device.OpAllReduce, 100, tc.n), 1e-9, "all-reduce n = %d", tc.n)
+		for _, op := range []device.CollectiveOp{device.OpAllGather, device.OpReduceScatter} {
+			require.InDelta(t, tc.gathr, OpBusBW(op, 100, tc.n), 1e-9, "%s n = %d", op, tc.n)
+		}
 	}
 }

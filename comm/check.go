@@ -33,6 +33,44 @@ func CountWrong(ins, outs []*device.Buffer, count int) int {
 	return wrong
 }
 
+// CountWrongReduceScatter checks a reduce-scatter as CountWrong checks an all-reduce: rank
+// r's count outputs against the float64 sum of slice r of every rank's n·count inputs,
+// within Tolerance. Ranks hold different slices, so no bits are compared between them.
+func CountWrongReduceScatter(ins, outs []*device.Buffer, count int) int {
+	t := outs[0].DType()
+	wrong := 0
+	for r, out := range outs {
+		for i := range count {
+			exact, abs := 0.0, 0.0
+			for _, in := range ins {
+				v := elementF64(in, r*count+i)
+				exact += v
+				abs += math.Abs(v)
+			}
+			if math.Abs(elementF64(out, i)-exact) > Tolerance(t, exact, abs, len(ins)) {
+				wrong++
+			}
+		}
+	}
+	return wrong
+}
+
+// CountWrongAllGather counts the elements of every rank's n·count outputs that are not,
+// bit for bit, the input they were gathered from: out_r[p·count + i] = in_p[i].
+func CountWrongAllGather(ins, outs []*device.Buffer, count int) int {
+	wrong := 0
+	for _, out := range outs {
+		for p, in := range ins {
+			for i := range count {
+				if math.Float64bits(elementF64(out, p*count+i)) != math.Float64bits(elementF64(in, i)) {
+					wrong++
+				}
+			}
+		}
+	}
+	return wrong
+}
+
 // Tolerance is how far an all-reduce result may be from the exact sum of n terms whose
 // magnitudes add up to absSum: n f32 roundings of partial sums, plus one final rounding
 // to t for 16-bit types.

@@ -1,8 +1,15 @@
 // Package comm owns collective communication over a group of devices: registered peer
 // buffers, per-block flag barriers, the all-reduce family (ring, one-shot, two-shot, NVLS,
-// the flag-free "Lamport" one-shot, and NCCL's double binary tree), all-gather, the
-// size-based selector (its table measured here by autotuning, or priced by package perf;
-// Offered says which algorithms a fabric runs), and a flight recorder of every call.
+// the flag-free "Lamport" one-shot, and NCCL's double binary tree), reduce-scatter and
+// all-gather (direct — OneShot: every rank reads its slice from every peer — or the ring;
+// Auto follows the fabric, ScatterGatherRule), the size-based selector of the all-reduce
+// (its table measured here by autotuning, or priced by package perf; Offered says which
+// algorithms a fabric runs), and a flight recorder of every call.
+//
+// Every sum has a fixed order, so repeated calls give the same bits: one-shot, two-shot
+// and the direct reduce-scatter add the ranks' values in rank order, the ring
+// reduce-scatter around the ring from the slice's next rank (ReduceScatterWith), the tree
+// up its trees; 16-bit values are summed in f32 and rounded once.
 //
 // On a node of several hosts (device.NodeConfig.Hosts) the ranks are grouped by host, and
 // the two-level all-reduce (TwoLevel) runs: reduce-scatter inside each host, an exchange of

@@ -29,7 +29,7 @@ func (s CallState) String() string {
 // Record is what the flight recorder keeps of one collective call on one rank.
 type Record struct {
 	Seq   uint64
-	Op    string // "allreduce" or "allgather"
+	Op    string // "allreduce", "reducescatter", "allgather" or a fused op ("allreduce+rmsnorm")
 	Algo  Algo
 	DType dtype.DType
 	Count int

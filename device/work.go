@@ -48,4 +48,9 @@ const (
 	OpAllReduce        CollectiveOp = "allreduce"         // sum over ranks, every rank gets the sum
 	OpAllReduceRMSNorm CollectiveOp = "allreduce+rmsnorm" // all-reduce fused with residual add and RMSNorm
 	OpAllGather        CollectiveOp = "allgather"         // every rank gets every rank's input
+	OpReduceScatter    CollectiveOp = "reducescatter"     // rank r gets the sum of every rank's slice r
+	// OpReduceScatterRMSNormAllGather is the sequence-parallel form of OpAllReduceRMSNorm:
+	// reduce-scatter by tokens, residual add and RMSNorm on each rank's rows, all-gather of
+	// the normalized and the residual rows.
+	OpReduceScatterRMSNormAllGather CollectiveOp = "reducescatter+rmsnorm+allgather"
 )

@@ -1,13 +1,18 @@
 // Package fused owns the fused collectives of a decoder layer: the all-reduce of a
 // row-parallel output fused with the residual add and the next RMSNorm, one variant per
-// all-reduce algorithm (one-shot, two-shot, NVLS, tree) plus the unfused pair (all-reduce,
-// then a separate residual + RMSNorm kernel) as reference and fallback. The variants are
-// built on comm's registered buffers, barriers and tree exchange (comm.Collective).
+// all-reduce algorithm (one-shot, two-shot, NVLS, tree), the sequence-parallel variant
+// that decomposes the all-reduce (reduce-scatter by tokens, residual + RMSNorm on each
+// rank's 1/n of the rows, all-gather of the normalized and residual rows: Megatron-SP,
+// TensorRT-LLM's and vLLM's fused RS + norm + AG), plus the unfused pair (all-reduce, then
+// a separate residual + RMSNorm kernel) as reference and fallback. The variants are built
+// on comm's registered buffers, barriers and tree exchange (comm.Collective); Auto picks
+// the fused form of the all-reduce comm would run (Select).
 //
 // Data enters as a rank's partial output [tokens, hidden] and the residual stream on
 // device buffers; it leaves as the updated residual (residual + Σ partials) and the
 // normalized activations for the next block, bitwise the same on every rank and as the
-// unfused pair over the same all-reduce: one-shot, two-shot and NVLS sum in rank order (so
-// they agree with each other too), the tree in its own order, and the norm is
-// vec.AddRMSNorm for all of them.
+// unfused pair over the same all-reduce: one-shot, two-shot, NVLS and sequence-parallel sum
+// in rank order (so they agree with each other too, and the sequence-parallel variant with
+// its own unfused pair over comm's direct reduce-scatter and all-gather), the tree in its
+// own order, and the norm is vec.AddRMSNorm for all of them.
 package fused

@@ -53,6 +53,8 @@ func AllReduceAddRMSNorm(r *comm.Rank, s *device.Stream, v Variant, partial, res
 		body = (*fusedCall).nvls
 	case Tree:
 		body = (*fusedCall).tree
+	case SeqParallel:
+		return f.launchSeqParallel(r, s, partial, out)
 	default:
 		return fmt.Errorf("fused: rank %d: unknown variant %v", r.Rank(), v)
 	}
@@ -107,6 +109,7 @@ func check(r *comm.Rank, partial, residual, weight, out *device.Buffer, sh Shape
 type fusedCall struct {
 	residual, weight, out []float32
 	shape                 Shape
+	seqHalf               int // SeqParallel: where the residual rows start in tmp
 }
 
 // norm finishes global row t, whose reduced sum is already in out: residual += sum, then

@@ -94,12 +94,13 @@ func (g *rig) reference(sh Shape, residual0 []float32) (res, out []float64) {
 }
 
 // references pairs the fused variants with the all-reduce of the unfused pair whose bits
-// they must give: one-shot, two-shot and NVLS sum in rank order, the tree in its own.
+// they must give: one-shot, two-shot, NVLS and the sequence-parallel variant sum in rank
+// order, the tree in its own.
 var references = []struct {
 	algo     comm.Algo
 	variants []Variant
 }{
-	{comm.OneShot, []Variant{OneShot, TwoShot, NVLS}},
+	{comm.OneShot, []Variant{OneShot, TwoShot, NVLS, SeqParallel}},
 	{comm.Tree, []Variant{Tree}},
 }
 

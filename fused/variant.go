@@ -17,10 +17,13 @@ const (
 	TwoShot         // reduce-scatter by tokens (or hidden columns when tokens < n), norm in the gather
 	NVLS            // switch reduction through the multicast object, norm on the way out
 	Tree            // NCCL's double binary tree, norm on the way down
+	// SeqParallel reduce-scatters by tokens, normalizes each rank's 1/n of the rows, then
+	// all-gathers the normalized and residual rows (Megatron-SP; TensorRT-LLM, vLLM).
+	SeqParallel
 )
 
 // Variants lists the real variants in a fixed order.
-var Variants = []Variant{Unfused, OneShot, TwoShot, NVLS, Tree}
+var Variants = []Variant{Unfused, OneShot, TwoShot, NVLS, Tree, SeqParallel}
 
 // String names the variant as flags and reports do.
 func (v Variant) String() string {
@@ -37,6 +40,8 @@ func (v Variant) String() string {
 		return "nvls"
 	case Tree:
 		return "tree"
+	case SeqParallel:
+		return "seqparallel"
 	}
 	return fmt.Sprintf("variant(%d)", uint8(v))
 }
@@ -48,11 +53,15 @@ func ParseVariant(s string) (Variant, error) {
 			return v, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown fused all-reduce variant %q (want auto, unfused, oneshot, twoshot, nvls or tree)", s)
+	return 0, fmt.Errorf("unknown fused all-reduce variant %q (want auto, unfused, oneshot, twoshot, nvls, tree or seqparallel)", s)
 }
 
 // Select maps the all-reduce algorithm the communicator would pick for a message of bytes
 // onto a fused variant; algorithms without a fused form (ring, flag-free) run unfused.
+// It never picks SeqParallel, which runs when asked for: measured here it ties two-shot
+// where Auto runs two-shot, and on every GPU profile perf prices it above two-shot (it
+// gathers the residual rows as well, over the link, to save a norm pass in HBM); see
+// BENCHMARKS.md, issue 15.
 func Select(c *comm.Communicator, bytes int) Variant {
 	switch c.Pick(bytes) {
 	case comm.OneShot:
@@ -78,6 +87,8 @@ func (v Variant) algo() comm.Algo {
 		return comm.NVLS
 	case Tree:
 		return comm.Tree
+	case SeqParallel:
+		return comm.OneShot // a direct reduce-scatter and all-gather
 	}
 	return comm.Auto
 }

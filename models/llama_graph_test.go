@@ -6,12 +6,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/layers"
 )
 
 // TestDecodeGraphMatchesEager: replaying the captured decode step gives bitwise the logits
 // and candidates of the eager step, for several batch buckets and TP degrees, replay after
-// replay with new inputs in the static buffers.
+// replay with new inputs in the static buffers; with the sequence-parallel fused variant
+// too, whose replays read the peers' inputs in place.
 func TestDecodeGraphMatchesEager(t *testing.T) {
 	cfg, err := Preset("tiny")
 	require.NoError(t, err)
@@ -19,14 +21,21 @@ func TestDecodeGraphMatchesEager(t *testing.T) {
 	require.NoError(t, err)
 	const prompt = 5
 	perSeq := (cfg.ContextLength + 15) / 16
-	for _, world := range []int{1, 2, 8} {
-		m := newTestLlama(t, world, cfg, src, LlamaOptions{MaxTokens: 64, MaxSeqs: 8, KVBlocks: 8 * perSeq})
+	for _, tc := range []struct {
+		world int
+		fused fused.Variant
+	}{{1, fused.Auto}, {2, fused.Auto}, {8, fused.Auto}, {8, fused.SeqParallel}} {
+		world := tc.world
+		m := newTestLlama(t, world, cfg, src, LlamaOptions{MaxTokens: 64, MaxSeqs: 8, KVBlocks: 8 * perSeq, Fused: tc.fused})
 		for _, b := range []int{1, 2, 4} {
 			for _, k := range []int{0, 1} {
-				t.Run(fmt.Sprintf("tp=%d/batch=%d/candidates=%d", world, b, k), func(t *testing.T) {
+				t.Run(fmt.Sprintf("tp=%d/%v/batch=%d/candidates=%d", world, tc.fused, b, k), func(t *testing.T) {
 					g, err := m.CaptureDecode(b, k)
 					require.NoError(t, err)
 					require.Positive(t, g.Nodes())
+					if world > 1 {
+						require.Positive(t, g.InPlace, "the blocks' collectives read in place on replay")
+					}
 					// b sequences, each with its own blocks, prefilled eagerly together.
 					tables := make([][]int32, b)
 					var pre Step

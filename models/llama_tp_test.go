@@ -571,6 +571,8 @@ func TestLlamaFusedVariants(t *testing.T) {
 		{"oneshot/4KiB buffers", fused.OneShot, comm.Config{BufferBytes: 4096}, fused.Op, comm.OneShot},
 		{"twoshot/4KiB buffers", fused.TwoShot, comm.Config{BufferBytes: 4096}, fused.Op, comm.TwoShot},
 		{"nvls/4KiB buffers", fused.NVLS, comm.Config{BufferBytes: 4096}, fused.Op, comm.NVLS},
+		{"seqparallel", fused.SeqParallel, comm.Config{}, fused.SeqParallelOp, comm.OneShot},
+		{"seqparallel/4KiB buffers", fused.SeqParallel, comm.Config{BufferBytes: 4096}, fused.SeqParallelOp, comm.OneShot},
 	} {
 		worlds := []int{2, 4, 8}
 		if llamaRaceDetector {

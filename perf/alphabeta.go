@@ -49,8 +49,10 @@ func ModelTime(a comm.Algo, n int, bytes int64, alpha time.Duration, beta float6
 }
 
 // AllGatherTime returns the α-β model's time for an all-gather of bytes per rank over n
-// ranks: one-shot 2α + (n-1)·S/β (stage, barrier, read every peer, barrier), ring
+// ranks: one-shot (direct) 2α + (n-1)·S/β (stage, barrier, read every peer, barrier), ring
 // (n-1)·(α + S/β) (one slice from the left neighbour per step). Other algorithms fail.
+// A reduce-scatter is its mirror image and costs the same, with bytes each rank's slice
+// (its output): direct reads its slice from the n-1 peers, the ring moves one slice a step.
 func AllGatherTime(a comm.Algo, n int, bytes int64, alpha time.Duration, beta float64) (time.Duration, error) {
 	if err := checkModelArgs(n, bytes, alpha, beta); err != nil {
 		return 0, fmt.Errorf("perf: α-β model for all-gather %v: %w", a, err)
@@ -65,6 +67,23 @@ func AllGatherTime(a comm.Algo, n int, bytes int64, alpha time.Duration, beta fl
 		return durationOf(steps * (alpha.Seconds() + s/beta)), nil
 	}
 	return 0, fmt.Errorf("perf: α-β model has no all-gather time for algorithm %v (want oneshot or ring)", a)
+}
+
+// SeqParallelTime returns the α-β model's time for the exchange of the fused
+// sequence-parallel all-reduce + RMSNorm (fused.SeqParallel) of bytes per rank over n
+// ranks: 4α + 3(n-1)/n · S/β. It is two-shot's shape (stage, barrier, reduce 1/n of the
+// rows, barrier, gather) with half as much again to gather, because the residual rows go
+// around with the normalized ones; its norm runs on S/n, which the kernel's local work
+// says, not this exchange.
+func SeqParallelTime(n int, bytes int64, alpha time.Duration, beta float64) (time.Duration, error) {
+	if err := checkModelArgs(n, bytes, alpha, beta); err != nil {
+		return 0, fmt.Errorf("perf: α-β model for the sequence-parallel all-reduce: %w", err)
+	}
+	if n == 1 {
+		return 0, nil
+	}
+	nf := float64(n)
+	return durationOf(4*alpha.Seconds() + 3*(nf-1)/nf*float64(bytes)/beta), nil
 }
 
 // OneShotTwoShotCrossover returns the message size S* in bytes above which the model's

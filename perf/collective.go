@@ -18,8 +18,10 @@ import (
 //	tpslice ring, NCCL ring × protocol Base + steps·PerStep + coef·S/(β·eff)
 //
 // with coef the algorithm's bytes per byte of message as comm's α-β model has it (one-shot
-// n-1, two-shot and ring 2(n-1)/n, NVLS 1; an all-gather n-1) and 2(n-1) ring steps for an
-// all-reduce, n-1 for an all-gather. NCCL's time is the fastest of LL, LL128 and Simple, as
+// n-1, two-shot and ring 2(n-1)/n, NVLS 1; an all-gather or reduce-scatter n-1 of each
+// rank's slice; the sequence-parallel all-reduce + RMSNorm 3(n-1)/n with two-shot's fixed
+// cost and efficiency, the shape of its kernel) and 2(n-1) ring steps for an all-reduce,
+// n-1 for an all-gather or a reduce-scatter. NCCL's time is the fastest of LL, LL128 and Simple, as
 // NCCL's tuner picks (NVIDIA/nccl src/graph/tuning.cc has this shape: baseLat + nsteps·
 // hwLat + bytes/busBw per algorithm and protocol). Lamport is priced as one-shot; an
 // algorithm the calibration does not cover, and every algorithm on a profile without one
@@ -63,14 +65,18 @@ const (
 )
 
 // CollectiveTime is the model's time for one collective op (OpAllReduce, or the exchange of
-// OpAllReduceRMSNorm; OpAllGather) of bytes per rank over n ranks with tpslice's algorithm
-// a on profile p, without the launch and without a fused op's own memory traffic. One rank
-// costs 0.
+// OpAllReduceRMSNorm or OpReduceScatterRMSNormAllGather; OpAllGather, OpReduceScatter) of
+// bytes per rank (for a reduce-scatter: each rank's slice, its output) over n ranks with
+// tpslice's algorithm a on profile p, without the launch and without a fused op's own
+// memory traffic. One rank costs 0.
 func CollectiveTime(p hw.Profile, op device.CollectiveOp, a comm.Algo, n int, bytes int64) (time.Duration, error) {
 	if a == comm.Lamport {
 		a = comm.OneShot
 	}
-	gather := op == device.OpAllGather
+	if op == device.OpReduceScatterRMSNormAllGather {
+		return seqParallelTime(p, a, n, bytes)
+	}
+	gather := scatterGather(op)
 	if c := p.Calibration; c != nil && n > 1 {
 		switch a {
 		case comm.OneShot:
@@ -92,6 +98,25 @@ func CollectiveTime(p hw.Profile, op device.CollectiveOp, a comm.Algo, n int, by
 		return AllGatherTime(a, n, bytes, p.Alpha, p.LinkBytesPerSec)
 	}
 	return ModelTime(a, n, bytes, p.Alpha, p.LinkBytesPerSec)
+}
+
+// scatterGather reports whether op is priced as an all-gather: n-1 slices per rank.
+func scatterGather(op device.CollectiveOp) bool {
+	return op == device.OpAllGather || op == device.OpReduceScatter
+}
+
+// seqParallelTime prices the fused sequence-parallel exchange, which runs only direct
+// (OneShot): two-shot's fixed cost and efficiency where calibrated, SeqParallelTime's
+// bytes.
+func seqParallelTime(p hw.Profile, a comm.Algo, n int, bytes int64) (time.Duration, error) {
+	if a != comm.OneShot {
+		return 0, fmt.Errorf("perf: %s runs direct (oneshot), not %v", device.OpReduceScatterRMSNormAllGather, a)
+	}
+	if c := p.Calibration; c != nil && n > 1 {
+		t, err := SeqParallelTime(n, bytes, 0, p.LinkBytesPerSec*c.TwoShot.Efficiency)
+		return c.TwoShot.Fixed + t, err
+	}
+	return SeqParallelTime(n, bytes, p.Alpha, p.LinkBytesPerSec)
 }
 
 // kernelTime is Fixed + coef·S/(β·eff): the bandwidth term is comm's α-β model with α = 0
@@ -126,9 +151,17 @@ func treeTime(r hw.RingCost, p hw.Profile, n int, bytes int64) (time.Duration, e
 
 // NCCLTime is NCCL's ring time for one op of bytes per rank over n ranks on profile p with
 // protocol proto. On a profile without a Calibration only LL is modelled (with NCCL's tuner
-// constants); ok is false for the other protocols there.
+// constants); ok is false for the other protocols there. The sequence-parallel all-reduce
+// + RMSNorm is NCCL's reduce-scatter of the slices, then its all-gather of twice as much
+// (a norm kernel between them is the graph's, not priced here).
 func NCCLTime(p hw.Profile, op device.CollectiveOp, proto Protocol, n int, bytes int64) (d time.Duration, ok bool) {
-	gather := op == device.OpAllGather
+	if op == device.OpReduceScatterRMSNormAllGather && n > 1 {
+		slice := bytes / int64(n)
+		rs, ok := NCCLTime(p, device.OpReduceScatter, proto, n, slice)
+		ag, _ := NCCLTime(p, device.OpAllGather, proto, n, 2*slice)
+		return rs + ag, ok
+	}
+	gather := scatterGather(op)
 	switch c := p.Calibration; {
 	case n <= 1:
 		return 0, proto == LL || c != nil

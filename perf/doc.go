@@ -12,6 +12,10 @@
 // all-reduce among them, and NCCL's ring as its tuner prices rings across nodes
 // (NCCLTimeHosts).
 //
+// Reduce-scatter and all-gather are priced alike (each rank's slice, n-1 of them), and the
+// fused sequence-parallel all-reduce + RMSNorm as two-shot's kernel with its residual rows
+// gathered too (SeqParallelTime).
+//
 // perf owns the efficiencies and all the pricing, collectives included, and the selection
 // table a model gives (ModelTable, what `--select model:PROFILE` runs); the kernels' costs (bytes, FLOPs, class)
 // come from the kernels themselves (device.Work), so the model cannot drift from the

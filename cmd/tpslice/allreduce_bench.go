@@ -21,6 +21,7 @@ import (
 
 // benchReport is allreduce-bench's --json output (documented in the README).
 type benchReport struct {
+	Op       string     `json:"op"` // allreduce, reducescatter or allgather
 	Ranks    int        `json:"ranks"`
 	Hosts    int        `json:"hosts,omitempty"` // the ranks split over this many hosts (--hosts > 1)
 	DType    string     `json:"dtype"`
@@ -57,6 +58,7 @@ type benchOptions struct {
 	begin, end, buffer                        sizeFlag
 	target, budget                            time.Duration
 	dtypeName, algos, model, fabric, selector string
+	op                                        string
 	tuneCache                                 string
 	check, asJSON                             bool
 	timeout                                   time.Duration
@@ -80,6 +82,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 		fs.IntVar(&o.factor, name, 2, "multiply the size by this much between rows")
 	}
 	fs.IntVar(&o.hosts, "hosts", 1, "split the ranks evenly over this many hosts, InfiniBand between them (measured: an emulated node; --model: the profile's network); adds twolevel")
+	fs.StringVar(&o.op, "op", "allreduce", "collective: allreduce, reducescatter or allgather (their size is the whole n·count buffer, as nccl-tests counts it)")
 	fs.StringVar(&o.dtypeName, "dtype", "f32", "element type: f32 or bf16")
 	fs.StringVar(&o.algos, "algo", "all", "ring, oneshot, twoshot, nvls, lamport, tree, auto, all, or a comma-separated list")
 	fs.IntVar(&o.iters, "iters", 1, "timed calls per round, at least")
@@ -122,11 +125,21 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	} else if o.ranks < 1 || o.ranks > device.MaxDevices {
 		return fmt.Errorf("allreduce-bench: --ranks: want 1 to %d, got %d", device.MaxDevices, o.ranks)
 	}
+	op, err := parseBenchOp(o.op, o.ranks)
+	if err == nil && o.hosts > 1 && !op.allReduce() {
+		err = fmt.Errorf("--op %s over --hosts %d: only the all-reduce is modelled across hosts", op.op, o.hosts)
+	}
+	if err == nil {
+		sizes, err = op.sizes(sizes, t)
+	}
+	if err != nil {
+		return fmt.Errorf("allreduce-bench: %w", err)
+	}
 	var report *benchReport
 	if o.model != "" {
-		report, err = modelReport(o, t, sizes)
+		report, err = modelReport(o, op, t, sizes)
 	} else {
-		report, err = measureReport(o, t, sizes, stderr)
+		report, err = measureReport(o, op, t, sizes, stderr)
 	}
 	if err != nil {
 		return fmt.Errorf("allreduce-bench: %w", err)
@@ -191,12 +204,12 @@ func parseAlgos(spec string, fabric device.Fabric, hosts int) ([]comm.Algo, erro
 	return out, nil
 }
 
-func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Writer) (*benchReport, error) {
+func measureReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64, stderr io.Writer) (*benchReport, error) {
 	fabric, err := device.ParseFabric(o.fabric)
 	if err != nil {
 		return nil, fmt.Errorf("--fabric: %w", err)
 	}
-	algos, err := parseAlgos(o.algos, fabric, o.hosts)
+	algos, err := op.algos(o.algos, fabric, o.hosts)
 	if err != nil {
 		return nil, err
 	}
@@ -220,39 +233,43 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 			return nil, err
 		}
 	}
-	report := &benchReport{Ranks: o.ranks, DType: t.String(), Source: "measured", Fabric: fabric.String()}
+	report := &benchReport{Op: string(op.op), Ranks: o.ranks, DType: t.String(), Source: "measured", Fabric: fabric.String()}
 	if c.Hosts() > 1 {
 		report.Hosts = c.Hosts()
 	}
-	if c.HasNVLS() {
+	if c.HasNVLS() && op.allReduce() {
 		report.NVLS = "emulated"
 	}
-	if report.Selector, err = chooseSelector(o, c, streams, t, sizes, stderr); err != nil {
-		return nil, err
+	report.Selector = "the fabric's rule: oneshot (direct), the ring on PCIe beyond 2 GPUs"
+	if op.allReduce() {
+		if report.Selector, err = chooseSelector(o, c, streams, t, sizes, stderr); err != nil {
+			return nil, err
+		}
 	}
 
-	maxCount := int(sizes[len(sizes)-1]) / t.Size()
+	inLen, outLen := op.lens(op.perRank(sizes[len(sizes)-1], t))
 	ins, outs := make([]*device.Buffer, o.ranks), make([]*device.Buffer, o.ranks)
 	for r := range ins {
 		dev := c.Rank(r).Device()
-		if ins[r], err = dev.Alloc(t, maxCount); err != nil {
+		if ins[r], err = dev.Alloc(t, inLen); err != nil {
 			return nil, err
 		}
-		if outs[r], err = dev.Alloc(t, maxCount); err != nil {
+		if outs[r], err = dev.Alloc(t, outLen); err != nil {
 			return nil, err
 		}
 	}
 	for _, size := range sizes {
-		count := int(size) / t.Size()
-		comm.Fill(ins, count, uint64(size))
-		row := benchRow{SizeBytes: size, Count: count, Auto: c.Pick(int(size)).String()}
+		count := op.perRank(size, t)
+		inCount, _ := op.lens(count)
+		comm.Fill(ins, inCount, uint64(size))
+		row := benchRow{SizeBytes: size, Count: int(size) / t.Size(), Auto: op.auto(c, size).String()}
 		wrong := make([]int, len(algos))
 		var check func(i int) error
 		if o.check {
-			check = func(i int) error { wrong[i] = comm.CountWrong(ins, outs, count); return nil }
+			check = func(i int) error { wrong[i] = op.wrong(ins, outs, count); return nil }
 		}
 		best, err := c.Measure(streams, algos, ins, outs, count, comm.MeasureOptions{
-			Warmup: o.warmup, MinIters: o.iters, Target: o.target, Budget: o.budget, Rounds: o.rounds,
+			Op: op.op, Warmup: o.warmup, MinIters: o.iters, Target: o.target, Budget: o.budget, Rounds: o.rounds,
 		}, check)
 		if err != nil {
 			return nil, err
@@ -260,7 +277,7 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 		for i, a := range algos {
 			res := benchResult{Algo: a.String(), TimeUS: float64(best[i].Nanoseconds()) / 1e3}
 			algbw := float64(size) / best[i].Seconds() / 1e9
-			res.AlgBWGBps, res.BusBWGBps = algbw, comm.BusBW(algbw, o.ranks)
+			res.AlgBWGBps, res.BusBWGBps = algbw, comm.OpBusBW(op.op, algbw, o.ranks)
 			if o.check {
 				res.Wrong = &wrong[i]
 			}
@@ -322,13 +339,13 @@ func chooseSelector(o benchOptions, c *comm.Communicator, streams []*device.Stre
 
 // modelReport prices every size with every algorithm the profile offers (tpslice's, then
 // NCCL's ring with each protocol the profile models), as perf's collective model has them.
-func modelReport(o benchOptions, t dtype.DType, sizes []int64) (*benchReport, error) {
+func modelReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64) (*benchReport, error) {
 	p, err := hw.Lookup(o.model)
 	if err != nil {
 		return nil, fmt.Errorf("--model: %w", err)
 	}
 	n, hosts := o.ranks, o.hosts
-	report := &benchReport{Ranks: n, DType: t.String(), Source: "model:" + p.Name, Fabric: p.Fabric.String(),
+	report := &benchReport{Op: string(op.op), Ranks: n, DType: t.String(), Source: "model:" + p.Name, Fabric: p.Fabric.String(),
 		Model: "idealised α-β model (one α per step, full link bandwidth)"}
 	if p.Calibration != nil {
 		report.Model = "calibrated: " + p.Calibration.Basis
@@ -339,28 +356,36 @@ func modelReport(o benchOptions, t dtype.DType, sizes []int64) (*benchReport, er
 			p.InterHost.BytesPerSec/1e9, p.InterHost.Latency)
 	}
 	table := perf.ModelTableHosts(p, hosts, []int{n}, sizes[len(sizes)-1])
+	algos := perf.OfferedHosts(p, hosts, n)
+	if !op.allReduce() {
+		algos = []comm.Algo{comm.OneShot, comm.Ring}
+	}
 	for _, s := range sizes {
 		auto, _ := table.Pick(n, s)
+		if !op.allReduce() {
+			auto = comm.ScatterGatherRule(p.Fabric, n)
+		}
 		row := benchRow{SizeBytes: s, Count: int(s) / t.Size(), Auto: auto.String()}
+		priced := int64(op.perRank(s, t) * t.Size()) // a reduce-scatter's and an all-gather's: each rank's slice
 		var best time.Duration
-		for _, a := range perf.OfferedHosts(p, hosts, n) {
-			d, err := perf.CollectiveTimeHosts(p, hosts, device.OpAllReduce, a, n, s)
+		for _, a := range algos {
+			d, err := perf.CollectiveTimeHosts(p, hosts, op.op, a, n, priced)
 			if err != nil {
 				return nil, err
 			}
-			row.Results = append(row.Results, modelResult(a.String(), s, d, n))
+			row.Results = append(row.Results, modelResult(op, a.String(), s, d))
 			// ties: the later (one-shot over ring), but not the tree, which ties one-shot at n = 3
 			if a != comm.NVLS && (row.FastestWithoutNVLS == "" || d < best || d == best && a != comm.Tree) {
 				row.FastestWithoutNVLS, best = a.String(), d
 			}
 		}
 		for _, proto := range perf.Protocols {
-			if d, ok := perf.NCCLTimeHosts(p, hosts, device.OpAllReduce, proto, n, s); ok {
-				row.Results = append(row.Results, modelResult("nccl "+proto.String(), s, d, n))
+			if d, ok := perf.NCCLTimeHosts(p, hosts, op.op, proto, n, priced); ok {
+				row.Results = append(row.Results, modelResult(op, "nccl "+proto.String(), s, d))
 			}
 		}
 		row.NCCL = "-"
-		if _, proto, ok := perf.NCCLFastestHosts(p, hosts, device.OpAllReduce, n, s); ok {
+		if _, proto, ok := perf.NCCLFastestHosts(p, hosts, op.op, n, priced); ok {
 			row.NCCL = proto.String()
 		}
 		report.Rows = append(report.Rows, row)
@@ -368,17 +393,22 @@ func modelReport(o benchOptions, t dtype.DType, sizes []int64) (*benchReport, er
 	return report, nil
 }
 
-func modelResult(name string, size int64, d time.Duration, n int) benchResult {
+func modelResult(op benchOp, name string, size int64, d time.Duration) benchResult {
 	r := benchResult{Algo: name, TimeUS: float64(d.Nanoseconds()) / 1e3}
 	if d > 0 {
 		algbw := float64(size) / d.Seconds() / 1e9
-		r.AlgBWGBps, r.BusBWGBps = algbw, comm.BusBW(algbw, n)
+		r.AlgBWGBps, r.BusBWGBps = algbw, comm.OpBusBW(op.op, algbw, op.n)
 	}
 	return r
 }
 
 func printReport(w io.Writer, r *benchReport) error {
-	fmt.Fprintf(w, "# tpslice allreduce-bench: %d ranks, %s, %s", r.Ranks, r.DType, r.Source)
+	allReduce := r.Op == string(device.OpAllReduce)
+	title := "allreduce-bench"
+	if !allReduce {
+		title += " --op " + r.Op
+	}
+	fmt.Fprintf(w, "# tpslice %s: %d ranks, %s, %s", title, r.Ranks, r.DType, r.Source)
 	if r.Hosts > 1 {
 		fmt.Fprintf(w, ", over %d hosts of %d (InfiniBand between them)", r.Hosts, r.Ranks/r.Hosts)
 	}
@@ -391,9 +421,17 @@ func printReport(w io.Writer, r *benchReport) error {
 	} else {
 		fmt.Fprintf(w, " (%s fabric)\n# %s; nccl X: NCCL's ring with protocol X\n", r.Fabric, r.Model)
 	}
-	fmt.Fprintln(w, "# time in µs; algbw = size/time and busbw = algbw·2(n-1)/n in GB/s")
+	factor, wrong := "2(n-1)/n", "elements off the float64 reference or differing between ranks"
+	if !allReduce {
+		fmt.Fprintln(w, "# size: the whole n·count buffer, as nccl-tests counts it, and count its elements; oneshot is the direct algorithm")
+		factor, wrong = "(n-1)/n", "elements off the float64 reference"
+		if r.Op == string(device.OpAllGather) {
+			wrong = "elements that are not the gathered input's bits"
+		}
+	}
+	fmt.Fprintf(w, "# time in µs; algbw = size/time and busbw = algbw·%s in GB/s\n", factor)
 	if r.Source == "measured" {
-		fmt.Fprintln(w, "# #wrong: elements off the float64 reference or differing between ranks (--check; - without it)")
+		fmt.Fprintf(w, "# #wrong: %s (--check; - without it)\n", wrong)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
 	if len(r.Rows) == 0 {

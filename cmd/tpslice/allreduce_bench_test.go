@@ -46,6 +46,58 @@ func TestAllreduceBenchCheck(t *testing.T) {
 	}
 }
 
+// TestAllreduceBenchScatterGather: --op reducescatter and allgather measure both
+// algorithms with --check, on sizes that hold n·count whole elements, and price them on a
+// model profile next to NCCL's ring.
+func TestAllreduceBenchScatterGather(t *testing.T) {
+	for _, op := range []string{"reducescatter", "allgather"} {
+		for _, dt := range []string{"f32", "bf16"} {
+			t.Run(op+"/"+dt, func(t *testing.T) {
+				out, _, err := runCLI(t, "allreduce-bench", "--op", op, "-g", "3", "-b", "64", "-e", "64K", "-f", "32", "--dtype", dt,
+					"--check", "--json", "--iters", "1", "--warmup", "1", "--rounds", "1", "--target", "1ms")
+				require.NoError(t, err)
+				var rep benchReport
+				require.NoError(t, json.Unmarshal([]byte(out), &rep))
+				require.Equal(t, op, rep.Op)
+				require.Empty(t, rep.NVLS)
+				require.Len(t, rep.Rows, 3) // 64 B, 2 KiB, 64 KiB rounded down to 3 ranks' whole elements
+				elem := map[string]int{"f32": 4, "bf16": 2}[dt]
+				for _, row := range rep.Rows {
+					require.Zero(t, row.SizeBytes%int64(3*elem), "whole elements on every rank")
+					require.Equal(t, int(row.SizeBytes)/elem, row.Count)
+					require.Equal(t, "oneshot", row.Auto)
+					var algos []string
+					for _, res := range row.Results {
+						algos = append(algos, res.Algo)
+						require.NotNil(t, res.Wrong)
+						require.Zero(t, *res.Wrong, "size %d %s", row.SizeBytes, res.Algo)
+						require.InDelta(t, res.AlgBWGBps*2/3, res.BusBWGBps, 1e-9, "busbw = algbw·(n-1)/n")
+					}
+					require.Equal(t, []string{"oneshot", "ring", "auto"}, algos)
+				}
+			})
+		}
+	}
+	text, _, err := runCLI(t, "allreduce-bench", "--op", "allgather", "-g", "4", "-b", "1K", "-e", "1K", "--fabric", "pcie", "--algo", "ring",
+		"--iters", "1", "--rounds", "1", "--target", "1ms")
+	require.NoError(t, err)
+	require.Contains(t, text, "allreduce-bench --op allgather: 4 ranks, f32, measured")
+	require.Contains(t, text, "busbw = algbw·(n-1)/n")
+	require.Contains(t, text, " 1024   256  f32 ring | ")
+
+	out, _, err := runCLI(t, "allreduce-bench", "--op", "reducescatter", "--model", "h100-sxm", "-g", "8", "-b", "16K", "-e", "16M", "-f", "1024", "--json")
+	require.NoError(t, err)
+	var rep benchReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Rows, 2)
+	var algos []string
+	for _, res := range rep.Rows[0].Results {
+		algos = append(algos, res.Algo)
+	}
+	require.Equal(t, []string{"oneshot", "ring", "nccl LL", "nccl LL128", "nccl Simple"}, algos)
+	require.Equal(t, "oneshot", rep.Rows[1].FastestWithoutNVLS)
+}
+
 func TestAllreduceBenchTable(t *testing.T) {
 	out, _, err := runCLI(t, "allreduce-bench", "-g", "2", "-b", "1K", "-e", "4K", "-f", "4", "--fabric", "pcie",
 		"--select", "default", "--iters", "1", "--rounds", "1", "--target", "1ms")
@@ -120,6 +172,9 @@ func TestAllreduceBenchBadFlags(t *testing.T) {
 		{[]string{"--fabric", "infiniband"}, `unknown fabric "infiniband"`},
 		{[]string{"--model", "tpu-v5"}, "h100-sxm"},
 		{[]string{"--select", "fastest"}, "--select: want tuned, default or model:PROFILE"},
+		{[]string{"--op", "broadcast"}, `--op: want allreduce, reducescatter or allgather, got "broadcast"`},
+		{[]string{"--op", "reducescatter", "--algo", "tree"}, "--algo: reducescatter runs oneshot (direct) or ring, not tree"},
+		{[]string{"--op", "allgather", "-g", "8", "-b", "4", "-e", "16"}, "--end: allgather needs at least n·4 = 32 bytes"},
 		{[]string{"-e", "12Q"}, `bad size "12Q"`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	}

@@ -1,6 +1,6 @@
 // Command tpslice is the one CLI of tpslice: the tensor-parallel inference engine slice.
 //
-//	tpslice allreduce-bench [flags]   the all-reduce family, nccl-tests style
+//	tpslice allreduce-bench [flags]   the all-reduce family (and reduce-scatter, all-gather), nccl-tests style
 //	tpslice bench [flags]             decode latency per TP degree and batch, and where it goes
 //	tpslice plan [flags]              the same predicted on a GPU node (H100, H200, A100, B200, L40S)
 //	tpslice topo [flags]              the GPUs and their links, nvidia-smi topo -m style (NVML or simulated)
@@ -33,7 +33,7 @@ func commands() []command {
 		{"generate", "generate text with a model sharded over TP ranks", generate},
 		{"serve", "serve an OpenAI-compatible HTTP API (completions, chat, SSE streaming, metrics)", serve},
 		{"bench", "measure decode latency per TP degree and batch size, with its breakdown by op class", bench},
-		{"allreduce-bench", "measure (or model) every all-reduce algorithm across message sizes", allreduceBench},
+		{"allreduce-bench", "measure (or model) every all-reduce (--op: reduce-scatter, all-gather) algorithm across message sizes", allreduceBench},
 		{"bench-serve", "load-test a running server (vLLM benchmark_serving style): throughput, TTFT, TPOT, ITL", benchServe},
 		{"plan", "predict decode latency per TP degree on a GPU node (H100, H200, A100, B200, L40S) from the engine's decode graph", plan},
 		{"membw", "measure this machine's memory read bandwidth (the decode roofline)", membw},

@@ -71,7 +71,7 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	fs.Var(dtypeFlag{&kvDType}, "kv-dtype", "KV cache dtype: f32, bf16 or f16 (default: the weights', bf16 for quantized weights)")
 	coll := fs.String("collectives", "tpslice", "whose all-reduce to price: tpslice (custom one-shot/two-shot/NVLS) or nccl (ring with the fastest of LL, LL128, Simple)")
 	algo := fs.String("algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport, tree")
-	fusedFlag := fs.String("fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls or tree")
+	fusedFlag := fs.String("fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
 	eager := fs.Bool("eager", false, "price eager launches instead of graph replays")
 	overlap := fs.Bool("overlap", false, "two micro-batches, collectives on a comm stream (batches of 2 or more)")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
@@ -204,7 +204,11 @@ func printPlan(w io.Writer, base perf.Config, rep planReport, preds []perf.Predi
 		}
 		var sites []string
 		for _, s := range preds[i].Sites {
-			sites = append(sites, fmt.Sprintf("%s:%s %.0f%%", s.After, s.Algo, 100*float64(s.Time)/float64(preds[i].Busy())))
+			algo := s.Algo
+			if s.Op == device.OpReduceScatterRMSNormAllGather {
+				algo = fused.SeqParallel.String() // a direct reduce-scatter and all-gather
+			}
+			sites = append(sites, fmt.Sprintf("%s:%s %.0f%%", s.After, algo, 100*float64(s.Time)/float64(preds[i].Busy())))
 		}
 		if len(sites) == 0 {
 			sites = []string{"-"}

@@ -27,6 +27,18 @@ func TestPlanEveryProfileAndPreset(t *testing.T) {
 	}
 }
 
+// TestPlanSeqParallel: the sequence-parallel variant's call sites are named for it, and
+// its JSON sites carry its op.
+func TestPlanSeqParallel(t *testing.T) {
+	out, _, err := runCLI(t, "plan", "--model", "llama-3-8b", "--tp", "8", "--batch", "64", "--fused", "seqparallel")
+	require.NoError(t, err)
+	require.Contains(t, out, "o_proj:seqparallel ")
+	require.Contains(t, out, "topk:oneshot ", "the sampling all-gather stays what it was")
+	js, _, err := runCLI(t, "plan", "--model", "llama-3-8b", "--tp", "8", "--batch", "64", "--fused", "seqparallel", "--json")
+	require.NoError(t, err)
+	require.Contains(t, js, `"op": "reducescatter+rmsnorm+allgather"`)
+}
+
 func TestPlanJSONAndPlots(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "plots")
 	out, _, err := runCLI(t, "plan", "--hw", "h100-sxm", "--model", "llama-3-70b", "--tp", "1,2,4,8", "--batch", "1,8,32",
