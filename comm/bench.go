@@ -13,6 +13,11 @@ import (
 // host enqueues the rest), and returns the wall time per call. ins and outs hold one buffer
 // per rank, on each rank's device; streams one stream per rank.
 func (c *Communicator) Bench(streams []*device.Stream, algo Algo, ins, outs []*device.Buffer, count, warmup, iters int) (time.Duration, error) {
+	return c.BenchChoice(streams, Choice{Algo: algo}, ins, outs, count, warmup, iters)
+}
+
+// BenchChoice is Bench for an algorithm and protocol (ProtoAuto selects).
+func (c *Communicator) BenchChoice(streams []*device.Stream, ch Choice, ins, outs []*device.Buffer, count, warmup, iters int) (time.Duration, error) {
 	if len(streams) != c.n || len(ins) != c.n || len(outs) != c.n {
 		return 0, fmt.Errorf("comm: bench needs one stream, input and output per rank (%d), got %d, %d, %d", c.n, len(streams), len(ins), len(outs))
 	}
@@ -22,14 +27,14 @@ func (c *Communicator) Bench(streams []*device.Stream, algo Algo, ins, outs []*d
 	run := func(k int) error {
 		for range k {
 			for r, rk := range c.ranks {
-				if err := rk.AllReduceAlgo(streams[r], algo, ins[r], outs[r], count); err != nil {
+				if err := rk.AllReduceProto(streams[r], ch.Algo, ch.Proto, ins[r], outs[r], count); err != nil {
 					return err
 				}
 			}
 		}
 		for r, s := range streams {
 			if err := s.Synchronize(); err != nil {
-				return fmt.Errorf("comm: bench %v count %d: rank %d: %w", algo, count, r, err)
+				return fmt.Errorf("comm: bench %v count %d: rank %d: %w", ch, count, r, err)
 			}
 		}
 		return nil
@@ -68,9 +73,18 @@ type MeasureOptions struct {
 // call over the rounds. after, when set, runs once per algorithm right after a final call
 // of it (the outputs then hold its result), with the algorithm's index.
 func (c *Communicator) Measure(streams []*device.Stream, algos []Algo, ins, outs []*device.Buffer, count int, o MeasureOptions, after func(i int) error) ([]time.Duration, error) {
+	chs := make([]Choice, len(algos))
+	for i, a := range algos {
+		chs[i] = Choice{Algo: a}
+	}
+	return c.MeasureChoices(streams, chs, ins, outs, count, o, after)
+}
+
+// MeasureChoices is Measure for algorithms with their protocols.
+func (c *Communicator) MeasureChoices(streams []*device.Stream, algos []Choice, ins, outs []*device.Buffer, count int, o MeasureOptions, after func(i int) error) ([]time.Duration, error) {
 	once := make([]time.Duration, len(algos))
 	for i, a := range algos {
-		d, err := c.Bench(streams, a, ins, outs, count, o.Warmup, 1)
+		d, err := c.BenchChoice(streams, a, ins, outs, count, o.Warmup, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +110,7 @@ func (c *Communicator) Measure(streams []*device.Stream, algos []Algo, ins, outs
 				iters = max(1, min(iters, int((o.Budget-spent[i])/once[i])))
 			}
 			start := time.Now()
-			d, err := c.Bench(streams, a, ins, outs, count, 1, iters)
+			d, err := c.BenchChoice(streams, a, ins, outs, count, 1, iters)
 			if err != nil {
 				return nil, err
 			}
@@ -106,7 +120,7 @@ func (c *Communicator) Measure(streams []*device.Stream, algos []Algo, ins, outs
 	}
 	if after != nil {
 		for i, a := range algos { // one more call each, so the outputs hold each one's result
-			if _, err := c.Bench(streams, a, ins, outs, count, 0, 1); err != nil {
+			if _, err := c.BenchChoice(streams, a, ins, outs, count, 0, 1); err != nil {
 				return nil, err
 			}
 			if err := after(i); err != nil {

@@ -103,7 +103,8 @@ func (pr pricer) collective(w device.Work) (time.Duration, error) {
 	if !ok {
 		return 0, fmt.Errorf("perf: collective %s: algorithm %v is not a comm.Algo", w.Op, w.Algo)
 	}
-	t, err := CollectiveTime(pr.p, w.Op, algo, pr.world, w.Message)
+	proto, _ := w.Proto.(comm.Proto) // nil: the algorithm's default
+	t, err := CollectiveTimeProto(pr.p, w.Op, comm.Choice{Algo: algo, Proto: proto}, pr.world, w.Message)
 	return t + local, err
 }
 

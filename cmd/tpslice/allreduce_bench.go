@@ -56,6 +56,7 @@ type benchOptions struct {
 	begin, end, buffer                        sizeFlag
 	target, budget                            time.Duration
 	dtypeName, algos, model, fabric, selector string
+	protos                                    string
 	tuneCache                                 string
 	check, asJSON                             bool
 	timeout                                   time.Duration
@@ -79,6 +80,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	}
 	fs.StringVar(&o.dtypeName, "dtype", "f32", "element type: f32 or bf16")
 	fs.StringVar(&o.algos, "algo", "all", "ring, oneshot, twoshot, nvls, lamport, tree, auto, all, or a comma-separated list")
+	fs.StringVar(&o.protos, "proto", "all", "protocol of ring and tree: LL, LL128, Simple, auto (the selector's), all, or a comma-separated list")
 	fs.IntVar(&o.iters, "iters", 1, "timed calls per round, at least")
 	fs.DurationVar(&o.target, "target", time.Millisecond, "wall time per round, at least (more calls for small messages)")
 	fs.IntVar(&o.rounds, "rounds", 100, "interleaved rounds, at most; each algorithm keeps its best round")
@@ -149,6 +151,38 @@ func benchSizes(begin, end int64, factor int, t dtype.DType) ([]int64, error) {
 	return sizes, nil
 }
 
+// parseProtos reads --proto; "all" lists every protocol.
+func parseProtos(spec string) ([]comm.Proto, error) {
+	if spec == "all" {
+		return comm.Protos, nil
+	}
+	var out []comm.Proto
+	for _, name := range strings.Split(spec, ",") {
+		p, err := comm.ParseProto(name)
+		if err != nil {
+			return nil, fmt.Errorf("--proto: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// withProtos pairs every algorithm that takes a protocol (ring, tree) with each of protos,
+// and every other one with none.
+func withProtos(algos []comm.Algo, protos []comm.Proto) []comm.Choice {
+	var out []comm.Choice
+	for _, a := range algos {
+		if !comm.TakesProto(a) {
+			out = append(out, comm.Choice{Algo: a})
+			continue
+		}
+		for _, p := range protos {
+			out = append(out, comm.Choice{Algo: a, Proto: p})
+		}
+	}
+	return out
+}
+
 // parseAlgos reads --algo; "all" lists every algorithm the fabric offers, then auto.
 func parseAlgos(spec string, fabric device.Fabric) ([]comm.Algo, error) {
 	if spec == "all" {
@@ -183,6 +217,11 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 	if err != nil {
 		return nil, err
 	}
+	protos, err := parseProtos(o.protos)
+	if err != nil {
+		return nil, err
+	}
+	choices := withProtos(algos, protos)
 	if o.iters < 1 || o.warmup < 0 || o.rounds < 1 || o.target < 0 || o.budget < 0 {
 		return nil, fmt.Errorf("--iters and --rounds must be at least 1, --warmup, --target and --budget not negative (got %d, %d, %d, %v, %v)",
 			o.iters, o.rounds, o.warmup, o.target, o.budget)
@@ -225,20 +264,20 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 	for _, size := range sizes {
 		count := int(size) / t.Size()
 		comm.Fill(ins, count, uint64(size))
-		row := benchRow{SizeBytes: size, Count: count, Auto: c.Pick(int(size)).String()}
-		wrong := make([]int, len(algos))
+		row := benchRow{SizeBytes: size, Count: count, Auto: c.PickChoice(int(size)).String()}
+		wrong := make([]int, len(choices))
 		var check func(i int) error
 		if o.check {
 			check = func(i int) error { wrong[i] = comm.CountWrong(ins, outs, count); return nil }
 		}
-		best, err := c.Measure(streams, algos, ins, outs, count, comm.MeasureOptions{
+		best, err := c.MeasureChoices(streams, choices, ins, outs, count, comm.MeasureOptions{
 			Warmup: o.warmup, MinIters: o.iters, Target: o.target, Budget: o.budget, Rounds: o.rounds,
 		}, check)
 		if err != nil {
 			return nil, err
 		}
-		for i, a := range algos {
-			res := benchResult{Algo: a.String(), TimeUS: float64(best[i].Nanoseconds()) / 1e3}
+		for i, ch := range choices {
+			res := benchResult{Algo: ch.String(), TimeUS: float64(best[i].Nanoseconds()) / 1e3}
 			algbw := float64(size) / best[i].Seconds() / 1e9
 			res.AlgBWGBps, res.BusBWGBps = algbw, comm.BusBW(algbw, o.ranks)
 			if o.check {
@@ -294,12 +333,17 @@ func chooseSelector(o benchOptions, c *comm.Communicator, streams []*device.Stre
 	return "tuned (" + path + ")", nil
 }
 
-// modelReport prices every size with every algorithm the profile offers (tpslice's, then
-// NCCL's ring with each protocol the profile models), as perf's collective model has them.
+// modelReport prices every size with every algorithm the profile offers, the ring and the
+// tree under each protocol of --proto (tpslice's, then NCCL's ring with each protocol the
+// profile models), as perf's collective model has them.
 func modelReport(o benchOptions, t dtype.DType, sizes []int64) (*benchReport, error) {
 	p, err := hw.Lookup(o.model)
 	if err != nil {
 		return nil, fmt.Errorf("--model: %w", err)
+	}
+	protos, err := parseProtos(o.protos)
+	if err != nil {
+		return nil, err
 	}
 	n := o.ranks
 	report := &benchReport{Ranks: n, DType: t.String(), Source: "model:" + p.Name, Fabric: p.Fabric.String(),
@@ -309,21 +353,21 @@ func modelReport(o benchOptions, t dtype.DType, sizes []int64) (*benchReport, er
 	}
 	table := perf.ModelTable(p, []int{n}, sizes[len(sizes)-1])
 	for _, s := range sizes {
-		auto, _ := table.Pick(n, s)
+		auto, _ := table.PickChoice(n, s)
 		row := benchRow{SizeBytes: s, Count: int(s) / t.Size(), Auto: auto.String()}
 		var best time.Duration
-		for _, a := range perf.Offered(p, n) {
-			d, err := perf.CollectiveTime(p, device.OpAllReduce, a, n, s)
+		for _, ch := range withProtos(perf.Offered(p, n), protos) {
+			d, err := perf.CollectiveTimeProto(p, device.OpAllReduce, ch, n, s)
 			if err != nil {
 				return nil, err
 			}
-			row.Results = append(row.Results, modelResult(a.String(), s, d, n))
+			row.Results = append(row.Results, modelResult(ch.String(), s, d, n))
 			// ties: the later (one-shot over ring), but not the tree, which ties one-shot at n = 3
-			if a != comm.NVLS && (row.FastestWithoutNVLS == "" || d < best || d == best && a != comm.Tree) {
-				row.FastestWithoutNVLS, best = a.String(), d
+			if ch.Algo != comm.NVLS && (row.FastestWithoutNVLS == "" || d < best || d == best && ch.Algo != comm.Tree) {
+				row.FastestWithoutNVLS, best = ch.String(), d
 			}
 		}
-		for _, proto := range perf.Protocols {
+		for _, proto := range comm.Protos {
 			if d, ok := perf.NCCLTime(p, device.OpAllReduce, proto, n, s); ok {
 				row.Results = append(row.Results, modelResult("nccl "+proto.String(), s, d, n))
 			}
