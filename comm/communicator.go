@@ -48,7 +48,7 @@ type Config struct {
 	// Table, then to the built-in rule.
 	Algo Algo
 	// Proto forces the protocol of the ring and the tree (LL, LL128, Simple); ProtoAuto
-	// defers to $TPSLICE_PROTO, then to Table, then to DefaultProto.
+	// defers to $TPSLICE_PROTO, then to Table, then to Simple.
 	Proto Proto
 	// Table selects the algorithm by world size and message size (model or autotuned).
 	Table *Table
@@ -69,6 +69,8 @@ type Communicator struct {
 
 	mcast *device.Multicast // over the staging buffers; nil without a switch
 	dtree *doubleTree       // the tree all-reduce's two trees
+	// slotWords is the size of an LL/LL128 slot (protobuf.go)
+	slotWords int
 	// published holds each rank's most recent calls by sequence number, for mismatch
 	// checks; a peer runs at most one call ahead, so a few slots suffice.
 	published [][publishedDepth]atomic.Pointer[callDesc]

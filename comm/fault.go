@@ -41,6 +41,8 @@ const (
 	// flag, block 0 writes the empty sentinel as the first word of the call's last chunk on
 	// every peer, which the peers see as a rank that never arrives. With the tree, block 0
 	// writes an epoch its chunk never reaches into its first up flag, and leaves it there.
+	// Under LL and LL128, block 0 sends its first step's data with the flag of two pieces
+	// ahead, which the receiver reads as corrupt.
 	FaultCorrupt
 )
 

@@ -80,8 +80,9 @@ type Choice struct {
 	Proto Proto
 }
 
-// String writes "ring/LL"; an algorithm without a protocol, or under Simple where the
-// choice came out Simple by default, prints its name alone ("ring" is ring under Simple).
+// String writes "ring/LL" or "ring/Simple"; with ProtoAuto, or for an algorithm that
+// takes no protocol, the algorithm's name alone. Calls record Simple as ProtoAuto (it is
+// the default), so records and errors name "ring" for the ring under Simple.
 func (c Choice) String() string {
 	if c.Proto == ProtoAuto || !TakesProto(c.Algo) {
 		return c.Algo.String()

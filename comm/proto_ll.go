@@ -13,8 +13,8 @@ import (
 // no separate flag. Half of every word is flag: half the bandwidth.
 type llWire struct{}
 
-func (llWire) proto() Proto { return LL }
-func (llWire) elems() int   { return slotWords }
+func (llWire) proto() Proto        { return LL }
+func (llWire) elems(words int) int { return words }
 
 func (llWire) put(s slot, src []float32, flag uint32) {
 	hi := uint64(flag) << 32

@@ -19,8 +19,8 @@ const (
 // the same from one warp storing the whole line; 120/128 of the bandwidth is data.
 type ll128Wire struct{}
 
-func (ll128Wire) proto() Proto { return LL128 }
-func (ll128Wire) elems() int   { return slotWords / ll128LineWords * ll128LineElems }
+func (ll128Wire) proto() Proto        { return LL128 }
+func (ll128Wire) elems(words int) int { return words / ll128LineWords * ll128LineElems }
 
 func (ll128Wire) put(s slot, src []float32, flag uint32) {
 	for l, x := 0, 0; x < len(src); l, x = l+1, x+ll128LineElems {

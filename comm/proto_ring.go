@@ -36,11 +36,12 @@ func (cl *call) ringOver(w wire, b device.Block, off, count int) error {
 		longest = max(longest, hi[p]-lo[p])
 	}
 	acc, recv := r.scratch[b.Index][0], r.scratch[b.Index][1]
-	for x := 0; x < longest; x += w.elems() {
+	step := w.elems(r.c.slotWords)
+	for x := 0; x < longest; x += step {
 		pc := cl.nextPiece(w, b)
 		span := func(seg int) (a, m int) {
 			a = min(lo[seg]+x, hi[seg])
-			return a, min(a+w.elems(), hi[seg]) - a
+			return a, min(a+step, hi[seg]) - a
 		}
 		a, m := span(r.rank)
 		cl.inputF32To(acc[:m], off+a)

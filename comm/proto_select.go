@@ -29,7 +29,9 @@ func forcedProto(cfg Proto) (Proto, error) {
 // PickProto returns the protocol an all-reduce of the given size runs with algorithm a:
 // ProtoAuto for an algorithm that takes none; else the forced one (Config.Proto,
 // $TPSLICE_PROTO), the table's where its row for the size chose a with a protocol, or
-// DefaultProto.
+// Simple, what the ring and the tree ran before protocols were a choice. (On this runtime
+// the ring under LL128 beats Simple below about 16 KiB, BENCHMARKS.md "Protocols": the
+// autotuned table picks that up; perf's model table prices the protocols for a GPU.)
 func (c *Communicator) PickProto(a Algo, bytes int) Proto {
 	switch {
 	case !TakesProto(a):
@@ -42,7 +44,7 @@ func (c *Communicator) PickProto(a Algo, bytes int) Proto {
 			return ch.Proto
 		}
 	}
-	return DefaultProto(c.n, bytes)
+	return Simple
 }
 
 // PickChoice returns the algorithm and protocol an Auto all-reduce of the given size runs.
@@ -50,11 +52,6 @@ func (c *Communicator) PickChoice(bytes int) Choice {
 	a := c.Pick(bytes)
 	return Choice{Algo: a, Proto: c.PickProto(a, bytes)}
 }
-
-// DefaultProto is the protocol of the ring and the tree without a table or a forced one:
-// Simple, what they ran before protocols were a choice. The selectors that know better are
-// the autotuned table (measured here) and perf's model table (priced for a GPU).
-func DefaultProto(n, bytes int) Proto { return Simple }
 
 // ringBody and treeBody are the kernels of the ring and the tree under protocol p.
 func ringBody(p Proto) func(*call, device.Block, int, int) error {

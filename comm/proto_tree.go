@@ -1,6 +1,8 @@
 package comm
 
 import (
+	"slices"
+
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/vec"
 )
@@ -24,11 +26,12 @@ const (
 // children's, flags inside the data.
 //
 // The block's share of the chunk goes through in pieces of what a slot holds. In a piece,
-// tree t's elements are packed in order (tree 0's first): for each tree the rank waits for
-// its children's partial sums, adds them to its input and sends the result up; then for
-// each tree it waits for the parent's sums (the root has them), writes them out and sends
-// them down. Going up both trees before coming down either lets a rank that is a leaf in
-// one tree send that tree's input at once while the other tree's sums still come up.
+// tree t's elements are packed in order (tree 0's first), and the block has four things to
+// do: per tree, take the children's partial sums, add them to its input and send the
+// result up; then take the parent's sums (the root has them), write them out and send them
+// down. It does whichever is ready, as tree.go does, and waits only when none is: a rank
+// that is a leaf in one tree sends that tree's input at once, and one tree's sums can come
+// down while the other's still go up.
 func (cl *call) treeOver(w wire, b device.Block, off, count int) error {
 	r := cl.r
 	if r.c.n == 1 {
@@ -36,65 +39,168 @@ func (cl *call) treeOver(w wire, b device.Block, off, count int) error {
 	}
 	cl.enter(b)
 	lo, hi := blockSpan(count, b)
-	acc, kids := r.scratch[b.Index][0], [2][]float32{r.scratch[b.Index][1], r.scratch[b.Index][2]}
-	for x := lo; x < hi; x += w.elems() {
-		e := min(x+w.elems(), hi)
-		pc := cl.nextPiece(w, b)
-		var sums [2][]float32 // per tree, its elements of the piece, packed into acc
-		at := 0
-		for t := range 2 {
-			m := 0
-			treeRuns(off, x, e, t, func(a, z int) { m += z - a })
-			sums[t], at = acc[at:at+m], at+m
-		}
-		for t := range 2 {
-			if len(sums[t]) == 0 {
-				continue
-			}
-			node := r.c.dtree[t][r.rank]
-			at := 0
-			treeRuns(off, x, e, t, func(a, z int) { cl.inputF32To(sums[t][at:at+z-a], off+a); at += z - a })
-			for k, ch := range node.child {
-				if ch < 0 {
-					continue
-				}
-				got := kids[k][:len(sums[t])]
-				if err := cl.receive(pc, ch, b, treeUpSlot(t, k), got, treeUpWhat); err != nil {
-					return err
-				}
-				if err := cl.sameCall(b, ch, treeUpWhat); err != nil { // a child waits for these sums
-					return err
-				}
-				vec.AddF32(sums[t], got)
-			}
-			if p := node.parent; p >= 0 {
-				k := 0
-				if r.c.dtree[t][p].child[0] != r.rank {
-					k = 1
-				}
-				cl.send(pc, p, b, treeUpSlot(t, k), sums[t])
-			}
-		}
-		for t := range 2 {
-			if len(sums[t]) == 0 {
-				continue
-			}
-			node := r.c.dtree[t][r.rank]
-			if p := node.parent; p >= 0 {
-				if err := cl.receive(pc, p, b, treeDownSlot(t), sums[t], treeDownWhat); err != nil {
-					return err
-				}
-			}
-			at := 0
-			treeRuns(off, x, e, t, func(a, z int) { cl.outputFromF32(off+a, sums[t][at:at+z-a]); at += z - a })
-			for _, ch := range node.child {
-				if ch >= 0 {
-					cl.send(pc, ch, b, treeDownSlot(t), sums[t])
-				}
-			}
+	step := w.elems(r.c.slotWords)
+	for x := lo; x < hi; x += step {
+		if err := cl.treePiece(cl.nextPiece(w, b), b, off, x, min(x+step, hi)); err != nil {
+			return err
 		}
 	}
 	return cl.verify(b, false) // the sums hold every rank's input: every peer published its call
+}
+
+// treeStep is one of a piece's four steps: tree t, up (reduce) or down (broadcast).
+type treeStep struct {
+	t    int
+	down bool
+}
+
+// treePiece runs the piece of chunk elements [x, e) through both trees.
+func (cl *call) treePiece(pc piece, b device.Block, off, x, e int) error {
+	r := cl.r
+	acc, kids := r.scratch[b.Index][0], [2][]float32{r.scratch[b.Index][1], r.scratch[b.Index][2]}
+	var sums [2][]float32 // per tree, its elements of the piece, packed into acc
+	at := 0
+	for t := range 2 {
+		m := 0
+		treeRuns(off, x, e, t, func(a, z int) { m += z - a })
+		sums[t], at = acc[at:at+m], at+m
+	}
+	// inputs lists the steps' sources as (rank, slot) pairs.
+	inputs := func(st treeStep) (srcs [2][2]int, k int) {
+		node := r.c.dtree[st.t][r.rank]
+		if st.down {
+			if node.parent >= 0 {
+				srcs[0], k = [2]int{node.parent, treeDownSlot(st.t)}, 1
+			}
+			return srcs, k
+		}
+		for c, ch := range node.child {
+			if ch >= 0 {
+				srcs[k], k = [2]int{ch, treeUpSlot(st.t, c)}, k+1
+			}
+		}
+		return srcs, k
+	}
+	// ready reports whether a step's sources have arrived, or hold a flag that receive
+	// must report (their last element shows it).
+	ready := func(st treeStep) bool {
+		srcs, k := inputs(st)
+		for _, src := range srcs[:k] {
+			f := pc.w.flagOf(cl.slotOf(pc, r.rank, b, src[1]), len(sums[st.t])-1)
+			if f != pc.flag && staleFlag(f, pc.flag) {
+				return false
+			}
+		}
+		return true
+	}
+	var done [2][2]bool // [tree][down]
+	for t := range 2 {
+		done[t] = [2]bool{len(sums[t]) == 0, len(sums[t]) == 0}
+	}
+	for !(done[0][0] && done[0][1] && done[1][0] && done[1][1]) {
+		moved := false
+		for _, st := range [4]treeStep{{0, false}, {1, false}, {0, true}, {1, true}} {
+			if done[st.t][b2i(st.down)] || st.down && !done[st.t][0] || !ready(st) {
+				continue
+			}
+			var err error
+			if st.down {
+				err = cl.treeDown(pc, b, off, x, e, st.t, sums[st.t])
+			} else {
+				err = cl.treeUp(pc, b, off, x, e, st.t, sums[st.t], kids)
+			}
+			if err != nil {
+				return err
+			}
+			done[st.t][b2i(st.down)], moved = true, true
+		}
+		if moved {
+			continue
+		}
+		any := func() bool {
+			for _, st := range [4]treeStep{{0, false}, {1, false}, {0, true}, {1, true}} {
+				if !done[st.t][b2i(st.down)] && (!st.down || done[st.t][0]) && ready(st) {
+					return true
+				}
+			}
+			return false
+		}
+		if err := cl.wait(b, treeWhat, any, nil); err != nil {
+			return cl.waitError(b, treeWhat, cl.notEntered(b, cl.treeNeighbours()...), err)
+		}
+	}
+	return nil
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// treeUp adds the children's partial sums of tree t to the block's input (packed in sum)
+// and sends the result to the parent.
+func (cl *call) treeUp(pc piece, b device.Block, off, x, e, t int, sum []float32, kids [2][]float32) error {
+	r := cl.r
+	node := r.c.dtree[t][r.rank]
+	at := 0
+	treeRuns(off, x, e, t, func(a, z int) { cl.inputF32To(sum[at:at+z-a], off+a); at += z - a })
+	for k, ch := range node.child {
+		if ch < 0 {
+			continue
+		}
+		got := kids[k][:len(sum)]
+		if err := cl.receive(pc, ch, b, treeUpSlot(t, k), got, treeUpWhat); err != nil {
+			return err
+		}
+		if err := cl.sameCall(b, ch, treeUpWhat); err != nil { // a child waits for these sums
+			return err
+		}
+		vec.AddF32(sum, got)
+	}
+	if p := node.parent; p >= 0 {
+		k := 0
+		if r.c.dtree[t][p].child[0] != r.rank {
+			k = 1
+		}
+		cl.send(pc, p, b, treeUpSlot(t, k), sum)
+	}
+	return nil
+}
+
+// treeDown takes the parent's sums of tree t into sum (the root has them), writes them
+// out and sends them to the children.
+func (cl *call) treeDown(pc piece, b device.Block, off, x, e, t int, sum []float32) error {
+	node := cl.r.c.dtree[t][cl.r.rank]
+	if p := node.parent; p >= 0 {
+		if err := cl.receive(pc, p, b, treeDownSlot(t), sum, treeDownWhat); err != nil {
+			return err
+		}
+	}
+	at := 0
+	treeRuns(off, x, e, t, func(a, z int) { cl.outputFromF32(off+a, sum[at:at+z-a]); at += z - a })
+	for _, ch := range node.child {
+		if ch >= 0 {
+			cl.send(pc, ch, b, treeDownSlot(t), sum)
+		}
+	}
+	return nil
+}
+
+// treeNeighbours lists the ranks this rank exchanges with in either tree.
+func (cl *call) treeNeighbours() []int {
+	var ranks []int
+	for t := range 2 {
+		node := cl.r.c.dtree[t][cl.r.rank]
+		for _, p := range [3]int{node.parent, node.child[0], node.child[1]} {
+			if p >= 0 && !slices.Contains(ranks, p) {
+				ranks = append(ranks, p)
+			}
+		}
+	}
+	slices.Sort(ranks)
+	return ranks
 }
 
 // treeRuns calls fn for every run [a, z) of chunk elements in [x, e) that tree t carries,

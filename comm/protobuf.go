@@ -2,6 +2,7 @@ package comm
 
 import (
 	"fmt"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/tpslice/tpslice/device"
@@ -10,7 +11,7 @@ import (
 
 // The LL and LL128 protocols push: a sender writes each step's data, flags inside, into a
 // slot of the receiver's protocol buffer, and the receiver polls its own buffer. The buffer
-// holds, per protocol and block, two halves of protoSlots(n) slots of slotWords 64-bit
+// holds, per protocol and block, two halves of protoSlots(n) slots of slotWordsFor 64-bit
 // words: one slot per step of a piece (the ring's 2(n-1) steps; the tree's partial sums from
 // up to two children and the sums from the parent, per tree), a piece being as many
 // elements per step as a slot carries.
@@ -24,10 +25,15 @@ import (
 // or 0 (never written); anything else is corrupt. Flags wrap after 2^32 pieces, far beyond
 // any deadline. LL and LL128 have regions (and piece numbers) of their own, so one never
 // reads the other's layout.
-const slotWords = 1024
-
-// slotElemsMax is the most elements a slot carries (LL128's), the size of block scratch.
-const slotElemsMax = slotWords / ll128LineWords * ll128LineElems
+//
+// A slot is as large as a budget of protoBudget bytes per rank allows, so that a block's
+// share of a message goes through in few pieces: each piece is a round trip around the
+// ring or up and down the trees.
+func slotWordsFor(n, blocks int) int {
+	const protoBudget = 8 << 20
+	words := protoBudget / (8 * 2 * blocks * 2 * protoSlots(n))
+	return min(max(1<<(bits.Len(uint(words))-1), 512), 8192)
+}
 
 // protoSlots is how many slots one half of a block's region holds for n ranks.
 func protoSlots(n int) int { return max(2*(n-1), treeSlots) }
@@ -46,7 +52,8 @@ func (c *Communicator) connectProtos() error {
 	if c.n == 1 {
 		return nil // one rank exchanges nothing
 	}
-	words := 2 * c.cfg.Blocks * 2 * protoSlots(c.n) * slotWords
+	c.slotWords = slotWordsFor(c.n, c.cfg.Blocks)
+	words := 2 * c.cfg.Blocks * 2 * protoSlots(c.n) * c.slotWords
 	hs := make([]device.IPCHandle, c.n)
 	for r, rk := range c.ranks {
 		b, err := rk.dev.Alloc(dtype.F32, 2*words) // raw words, viewed as u64 and f32
@@ -60,7 +67,7 @@ func (c *Communicator) connectProtos() error {
 		rk.scratch = make([][3][]float32, c.cfg.Blocks)
 		for i := range rk.scratch {
 			for j := range rk.scratch[i] {
-				rk.scratch[i][j] = make([]float32, slotElemsMax)
+				rk.scratch[i][j] = make([]float32, ll128Wire{}.elems(c.slotWords)) // the most a slot carries
 			}
 		}
 	}
@@ -89,8 +96,8 @@ type slot struct {
 // wire is a protocol's encoding of one step's data in a slot.
 type wire interface {
 	proto() Proto
-	// elems is how many f32 elements a slot carries.
-	elems() int
+	// elems is how many f32 elements a slot of words carries.
+	elems(words int) int
 	// put writes src into s with flag, the data before (or with) the flag.
 	put(s slot, src []float32, flag uint32)
 	// take copies into dst the elements of s from element from on whose flag is flag, up
@@ -107,7 +114,7 @@ type piece struct {
 	half int
 }
 
-// nextPiece numbers the block's next piece with wire w (see slotWords).
+// nextPiece numbers the block's next piece with wire w (see slotWordsFor).
 func (cl *call) nextPiece(w wire, b device.Block) piece {
 	u := &cl.r.pieces[protoIndex(w.proto())][b.Index]
 	pc := piece{w: w, flag: *u + 1, half: int(*u & 1)}
@@ -117,9 +124,10 @@ func (cl *call) nextPiece(w wire, b device.Block) piece {
 
 // slotOf is slot i of the piece's half of block b on rank p, as this rank maps it.
 func (cl *call) slotOf(pc piece, p int, b device.Block, i int) slot {
-	base := (((protoIndex(pc.w.proto())*cl.r.c.cfg.Blocks+b.Index)*2+pc.half)*protoSlots(cl.r.c.n) + i) * slotWords
+	words := cl.r.c.slotWords
+	base := (((protoIndex(pc.w.proto())*cl.r.c.cfg.Blocks+b.Index)*2+pc.half)*protoSlots(cl.r.c.n) + i) * words
 	v := &cl.r.peers[p]
-	return slot{u64: v.protoU64[base : base+slotWords], f32: v.protoF32[2*base : 2*(base+slotWords)]}
+	return slot{u64: v.protoU64[base : base+words], f32: v.protoF32[2*base : 2*(base+words)]}
 }
 
 // send writes src into slot i of the piece on rank p and wakes p. Under FaultCorrupt,
@@ -133,12 +141,19 @@ func (cl *call) send(pc piece, p int, b device.Block, i int, src []float32) {
 	cl.r.c.ranks[p].dev.Ring()
 }
 
-// receive fills dst from slot i of the piece on this rank, which rank from writes, waiting
-// for every element's flag. what names the step in errors.
+// receive fills dst from slot i of the piece on this rank, which rank from writes, checking
+// every element's flag. It waits on the step's last element first: a sender writes in
+// order, so that is one wait per step instead of one per element the receiver catches up
+// with (which, with ranks time-sharing few cores, is a wake-up each). what names the step
+// in errors.
 func (cl *call) receive(pc piece, from int, b device.Block, i int, dst []float32, what string) error {
 	s := cl.slotOf(pc, cl.r.rank, b, i)
 	for got := pc.w.take(s, dst, 0, pc.flag); got < len(dst); got = pc.w.take(s, dst, got, pc.flag) {
-		f := pc.w.flagOf(s, got)
+		at := len(dst) - 1
+		if pc.w.flagOf(s, at) == pc.flag {
+			at = got // the end is there: what is missing lies before it
+		}
+		f := pc.w.flagOf(s, at)
 		if f == pc.flag {
 			continue // it arrived since take looked
 		}
@@ -146,7 +161,7 @@ func (cl *call) receive(pc piece, from int, b device.Block, i int, dst []float32
 			return cl.fail(fmt.Errorf("%s: rank %d wrote %#x into its %v flag on rank %d, want %#x: %w",
 				cl.locate(b, what), from, f, pc.w.proto(), cl.r.rank, pc.flag, ErrCorruptFlag))
 		}
-		changed := func() bool { return pc.w.flagOf(s, got) != f }
+		changed := func() bool { return pc.w.flagOf(s, at) != f }
 		if err := cl.wait(b, what, changed, nil); err != nil {
 			return cl.waitError(b, what, cl.notEntered(b, from), err)
 		}
@@ -186,8 +201,8 @@ func (cl *call) sameCall(b device.Block, p int, what string) error {
 }
 
 // notEntered returns the ranks whose block b has not entered this call, or, when all
-// have, the peer the block waits for.
-func (cl *call) notEntered(b device.Block, waitsFor int) []int {
+// have, the peers the block waits for.
+func (cl *call) notEntered(b device.Block, waitsFor ...int) []int {
 	var ranks []int
 	for p := range cl.r.c.n {
 		if atomic.LoadUint32(cl.enteredWord(p, b)) != uint32(cl.desc.seq)+1 {
@@ -195,7 +210,7 @@ func (cl *call) notEntered(b device.Block, waitsFor int) []int {
 		}
 	}
 	if len(ranks) == 0 {
-		ranks = []int{waitsFor}
+		ranks = waitsFor
 	}
 	return ranks
 }

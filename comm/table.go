@@ -49,8 +49,7 @@ type TableRow struct {
 	// Algo is the algorithm to run; never Auto. It marshals as its name.
 	Algo Algo `json:"algo"`
 	// Proto is the protocol Algo runs with, for ring and tree only; ProtoAuto (absent from
-	// the JSON, as in tables written before protocols were a choice) leaves it to
-	// DefaultProto.
+	// the JSON, as in tables written before protocols were a choice) means Simple.
 	Proto Proto `json:"proto,omitempty"`
 }
 
@@ -230,7 +229,7 @@ func SaveTable(path string, t *Table) error {
 // Errors name the file and what was wrong: unreadable file, bad JSON, a row with an unknown
 // or missing algorithm name, an unknown protocol or one for an algorithm that takes none,
 // no rows, bad world sizes or buckets, duplicate rows. A row without a protocol (every row
-// of a table written before protocols were a choice) leaves it to DefaultProto.
+// of a table written before protocols were a choice) means Simple.
 func LoadTable(path string) (*Table, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
