@@ -59,7 +59,7 @@ func (cl *call) ringOver(w wire, b device.Block, off, count int) error {
 			cl.inputF32To(acc[:m], off+a)
 			vec.AddF32(acc[:m], recv[:m])
 			if s == n-2 {
-				cl.outputFromF32(off+a, acc[:m])
+				cl.treeOut(off+a, acc[:m])
 			}
 			cl.send(pc, right, b, s+1, acc[:m]) // the last is the all-gather's first step
 		}
@@ -68,7 +68,7 @@ func (cl *call) ringOver(w wire, b device.Block, off, count int) error {
 			if err := cl.receive(pc, left, b, n-1+j, recv[:m], ringAGWhat); err != nil {
 				return err
 			}
-			cl.outputFromF32(off+a, recv[:m])
+			cl.treeOut(off+a, recv[:m])
 			if j < n-2 {
 				cl.send(pc, right, b, n+j, recv[:m])
 			}
@@ -85,7 +85,3 @@ func (cl *call) inputF32To(dst []float32, x int) {
 		vec.Widen(cl.desc.t, dst, cl.in.Uint16s()[x:x+len(dst)])
 	}
 }
-
-// outputFromF32 writes the f32 sums src to output elements [x, x+len(src)), rounding once
-// for 16-bit types.
-func (cl *call) outputFromF32(x int, src []float32) { cl.treeOut(x, src) }

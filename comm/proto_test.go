@@ -120,3 +120,27 @@ func TestProtocolsBackToBack(t *testing.T) {
 		t.Run(fmt.Sprintf("call%d-%v", i, j.ch), func(t *testing.T) { checkAllReduce(t, j.ins, j.outs, j.count) })
 	}
 }
+
+// TestProtocolFlagsWrap: piece numbers that pass the flags' wrap (2^32-2 pieces, hours of
+// calls) keep every call right: the flags skip 0, the halves keep alternating.
+func TestProtocolFlagsWrap(t *testing.T) {
+	const n, count = 4, 3000
+	g := newGroup(t, n, device.NVSwitch, Config{})
+	for r := range n {
+		for i := range g.c.Rank(r).pieces {
+			for b := range g.c.Rank(r).pieces[i] {
+				g.c.Rank(r).pieces[i][b] = 1<<32 - 2 - 3 // three pieces before the wrap
+			}
+		}
+	}
+	ins, want, outs := g.alloc(t, dtype.BF16, count), g.alloc(t, dtype.BF16, count), g.alloc(t, dtype.BF16, count)
+	for call := range 8 {
+		Fill(ins, count, uint64(call))
+		for _, ch := range protoChoices {
+			g.allReduceOnce(t, Choice{ch.Algo, Simple}, ins, want, count)
+			g.allReduceOnce(t, ch, ins, outs, count)
+			requireSameBits(t, want[0], outs[0], count, "call %d %v", call, ch)
+		}
+	}
+	require.Greater(t, g.c.Rank(0).pieces[0][0], uint64(1<<32), "the pieces passed the wrap")
+}

@@ -179,7 +179,7 @@ func (cl *call) treeDown(pc piece, b device.Block, off, x, e, t int, sum []float
 		}
 	}
 	at := 0
-	treeRuns(off, x, e, t, func(a, z int) { cl.outputFromF32(off+a, sum[at:at+z-a]); at += z - a })
+	treeRuns(off, x, e, t, func(a, z int) { cl.treeOut(off+a, sum[at:at+z-a]); at += z - a })
 	for _, ch := range node.child {
 		if ch >= 0 {
 			cl.send(pc, ch, b, treeDownSlot(t), sum)

@@ -18,12 +18,13 @@ import (
 //
 // Why no reset and no credits are needed: a block's pieces are numbered per protocol, the
 // same on every rank (every rank runs the same calls, chunks, grids and pieces), and piece
-// u uses half u mod 2 with flag u+1. A rank writes piece u+2 into a peer's half only after
+// u uses half u mod 2 with flag 1 + u mod (2^32-2) (never 0, and of u's parity). A rank writes piece u+2 into a peer's half only after
 // it finished piece u+1, whose result holds every rank's input, so every rank had begun
 // piece u+1 and thus finished reading piece u, the last user of that half. A slot
 // therefore holds this piece's flag (its data arrived), an older flag of the same parity,
-// or 0 (never written); anything else is corrupt. Flags wrap after 2^32 pieces, far beyond
-// any deadline. LL and LL128 have regions (and piece numbers) of their own, so one never
+// or 0 (never written); anything else is corrupt. Flags wrap after 2^32-2 pieces, the
+// comparisons modulo 2^32 with them, and no rank is ever more than two pieces from its
+// peers, so the wrap is harmless. LL and LL128 have regions (and piece numbers) of their own, so one never
 // reads the other's layout.
 //
 // A slot is as large as a budget of protoBudget bytes per rank allows, so that a block's
@@ -116,8 +117,9 @@ type piece struct {
 
 // nextPiece numbers the block's next piece with wire w (see slotWordsFor).
 func (cl *call) nextPiece(w wire, b device.Block) piece {
+	const period = 1<<32 - 2 // even, so that a flag keeps its half's parity across the wrap
 	u := &cl.r.pieces[protoIndex(w.proto())][b.Index]
-	pc := piece{w: w, flag: *u + 1, half: int(*u & 1)}
+	pc := piece{w: w, flag: 1 + uint32(*u%period), half: int(*u & 1)}
 	*u++
 	return pc
 }

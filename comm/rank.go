@@ -27,7 +27,7 @@ type Rank struct {
 	lamportPrevWords int                  // kernel side: words the last flag-free chunk wrote
 	treeEpoch        [2][MaxBlocks]uint32 // kernel side: tree parts per tree and block so far
 	protoBuf         *device.Buffer       // LL and LL128 slots that peers write (protobuf.go)
-	pieces           [2][MaxBlocks]uint32 // kernel side: LL, LL128 pieces per block so far
+	pieces           [2][MaxBlocks]uint64 // kernel side: LL, LL128 pieces per block so far
 	scratch          [][3][]float32       // kernel side: per block, LL/LL128 working rows
 	rec              Recorder
 	graphInputs      []*graphInput // captured, not yet registered (host side)
