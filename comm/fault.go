@@ -34,7 +34,8 @@ const (
 	// FaultSkip: the rank returns from the call without taking part (it still takes the
 	// sequence number, as a rank that lost a call would). The peers' deadline names it, or
 	// at once their first barrier, which its next call would otherwise pass for them (with
-	// the tree, the first flag of its next call that a parent or child of it takes).
+	// the tree, the first flag of its next call that a parent or child of it takes; under
+	// LL and LL128, the first data of its next call that a peer takes).
 	FaultSkip
 	// FaultCorrupt: block 0 writes a wrong epoch into its first barrier flag on every peer
 	// (v+2 where the peers wait for v). With the flag-free algorithm, whose data is its

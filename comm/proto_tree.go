@@ -48,11 +48,11 @@ func (cl *call) treeOver(w wire, b device.Block, off, count int) error {
 	return cl.verify(b, false) // the sums hold every rank's input: every peer published its call
 }
 
-// treeStep is one of a piece's four steps: tree t, up (reduce) or down (broadcast).
-type treeStep struct {
-	t    int
-	down bool
-}
+// treeStep is one of a piece's four steps: tree t, up (down = 0: reduce) or down (1:
+// broadcast).
+type treeStep struct{ t, down int }
+
+var treeSteps = [4]treeStep{{0, 0}, {1, 0}, {0, 1}, {1, 1}}
 
 // treePiece runs the piece of chunk elements [x, e) through both trees.
 func (cl *call) treePiece(pc piece, b device.Block, off, x, e int) error {
@@ -65,46 +65,56 @@ func (cl *call) treePiece(pc piece, b device.Block, off, x, e int) error {
 		treeRuns(off, x, e, t, func(a, z int) { m += z - a })
 		sums[t], at = acc[at:at+m], at+m
 	}
-	// inputs lists the steps' sources as (rank, slot) pairs.
-	inputs := func(st treeStep) (srcs [2][2]int, k int) {
+	// arrived reports whether the step's sources (the children's up slots, or the parent's
+	// down slot) hold this piece's data, or a flag that receive must report: their last
+	// element shows it.
+	arrived := func(st treeStep) bool {
 		node := r.c.dtree[st.t][r.rank]
-		if st.down {
-			if node.parent >= 0 {
-				srcs[0], k = [2]int{node.parent, treeDownSlot(st.t)}, 1
-			}
-			return srcs, k
+		var slots [2]int
+		k := 0
+		if st.down == 1 && node.parent >= 0 {
+			slots[0], k = treeDownSlot(st.t), 1
 		}
 		for c, ch := range node.child {
-			if ch >= 0 {
-				srcs[k], k = [2]int{ch, treeUpSlot(st.t, c)}, k+1
+			if st.down == 0 && ch >= 0 {
+				slots[k], k = treeUpSlot(st.t, c), k+1
 			}
 		}
-		return srcs, k
-	}
-	// ready reports whether a step's sources have arrived, or hold a flag that receive
-	// must report (their last element shows it).
-	ready := func(st treeStep) bool {
-		srcs, k := inputs(st)
-		for _, src := range srcs[:k] {
-			f := pc.w.flagOf(cl.slotOf(pc, r.rank, b, src[1]), len(sums[st.t])-1)
+		for _, i := range slots[:k] {
+			f := pc.w.flagOf(cl.slotOf(pc, r.rank, b, i), len(sums[st.t])-1)
 			if f != pc.flag && staleFlag(f, pc.flag) {
 				return false
 			}
 		}
 		return true
 	}
-	var done [2][2]bool // [tree][down]
+	var done [2][2]bool // [tree][down]; a tree without elements in the piece has nothing to do
 	for t := range 2 {
 		done[t] = [2]bool{len(sums[t]) == 0, len(sums[t]) == 0}
 	}
+	runnable := func(st treeStep) bool {
+		return !done[st.t][st.down] && (st.down == 0 || done[st.t][0]) && arrived(st)
+	}
+	anyRunnable := func() bool {
+		for _, st := range treeSteps {
+			if runnable(st) {
+				return true
+			}
+		}
+		return false
+	}
 	for !(done[0][0] && done[0][1] && done[1][0] && done[1][1]) {
-		moved := false
-		for _, st := range [4]treeStep{{0, false}, {1, false}, {0, true}, {1, true}} {
-			if done[st.t][b2i(st.down)] || st.down && !done[st.t][0] || !ready(st) {
+		if !anyRunnable() {
+			if err := cl.wait(b, treeWhat, anyRunnable, nil); err != nil {
+				return cl.waitError(b, treeWhat, cl.notEntered(b, cl.treeNeighbours()...), err)
+			}
+		}
+		for _, st := range treeSteps {
+			if !runnable(st) {
 				continue
 			}
 			var err error
-			if st.down {
+			if st.down == 1 {
 				err = cl.treeDown(pc, b, off, x, e, st.t, sums[st.t])
 			} else {
 				err = cl.treeUp(pc, b, off, x, e, st.t, sums[st.t], kids)
@@ -112,31 +122,10 @@ func (cl *call) treePiece(pc piece, b device.Block, off, x, e int) error {
 			if err != nil {
 				return err
 			}
-			done[st.t][b2i(st.down)], moved = true, true
-		}
-		if moved {
-			continue
-		}
-		any := func() bool {
-			for _, st := range [4]treeStep{{0, false}, {1, false}, {0, true}, {1, true}} {
-				if !done[st.t][b2i(st.down)] && (!st.down || done[st.t][0]) && ready(st) {
-					return true
-				}
-			}
-			return false
-		}
-		if err := cl.wait(b, treeWhat, any, nil); err != nil {
-			return cl.waitError(b, treeWhat, cl.notEntered(b, cl.treeNeighbours()...), err)
+			done[st.t][st.down] = true
 		}
 	}
 	return nil
-}
-
-func b2i(v bool) int {
-	if v {
-		return 1
-	}
-	return 0
 }
 
 // treeUp adds the children's partial sums of tree t to the block's input (packed in sum)
