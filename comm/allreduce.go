@@ -22,6 +22,12 @@ func (r *Rank) AllReduce(s *device.Stream, in, out *device.Buffer, count int) er
 
 // AllReduceAlgo is AllReduce with an explicit algorithm (Auto selects).
 func (r *Rank) AllReduceAlgo(s *device.Stream, algo Algo, in, out *device.Buffer, count int) error {
+	return r.AllReduceProto(s, algo, ProtoAuto, in, out, count)
+}
+
+// AllReduceProto is AllReduce with an explicit algorithm and protocol (Auto and ProtoAuto
+// select). A protocol other than ProtoAuto needs an algorithm that takes one (TakesProto).
+func (r *Rank) AllReduceProto(s *device.Stream, algo Algo, proto Proto, in, out *device.Buffer, count int) error {
 	if err := r.check("allreduce", s, in, out, count, count); err != nil {
 		return err
 	}
@@ -38,11 +44,19 @@ func (r *Rank) AllReduceAlgo(s *device.Stream, algo Algo, in, out *device.Buffer
 		}
 		return fmt.Errorf("comm: rank %d allreduce: algorithm %v is not available on a %v fabric", r.rank, algo, r.c.node.Fabric())
 	}
+	switch {
+	case proto == ProtoAuto:
+		proto = r.c.PickProto(algo, count*t.Size())
+	case proto > Simple:
+		return fmt.Errorf("comm: rank %d allreduce: unknown protocol %v", r.rank, proto)
+	case !TakesProto(algo):
+		return fmt.Errorf("comm: rank %d allreduce: protocol %v applies to ring and tree, not %v", r.rank, proto, algo)
+	}
 	var body func(*call, device.Block, int, int) error
 	chunk := r.c.cfg.BufferBytes / t.Size()
 	switch algo {
 	case Ring:
-		body, chunk = (*call).ring, r.c.cfg.BufferBytes/4
+		body, chunk = ringBody(proto), r.c.cfg.BufferBytes/4
 	case OneShot:
 		body = (*call).oneShot
 	case TwoShot:
@@ -52,13 +66,16 @@ func (r *Rank) AllReduceAlgo(s *device.Stream, algo Algo, in, out *device.Buffer
 	case Lamport:
 		body, chunk = (*call).lamport, r.c.cfg.LamportBytes/t.Size()
 	case Tree:
-		body, chunk = (*call).tree, r.c.cfg.BufferBytes/4 // f32 partial sums, like the ring
+		body, chunk = treeBody(proto), r.c.cfg.BufferBytes/4 // f32 partial sums, like the ring
 	case TwoLevel:
 		body, chunk = (*call).twoLevel, r.c.cfg.BufferBytes/4 // f32 partial sums, like the ring
 	default:
 		return fmt.Errorf("comm: rank %d allreduce: unknown algorithm %v", r.rank, algo)
 	}
-	return r.launch(s, "allreduce", algo, in, out, count, chunk, LocalWork{}, nil, body)
+	if proto == Simple {
+		proto = ProtoAuto // calls record and compare a protocol only where it is not the default
+	}
+	return r.launchProto(s, "allreduce", Choice{algo, proto}, in, out, count, chunk, LocalWork{}, nil, body)
 }
 
 // check validates a call's arguments on the host, before anything is enqueued.
@@ -96,20 +113,26 @@ func (r *Rank) check(op string, s *device.Stream, in, out *device.Buffer, count,
 // chunks matters: a rank that reaches a chunk's first barrier has finished every block of
 // the chunk before, so blocks never see another block's share of a buffer change under them.
 func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Buffer, count, chunk int, local LocalWork, grid func(n int) int, body func(*call, device.Block, int, int) error) error {
+	return r.launchProto(s, op, Choice{Algo: algo}, in, out, count, chunk, local, grid, body)
+}
+
+// launchProto is launch with the protocol of ch.Proto (ProtoAuto for none or Simple).
+func (r *Rank) launchProto(s *device.Stream, op string, ch Choice, in, out *device.Buffer, count, chunk int, local LocalWork, grid func(n int) int, body func(*call, device.Block, int, int) error) error {
+	algo := ch.Algo
 	if grid == nil {
 		grid = r.defaultGrid
 	}
 	if err := r.c.Err(); err != nil {
 		return fmt.Errorf("comm: rank %d %s: %w: %v", r.rank, op, ErrFailed, err)
 	}
-	cl := &call{r: r, desc: callDesc{op: op, algo: algo, t: in.DType(), count: count}, in: in, out: out}
+	cl := &call{r: r, desc: callDesc{op: op, algo: algo, proto: ch.Proto, t: in.DType(), count: count}, in: in, out: out}
 	r.captureInput(s, cl)
 	for off := 0; off < count; off += chunk {
 		n, first, last := min(chunk, count-off), off == 0, off+chunk >= count
 		err := s.Launch(device.Kernel{
-			Name: op + "." + algo.String(),
+			Name: op + "." + ch.String(),
 			Grid: grid(n),
-			Work: r.work(op, algo, n*in.DType().Size(), n*local.BytesPerElem, local.Class),
+			Work: r.work(op, ch, n*in.DType().Size(), n*local.BytesPerElem, local.Class),
 			Prologue: func() error {
 				if first {
 					if err := cl.begin(); err != nil {
@@ -137,14 +160,18 @@ func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Bu
 // work is what a collective kernel declares: a collective of message bytes with local
 // bytes of its own traffic; on one rank there is no exchange, and the kernel is only its
 // local work, of class local (elementwise, a copy, when empty).
-func (r *Rank) work(op string, algo Algo, message, local int, class device.WorkClass) device.Work {
+func (r *Rank) work(op string, ch Choice, message, local int, class device.WorkClass) device.Work {
 	if r.c.n == 1 {
 		if class == "" {
 			class = device.ClassElementwise
 		}
 		return device.Work{Class: class, Bytes: int64(local)}
 	}
-	return device.Work{Class: device.ClassCollective, Op: device.CollectiveOp(op), Algo: algo, Message: int64(message), Bytes: int64(local)}
+	w := device.Work{Class: device.ClassCollective, Op: device.CollectiveOp(op), Algo: ch.Algo, Message: int64(message), Bytes: int64(local)}
+	if ch.Proto != ProtoAuto {
+		w.Proto = ch.Proto
+	}
+	return w
 }
 
 // defaultGrid is the blocks of a chunk of n elements: one per minBlockElems, at most the

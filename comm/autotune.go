@@ -46,9 +46,9 @@ func (o TuneOptions) withDefaults() TuneOptions {
 	return o
 }
 
-// Autotune measures every available algorithm at every power-of-two size from MinBytes to
-// MaxBytes on this communicator (with Measure: interleaved rounds, best round kept) and
-// returns the table of the fastest per bucket.
+// Autotune measures every available algorithm, the ring and the tree under every protocol,
+// at every power-of-two size from MinBytes to MaxBytes on this communicator (with Measure:
+// interleaved rounds, best round kept) and returns the table of the fastest per bucket.
 func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table, error) {
 	o = o.withDefaults()
 	es := int64(o.DType.Size())
@@ -65,15 +65,16 @@ func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table
 			algos = append(algos, a)
 		}
 	}
+	choices := Choices(algos)
 	table := &Table{Source: "tuned:" + c.Fingerprint(o.DType), Hosts: c.tableHosts()}
 	lo, hi := Bucket(o.MinBytes), Bucket(o.MaxBytes)
 	for b := lo; b <= hi; b++ {
 		count := int(max(1, BucketBytes(b)/es))
-		best, err := c.Measure(streams, algos, ins, outs, count, o.Measure, nil)
+		best, err := c.MeasureChoices(streams, choices, ins, outs, count, o.Measure, nil)
 		if err != nil {
 			return nil, err
 		}
-		if err := table.Set(c.n, b, algos[slices.Index(best, slices.Min(best))]); err != nil {
+		if err := table.SetChoice(c.n, b, choices[slices.Index(best, slices.Min(best))]); err != nil {
 			return nil, err
 		}
 		if o.Progress != nil {
@@ -114,13 +115,15 @@ func (t *Table) covers(n, lo, hi int) bool {
 }
 
 // Fingerprint names what a tuned table depends on: the backend, the machine, the node,
-// the communicator's buffers and the algorithms there are to measure (a table tuned before
-// one was added never measured it). A table tuned under another fingerprint is not reused.
+// the communicator's buffers and the algorithms and protocols there are to measure (a
+// table tuned before one was added never measured it: a cache from before protocols were a
+// choice ends in "-algos" and is tuned again). A table tuned under another fingerprint is
+// not reused.
 func (c *Communicator) Fingerprint(t dtype.DType) string {
 	d0, _ := c.node.Device(0)
-	return fmt.Sprintf("cpu-%s-%dcpu-%dprocs/n%d-sm%d-%v/buf%d-lamport%d-blocks%d/%v/%d-algos",
+	return fmt.Sprintf("cpu-%s-%dcpu-%dprocs/n%d-sm%d-%v/buf%d-lamport%d-blocks%d/%v/%d-algos-%d-protos",
 		runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), c.n, d0.NumSMs(), c.node.Fabric(),
-		c.cfg.BufferBytes, c.cfg.LamportBytes, c.cfg.Blocks, t, len(Algos)) + c.hostsTag()
+		c.cfg.BufferBytes, c.cfg.LamportBytes, c.cfg.Blocks, t, len(Algos), len(Protos)) + c.hostsTag()
 }
 
 // SetTable replaces the selection table that Auto consults (nil: the built-in rule).

@@ -13,13 +13,18 @@ import (
 // host enqueues the rest), and returns the wall time per call. ins and outs hold one buffer
 // per rank, on each rank's device; streams one stream per rank.
 func (c *Communicator) Bench(streams []*device.Stream, algo Algo, ins, outs []*device.Buffer, count, warmup, iters int) (time.Duration, error) {
-	return c.BenchOp(streams, device.OpAllReduce, algo, ins, outs, count, warmup, iters)
+	return c.BenchChoice(streams, Choice{Algo: algo}, ins, outs, count, warmup, iters)
 }
 
-// BenchOp is Bench for collective op: OpAllReduce, OpReduceScatter (count elements out per
-// rank, n·count in) or OpAllGather (count in, n·count out).
-func (c *Communicator) BenchOp(streams []*device.Stream, op device.CollectiveOp, algo Algo, ins, outs []*device.Buffer, count, warmup, iters int) (time.Duration, error) {
-	issue, err := c.issuer(op)
+// BenchChoice is Bench for an algorithm and protocol (ProtoAuto selects).
+func (c *Communicator) BenchChoice(streams []*device.Stream, ch Choice, ins, outs []*device.Buffer, count, warmup, iters int) (time.Duration, error) {
+	return c.BenchOp(streams, device.OpAllReduce, ch, ins, outs, count, warmup, iters)
+}
+
+// BenchOp is BenchChoice for collective op: OpAllReduce, OpReduceScatter (count elements
+// out per rank, n·count in) or OpAllGather (count in, n·count out), which take no protocol.
+func (c *Communicator) BenchOp(streams []*device.Stream, op device.CollectiveOp, ch Choice, ins, outs []*device.Buffer, count, warmup, iters int) (time.Duration, error) {
+	issue, err := c.issuer(op, ch.Proto)
 	if err != nil {
 		return 0, err
 	}
@@ -32,14 +37,14 @@ func (c *Communicator) BenchOp(streams []*device.Stream, op device.CollectiveOp,
 	run := func(k int) error {
 		for range k {
 			for r, rk := range c.ranks {
-				if err := issue(rk, streams[r], algo, ins[r], outs[r], count); err != nil {
+				if err := issue(rk, streams[r], ch.Algo, ins[r], outs[r], count); err != nil {
 					return err
 				}
 			}
 		}
 		for r, s := range streams {
 			if err := s.Synchronize(); err != nil {
-				return fmt.Errorf("comm: bench %s %v count %d: rank %d: %w", op, algo, count, r, err)
+				return fmt.Errorf("comm: bench %s %v count %d: rank %d: %w", op, ch, count, r, err)
 			}
 		}
 		return nil
@@ -54,11 +59,16 @@ func (c *Communicator) BenchOp(streams []*device.Stream, op device.CollectiveOp,
 	return time.Since(start) / time.Duration(iters), nil
 }
 
-// issuer returns the Rank method that issues op.
-func (c *Communicator) issuer(op device.CollectiveOp) (func(*Rank, *device.Stream, Algo, *device.Buffer, *device.Buffer, int) error, error) {
+// issuer returns the Rank method that issues op under protocol proto.
+func (c *Communicator) issuer(op device.CollectiveOp, proto Proto) (func(*Rank, *device.Stream, Algo, *device.Buffer, *device.Buffer, int) error, error) {
+	if proto != ProtoAuto && op != device.OpAllReduce && op != "" {
+		return nil, fmt.Errorf("comm: bench: %s takes no protocol, got %v", op, proto)
+	}
 	switch op {
 	case device.OpAllReduce, "":
-		return (*Rank).AllReduceAlgo, nil
+		return func(r *Rank, s *device.Stream, a Algo, in, out *device.Buffer, count int) error {
+			return r.AllReduceProto(s, a, proto, in, out, count)
+		}, nil
 	case device.OpReduceScatter:
 		return (*Rank).ReduceScatterWith, nil
 	case device.OpAllGather:
@@ -93,6 +103,15 @@ type MeasureOptions struct {
 // call over the rounds. after, when set, runs once per algorithm right after a final call
 // of it (the outputs then hold its result), with the algorithm's index.
 func (c *Communicator) Measure(streams []*device.Stream, algos []Algo, ins, outs []*device.Buffer, count int, o MeasureOptions, after func(i int) error) ([]time.Duration, error) {
+	chs := make([]Choice, len(algos))
+	for i, a := range algos {
+		chs[i] = Choice{Algo: a}
+	}
+	return c.MeasureChoices(streams, chs, ins, outs, count, o, after)
+}
+
+// MeasureChoices is Measure for algorithms with their protocols.
+func (c *Communicator) MeasureChoices(streams []*device.Stream, algos []Choice, ins, outs []*device.Buffer, count int, o MeasureOptions, after func(i int) error) ([]time.Duration, error) {
 	once := make([]time.Duration, len(algos))
 	for i, a := range algos {
 		d, err := c.BenchOp(streams, o.Op, a, ins, outs, count, o.Warmup, 1)

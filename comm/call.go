@@ -24,12 +24,13 @@ type callDesc struct {
 	seq   uint64
 	op    string
 	algo  Algo
+	proto Proto // LL or LL128 where the algorithm runs one; ProtoAuto for Simple or none
 	t     dtype.DType
 	count int
 }
 
 func (d *callDesc) String() string {
-	return fmt.Sprintf("%s %v count %d (%v)", d.op, d.t, d.count, d.algo)
+	return fmt.Sprintf("%s %v count %d (%v)", d.op, d.t, d.count, Choice{d.algo, d.proto})
 }
 
 // call is one collective call of one rank while its kernel runs.
@@ -73,7 +74,7 @@ func (cl *call) begin() error {
 	r.c.published[r.rank][cl.desc.seq%publishedDepth].Store(&published)
 	clear(cl.verified[:])
 	cl.start, cl.waited, cl.where = time.Now(), 0, ""
-	r.rec.add(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start, Fault: cl.fault})
+	r.rec.add(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, Proto: cl.desc.proto, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start, Fault: cl.fault})
 	cl.recorded = true
 	r.rec.count(cl.desc.op, cl.desc.algo, int64(cl.desc.count*cl.desc.t.Size()))
 	return nil
@@ -262,7 +263,7 @@ func (cl *call) mismatch() error {
 		if d == nil || d.seq != cl.desc.seq {
 			continue
 		}
-		if d.op != cl.desc.op || d.t != cl.desc.t || d.count != cl.desc.count || d.algo != cl.desc.algo {
+		if d.op != cl.desc.op || d.t != cl.desc.t || d.count != cl.desc.count || d.algo != cl.desc.algo || d.proto != cl.desc.proto {
 			return fmt.Errorf("comm: collective mismatch at seq %d: rank %d issued %v, rank %d issued %v",
 				cl.desc.seq, cl.r.rank, &cl.desc, p, d)
 		}

@@ -14,6 +14,10 @@ import (
 // configuration does not (vLLM and NCCL users expect such a switch).
 const EnvAlgo = "TPSLICE_ALLREDUCE_ALGO"
 
+// EnvProto names the environment variable that forces the protocol of the ring and the
+// tree when the configuration does not, as NCCL_PROTO does for NCCL: LL, LL128 or Simple.
+const EnvProto = "TPSLICE_PROTO"
+
 // Defaults of Config.
 const (
 	DefaultBufferBytes  = 8 << 20
@@ -43,6 +47,9 @@ type Config struct {
 	// Algo forces an all-reduce algorithm; Auto defers to $TPSLICE_ALLREDUCE_ALGO, then to
 	// Table, then to the built-in rule.
 	Algo Algo
+	// Proto forces the protocol of the ring and the tree (LL, LL128, Simple); ProtoAuto
+	// defers to $TPSLICE_PROTO, then to Table, then to Simple.
+	Proto Proto
 	// Table selects the algorithm by world size and message size (model or autotuned).
 	Table *Table
 	// Fault, when set, injects one fault into a collective call (see FaultInjector). Give
@@ -57,11 +64,14 @@ type Communicator struct {
 	n     int
 	cfg   Config
 	force Algo
+	proto Proto // forced protocol of ring and tree; ProtoAuto: selected per call
 	ranks []*Rank
 
 	mcast  *device.Multicast // over the staging buffers; nil without a switch or across hosts
 	dtree  *doubleTree       // the tree all-reduce's two trees
 	layout hostLayout        // the ranks by host, for the two-level all-reduce
+	// slotWords is the size of an LL/LL128 slot (protobuf.go)
+	slotWords int
 	// published holds each rank's most recent calls by sequence number, for mismatch
 	// checks; a peer runs at most one call ahead, so a few slots suffice.
 	published [][publishedDepth]atomic.Pointer[callDesc]
@@ -112,6 +122,10 @@ func New(node *device.Node, cfg Config) (*Communicator, error) {
 			force = a
 		}
 	}
+	proto, err := forcedProto(cfg.Proto)
+	if err != nil {
+		return nil, err
+	}
 	if force == NVLS && !node.Fabric().HasMulticast() {
 		return nil, fmt.Errorf("comm: algorithm nvls forced, but the %v fabric has no multicast switch", node.Fabric())
 	}
@@ -119,7 +133,7 @@ func New(node *device.Node, cfg Config) (*Communicator, error) {
 		d0, _ := node.Device(0)
 		cfg.Blocks = min(d0.NumSMs(), MaxBlocks)
 	}
-	c := &Communicator{node: node, n: n, cfg: cfg, force: force, dtree: buildDoubleTree(n), published: make([][publishedDepth]atomic.Pointer[callDesc], n)}
+	c := &Communicator{node: node, n: n, cfg: cfg, force: force, proto: proto, dtree: buildDoubleTree(n), published: make([][publishedDepth]atomic.Pointer[callDesc], n)}
 	c.table.Store(cfg.Table)
 	c.layout = newHostLayout(node, cfg.Devices)
 	if force == TwoLevel && c.layout.err != nil {
@@ -143,6 +157,10 @@ func New(node *device.Node, cfg Config) (*Communicator, error) {
 		c.ranks = append(c.ranks, rk)
 	}
 	if err := c.connect(); err != nil {
+		c.free()
+		return nil, err
+	}
+	if err := c.connectProtos(); err != nil {
 		c.free()
 		return nil, err
 	}
@@ -199,7 +217,7 @@ func (c *Communicator) connect() error {
 
 func (c *Communicator) free() {
 	for _, rk := range c.ranks {
-		for _, b := range []*device.Buffer{rk.staging, rk.tmp, rk.signal, rk.lamport} {
+		for _, b := range []*device.Buffer{rk.staging, rk.tmp, rk.signal, rk.lamport, rk.protoBuf} {
 			if b != nil {
 				_ = b.Free()
 			}

@@ -18,6 +18,15 @@
 // (Table.Hosts) and otherwise runs TwoLevel; OfferedHosts lists what a model may price
 // there; NVLS is gone, since no multicast crosses hosts.
 //
+// The ring and the tree run under one of NCCL's protocols (Proto), orthogonal to the
+// algorithm: Simple (ring.go, tree.go: bulk data through the staging buffers, then a
+// barrier or flag), LL (proto_ll.go: 8-byte words of 4 data bytes and a 4-byte flag) and
+// LL128 (proto_ll128.go: 128-byte lines of 120 data bytes and an 8-byte flag), the last two
+// pushed into the receiver's protocol buffer (protobuf.go) by the same ring and tree
+// schedules (proto_ring.go, proto_tree.go), with the same additions in the same order, so
+// every protocol gives the same bits. Config.Proto or $TPSLICE_PROTO forces one; otherwise
+// a table row (TableRow.Proto) picks it per size, else it is Simple.
+//
 // A Communicator is created once for n devices; each rank then issues its collectives
 // through its Rank handle, as a kernel on a stream of its own device. Data enters as a
 // device buffer on the rank's device and leaves in another (or the same) buffer once the

@@ -34,13 +34,16 @@ const (
 	// FaultSkip: the rank returns from the call without taking part (it still takes the
 	// sequence number, as a rank that lost a call would). The peers' deadline names it, or
 	// at once their first barrier, which its next call would otherwise pass for them (with
-	// the tree, the first flag of its next call that a parent or child of it takes).
+	// the tree, the first flag of its next call that a parent or child of it takes; under
+	// LL and LL128, the first data of its next call that a peer takes).
 	FaultSkip
 	// FaultCorrupt: block 0 writes a wrong epoch into its first barrier flag on every peer
 	// (v+2 where the peers wait for v). With the flag-free algorithm, whose data is its
 	// flag, block 0 writes the empty sentinel as the first word of the call's last chunk on
 	// every peer, which the peers see as a rank that never arrives. With the tree, block 0
 	// writes an epoch its chunk never reaches into its first up flag, and leaves it there.
+	// Under LL and LL128, block 0 sends its first step's data with the flag of two pieces
+	// ahead, which the receiver reads as corrupt.
 	FaultCorrupt
 )
 

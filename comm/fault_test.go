@@ -72,88 +72,88 @@ const faultTimeout = 500 * time.Millisecond
 // the deadline with an error naming the faulty rank, the op and the sequence number, and
 // the last call of every rank; a fresh communicator sharing the injector then runs clean.
 func TestFaultKinds(t *testing.T) {
+	for _, kind := range []FaultKind{FaultStall, FaultPanic, FaultSkip, FaultCorrupt} {
+		for _, n := range []int{2, 8} {
+			for _, algo := range Algos {
+				t.Run(fmt.Sprintf("%v/tp%d/%v", kind, n, algo), func(t *testing.T) { faultCase(t, kind, n, Choice{Algo: algo}) })
+			}
+		}
+	}
+}
+
+// faultCase is one case of TestFaultKinds: fault kind at TP n in an all-reduce of ch.
+func faultCase(t *testing.T, kind FaultKind, n int, ch Choice) {
 	culprit := map[FaultKind]string{
 		FaultStall:   "rank(s) [%d] did not arrive",
 		FaultSkip:    "rank(s) [%d] did not arrive",
 		FaultPanic:   "comm: rank %d seq 1 allreduce",
 		FaultCorrupt: "rank %d wrote 0x",
 	}
-	for _, kind := range []FaultKind{FaultStall, FaultPanic, FaultSkip, FaultCorrupt} {
-		for _, n := range []int{2, 8} {
-			for _, algo := range Algos {
-				t.Run(fmt.Sprintf("%v/tp%d/%v", kind, n, algo), func(t *testing.T) {
-					count := 1000
-					if n == 2 {
-						count = 70000 // two blocks, and two flag-free chunks
-					}
-					bad := n - 1
-					fi := NewFaultInjector(Fault{Rank: bad, Call: 2, Kind: kind})
-					cfg := Config{Timeout: faultTimeout, Fault: fi}
-					g := newGroup(t, n, device.NVSwitch, cfg)
-					ins, outs := g.alloc(t, dtype.F32, count), g.alloc(t, dtype.F32, count)
-					Fill(ins, count, 1)
-					allReduce := func(g *group) {
-						for r := range n {
-							require.NoError(t, g.c.Rank(r).AllReduceAlgo(g.streams[r], algo, ins[r], outs[r], count))
-						}
-					}
-					allReduce(g) // call 1 of every rank: a clean one, for the record
-					for r, err := range g.syncAll() {
-						require.NoError(t, err, "rank %d", r)
-					}
-					start := time.Now()
-					allReduce(g) // call 2: the fault fires on rank bad
-					errs := g.syncAll()
-					elapsed := time.Since(start)
-					require.Less(t, elapsed, faultTimeout+2*time.Second)
-					require.True(t, fi.Fired())
-
-					err := g.c.Err()
-					require.Error(t, err)
-					want := culprit[kind]
-					if kind == FaultCorrupt && algo == Lamport {
-						want = culprit[FaultStall] // the data is the flag: the peers see no data
-					}
-					msg := err.Error()
-					require.Contains(t, msg, fmt.Sprintf(want, bad))
-					require.Contains(t, msg, "seq 1 allreduce f32 count")
-					for r := range n { // the last call of every rank: seq 0 where it had not begun seq 1
-						require.Contains(t, msg, fmt.Sprintf("\n  rank %d: seq ", r))
-					}
-					require.Regexp(t, fmt.Sprintf("\n  rank %d: seq 1 allreduce %v f32 count %d, .*\\(injected %v\\)", bad, algo, count, kind), msg)
-					for r, err := range errs {
-						if r != bad {
-							require.Error(t, err, "rank %d", r)
-						}
-					}
-					if kind == FaultStall || kind == FaultPanic {
-						require.Error(t, errs[bad])
-					}
-					if kind == FaultPanic {
-						require.ErrorIs(t, err, ErrInjected)
-					}
-					if kind == FaultStall && n == 8 && algo == OneShot {
-						t.Logf("stall at TP 8: %v", err)
-					}
-					rec, ok := g.c.Recorder(bad).Last()
-					require.True(t, ok)
-					require.Equal(t, kind, rec.Fault)
-
-					// The engine's recovery: close, rebuild with the same injector, go on.
-					fresh := rebuild(t, g, cfg)
-					for _, out := range outs {
-						clear(out.Float32s())
-					}
-					allReduce(fresh)
-					for r, err := range fresh.syncAll() {
-						require.NoError(t, err, "rank %d after the rebuild", r)
-					}
-					checkAllReduce(t, ins, outs, count)
-					require.NoError(t, fresh.c.Err())
-				})
-			}
+	count := 1000
+	if n == 2 {
+		count = 70000 // two blocks, and two flag-free chunks
+	}
+	bad := n - 1
+	fi := NewFaultInjector(Fault{Rank: bad, Call: 2, Kind: kind})
+	cfg := Config{Timeout: faultTimeout, Fault: fi}
+	g := newGroup(t, n, device.NVSwitch, cfg)
+	ins, outs := g.alloc(t, dtype.F32, count), g.alloc(t, dtype.F32, count)
+	Fill(ins, count, 1)
+	allReduce := func(g *group) {
+		for r := range n {
+			require.NoError(t, g.c.Rank(r).AllReduceProto(g.streams[r], ch.Algo, ch.Proto, ins[r], outs[r], count))
 		}
 	}
+	allReduce(g) // call 1 of every rank: a clean one, for the record
+	for r, err := range g.syncAll() {
+		require.NoError(t, err, "rank %d", r)
+	}
+	start := time.Now()
+	allReduce(g) // call 2: the fault fires on rank bad
+	errs := g.syncAll()
+	elapsed := time.Since(start)
+	require.Less(t, elapsed, faultTimeout+2*time.Second)
+	require.True(t, fi.Fired())
+
+	err := g.c.Err()
+	require.Error(t, err)
+	want := culprit[kind]
+	if kind == FaultCorrupt && ch.Algo == Lamport {
+		want = culprit[FaultStall] // the data is the flag: the peers see no data
+	}
+	msg := err.Error()
+	require.Contains(t, msg, fmt.Sprintf(want, bad))
+	require.Contains(t, msg, "seq 1 allreduce f32 count")
+	for r := range n { // the last call of every rank: seq 0 where it had not begun seq 1
+		require.Contains(t, msg, fmt.Sprintf("\n  rank %d: seq ", r))
+	}
+	require.Regexp(t, fmt.Sprintf("\n  rank %d: seq 1 allreduce %v f32 count %d, .*\\(injected %v\\)", bad, ch, count, kind), msg)
+	for r, err := range errs {
+		if r != bad {
+			require.Error(t, err, "rank %d", r)
+		}
+	}
+	if kind == FaultStall || kind == FaultPanic {
+		require.Error(t, errs[bad])
+	}
+	if kind == FaultPanic {
+		require.ErrorIs(t, err, ErrInjected)
+	}
+	rec, ok := g.c.Recorder(bad).Last()
+	require.True(t, ok)
+	require.Equal(t, kind, rec.Fault)
+
+	// The engine's recovery: close, rebuild with the same injector, go on.
+	fresh := rebuild(t, g, cfg)
+	for _, out := range outs {
+		clear(out.Float32s())
+	}
+	allReduce(fresh)
+	for r, err := range fresh.syncAll() {
+		require.NoError(t, err, "rank %d after the rebuild", r)
+	}
+	checkAllReduce(t, ins, outs, count)
+	require.NoError(t, fresh.c.Err())
 }
 
 // rebuild closes g's communicator and returns a new one over the same node, as the engine

@@ -27,6 +27,9 @@ type Rank struct {
 	lamportPrevWords int                  // kernel side: words the last flag-free chunk wrote
 	treeEpoch        [2][MaxBlocks]uint32 // kernel side: tree parts per tree and block so far
 	twoLevelEpoch    [MaxBlocks]uint32    // kernel side: two-level chunks per block so far
+	protoBuf         *device.Buffer       // LL and LL128 slots that peers write (protobuf.go)
+	pieces           [2][MaxBlocks]uint64 // kernel side: LL, LL128 pieces per block so far
+	scratch          [][3][]float32       // kernel side: per block, LL/LL128 working rows
 	rec              Recorder
 	graphInputs      []*graphInput // captured, not yet registered (host side)
 	bytesSaved       atomic.Int64  // staging copies replays skipped
@@ -41,6 +44,10 @@ type peerView struct {
 	tmpU16  []uint16
 	flags   []uint32 // signal words, accessed only with sync/atomic
 	lamport []uint64 // flag-free slots, accessed only with sync/atomic
+	// the LL/LL128 protocol buffer: LL words and LL128 flags only with sync/atomic,
+	// LL128 data as f32 behind its line's flag
+	protoU64 []uint64
+	protoF32 []float32
 }
 
 func viewOf(staging, tmp, signal, lamport *device.Buffer) peerView {

@@ -31,6 +31,7 @@ type Record struct {
 	Seq   uint64
 	Op    string // "allreduce", "reducescatter", "allgather" or a fused op ("allreduce+rmsnorm")
 	Algo  Algo
+	Proto Proto // LL or LL128 where the ring or the tree ran one; ProtoAuto for Simple
 	DType dtype.DType
 	Count int
 	State CallState
@@ -49,7 +50,7 @@ type Record struct {
 
 // String describes the call in one line, as timeout errors print it.
 func (r Record) String() string {
-	s := fmt.Sprintf("seq %d %s %v %v count %d, %v", r.Seq, r.Op, r.Algo, r.DType, r.Count, r.State)
+	s := fmt.Sprintf("seq %d %s %v %v count %d, %v", r.Seq, r.Op, Choice{r.Algo, r.Proto}, r.DType, r.Count, r.State)
 	switch r.State {
 	case Running:
 		s += fmt.Sprintf(" since %s", r.Start.Format("15:04:05.000000"))

@@ -40,7 +40,7 @@ func BucketBytes(b int) int64 {
 }
 
 // TableRow is one entry of a selection table: for world size World and messages in size
-// bucket Bucket (see Bucket), run Algo.
+// bucket Bucket (see Bucket), run Algo with protocol Proto.
 type TableRow struct {
 	// World is the number of ranks, ≥ 1.
 	World int `json:"world"`
@@ -48,6 +48,9 @@ type TableRow struct {
 	Bucket int `json:"bucket"`
 	// Algo is the algorithm to run; never Auto. It marshals as its name.
 	Algo Algo `json:"algo"`
+	// Proto is the protocol Algo runs with, for ring and tree only; ProtoAuto (absent from
+	// the JSON, as in tables written before protocols were a choice) means Simple.
+	Proto Proto `json:"proto,omitempty"`
 }
 
 // Table is the all-reduce selection table: which algorithm to run for a world size and a
@@ -78,35 +81,46 @@ func compareRow(r TableRow, world, bucket int) int {
 // bucket of that world size, and above the largest bucket the largest one. ok is false
 // when the table has no row for world size n.
 func (t *Table) Pick(n int, bytes int64) (algo Algo, ok bool) {
+	ch, ok := t.PickChoice(n, bytes)
+	return ch.Algo, ok
+}
+
+// PickChoice is Pick with the row's protocol.
+func (t *Table) PickChoice(n int, bytes int64) (Choice, bool) {
 	if t == nil {
-		return 0, false
+		return Choice{}, false
 	}
 	b := Bucket(bytes)
 	i, found := slices.BinarySearchFunc(t.Rows, b, func(r TableRow, b int) int { return compareRow(r, n, b) })
-	if found {
-		return t.Rows[i].Algo, true
+	switch {
+	case found:
+	case i < len(t.Rows) && t.Rows[i].World == n: // nearest larger bucket
+	case i > 0 && t.Rows[i-1].World == n: // above the largest bucket
+		i--
+	default:
+		return Choice{}, false
 	}
-	if i < len(t.Rows) && t.Rows[i].World == n {
-		return t.Rows[i].Algo, true // nearest larger bucket
-	}
-	if i > 0 && t.Rows[i-1].World == n {
-		return t.Rows[i-1].Algo, true // above the largest bucket
-	}
-	return 0, false
+	return Choice{t.Rows[i].Algo, t.Rows[i].Proto}, true
 }
 
 // Set records algo for world size n and size bucket, replacing any row already there and
 // keeping the rows sorted. It is how an autotuner fills a table from measurements.
 func (t *Table) Set(n, bucket int, algo Algo) error {
-	if err := checkRow(TableRow{World: n, Bucket: bucket, Algo: algo}); err != nil {
+	return t.SetChoice(n, bucket, Choice{Algo: algo})
+}
+
+// SetChoice is Set with a protocol (ProtoAuto for none).
+func (t *Table) SetChoice(n, bucket int, ch Choice) error {
+	row := TableRow{World: n, Bucket: bucket, Algo: ch.Algo, Proto: ch.Proto}
+	if err := checkRow(row); err != nil {
 		return fmt.Errorf("comm: table %q: set: %w", t.Source, err)
 	}
 	i, found := slices.BinarySearchFunc(t.Rows, bucket, func(r TableRow, b int) int { return compareRow(r, n, b) })
 	if found {
-		t.Rows[i].Algo = algo
+		t.Rows[i] = row
 		return nil
 	}
-	t.Rows = slices.Insert(t.Rows, i, TableRow{World: n, Bucket: bucket, Algo: algo})
+	t.Rows = slices.Insert(t.Rows, i, row)
 	return nil
 }
 
@@ -157,6 +171,10 @@ func checkRow(r TableRow) error {
 		return fmt.Errorf("world %d: bucket %d, want 0 to %d", r.World, r.Bucket, MaxBucket)
 	case !slices.Contains(Algos, r.Algo) && !slices.Contains(HostAlgos, r.Algo):
 		return fmt.Errorf("world %d, bucket %d: algorithm %v cannot be a table entry (want one of %v or %v)", r.World, r.Bucket, r.Algo, Algos, HostAlgos)
+	case r.Proto > Simple:
+		return fmt.Errorf("world %d, bucket %d: unknown protocol %v", r.World, r.Bucket, r.Proto)
+	case r.Proto != ProtoAuto && !TakesProto(r.Algo):
+		return fmt.Errorf("world %d, bucket %d: protocol %v given for %v, which takes none (only ring and tree do)", r.World, r.Bucket, r.Proto, r.Algo)
 	}
 	return nil
 }
@@ -213,7 +231,9 @@ func SaveTable(path string, t *Table) error {
 
 // LoadTable reads a table that SaveTable wrote (rows may be in any order; they are sorted).
 // Errors name the file and what was wrong: unreadable file, bad JSON, a row with an unknown
-// or missing algorithm name, no rows, bad world sizes or buckets, duplicate rows.
+// or missing algorithm name, an unknown protocol or one for an algorithm that takes none,
+// no rows, bad world sizes or buckets, duplicate rows. A row without a protocol (every row
+// of a table written before protocols were a choice) means Simple.
 func LoadTable(path string) (*Table, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -227,6 +247,7 @@ func LoadTable(path string) (*Table, error) {
 			World  int    `json:"world"`
 			Bucket int    `json:"bucket"`
 			Algo   string `json:"algo"`
+			Proto  string `json:"proto"`
 		} `json:"rows"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -244,7 +265,13 @@ func LoadTable(path string) (*Table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("comm: load table %s: row %d (world %d, bucket %d): %w", path, i, r.World, r.Bucket, err)
 		}
-		t.Rows[i] = TableRow{World: r.World, Bucket: r.Bucket, Algo: a}
+		var p Proto
+		if r.Proto != "" { // absent in tables written before protocols were a choice
+			if p, err = ParseProto(r.Proto); err != nil {
+				return nil, fmt.Errorf("comm: load table %s: row %d (world %d, bucket %d): %w", path, i, r.World, r.Bucket, err)
+			}
+		}
+		t.Rows[i] = TableRow{World: r.World, Bucket: r.Bucket, Algo: a, Proto: p}
 	}
 	sortRows(t.Rows)
 	if err := t.Validate(); err != nil {

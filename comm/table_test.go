@@ -118,11 +118,13 @@ func TestTableValidate(t *testing.T) {
 		want string
 	}{
 		{"empty", nil, "no rows"},
-		{"duplicate", []TableRow{{8, 1, Ring}, {8, 1, OneShot}}, "duplicate"},
-		{"unsorted", []TableRow{{8, 2, Ring}, {8, 1, OneShot}}, "out of order"},
-		{"unsorted worlds", []TableRow{{8, 1, Ring}, {4, 1, OneShot}}, "out of order"},
-		{"auto", []TableRow{{8, 1, Auto}}, "auto"},
-		{"world", []TableRow{{-2, 1, Ring}}, "world size -2"},
+		{"duplicate", []TableRow{{8, 1, Ring, ProtoAuto}, {8, 1, OneShot, ProtoAuto}}, "duplicate"},
+		{"unsorted", []TableRow{{8, 2, Ring, ProtoAuto}, {8, 1, OneShot, ProtoAuto}}, "out of order"},
+		{"unsorted worlds", []TableRow{{8, 1, Ring, ProtoAuto}, {4, 1, OneShot, ProtoAuto}}, "out of order"},
+		{"auto", []TableRow{{8, 1, Auto, ProtoAuto}}, "auto"},
+		{"world", []TableRow{{-2, 1, Ring, ProtoAuto}}, "world size -2"},
+		{"protocol of an algorithm without one", []TableRow{{8, 1, OneShot, LL}}, "protocol LL given for oneshot, which takes none"},
+		{"unknown protocol", []TableRow{{8, 1, Tree, Proto(9)}}, "unknown protocol proto(9)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,19 +177,19 @@ func filledTable(t *testing.T, source string, worlds []int, maxBytes int64, algo
 
 func TestSaveSortsRowsAndLoadAcceptsAnyOrder(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.json")
-	tab := &Table{Source: "tuned:abc", Rows: []TableRow{{8, 20, TwoShot}, {2, 3, OneShot}, {8, 3, NVLS}}}
+	tab := &Table{Source: "tuned:abc", Rows: []TableRow{{8, 20, TwoShot, ProtoAuto}, {2, 3, OneShot, ProtoAuto}, {8, 3, NVLS, ProtoAuto}}}
 	require.NoError(t, SaveTable(path, tab))
-	require.Equal(t, TableRow{8, 20, TwoShot}, tab.Rows[0], "SaveTable must not reorder the caller's rows")
+	require.Equal(t, TableRow{8, 20, TwoShot, ProtoAuto}, tab.Rows[0], "SaveTable must not reorder the caller's rows")
 	got, err := LoadTable(path)
 	require.NoError(t, err)
-	require.Equal(t, []TableRow{{2, 3, OneShot}, {8, 3, NVLS}, {8, 20, TwoShot}}, got.Rows)
+	require.Equal(t, []TableRow{{2, 3, OneShot, ProtoAuto}, {8, 3, NVLS, ProtoAuto}, {8, 20, TwoShot, ProtoAuto}}, got.Rows)
 
 	// A hand-written file in any order loads sorted.
 	unsorted := `{"source":"hand","rows":[{"world":4,"bucket":9,"algo":"ring"},{"world":4,"bucket":2,"algo":"twoshot"}]}`
 	require.NoError(t, os.WriteFile(path, []byte(unsorted), 0o644))
 	got, err = LoadTable(path)
 	require.NoError(t, err)
-	require.Equal(t, []TableRow{{4, 2, TwoShot}, {4, 9, Ring}}, got.Rows)
+	require.Equal(t, []TableRow{{4, 2, TwoShot, ProtoAuto}, {4, 9, Ring, ProtoAuto}}, got.Rows)
 }
 
 func TestSaveTableRejects(t *testing.T) {

@@ -37,6 +37,9 @@ type Work struct {
 	Op      CollectiveOp
 	Algo    fmt.Stringer
 	Message int64
+	// Proto is the protocol the algorithm runs with (comm sets a comm.Proto) where it is
+	// not the algorithm's default; nil otherwise.
+	Proto fmt.Stringer
 }
 
 // CollectiveOp is the collective a kernel runs. Its value is the name comm's records,

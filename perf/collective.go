@@ -21,38 +21,13 @@ import (
 // n-1, two-shot and ring 2(n-1)/n, NVLS 1; an all-gather or reduce-scatter n-1 of each
 // rank's slice; the sequence-parallel all-reduce + RMSNorm 3(n-1)/n with two-shot's fixed
 // cost and efficiency, the shape of its kernel) and 2(n-1) ring steps for an all-reduce,
-// n-1 for an all-gather or a reduce-scatter. NCCL's time is the fastest of LL, LL128 and Simple, as
+// n-1 for an all-gather or a reduce-scatter. tpslice's ring and tree under LL or LL128 scale
+// PerStep and eff as protoCostOf says. NCCL's time is the fastest of LL, LL128 and Simple, as
 // NCCL's tuner picks (NVIDIA/nccl src/graph/tuning.cc has this shape: baseLat + nsteps·
 // hwLat + bytes/busBw per algorithm and protocol). Lamport is priced as one-shot; an
 // algorithm the calibration does not cover, and every algorithm on a profile without one
 // (PCIe, PROFILE-ideal), is priced by comm's idealised α-β model with the profile's α and
 // full link bandwidth, and NCCL by its tuner's own ring/LL constants below.
-
-// Protocol is an NCCL protocol.
-type Protocol uint8
-
-// NCCL's protocols, in tuning.cc's order.
-const (
-	LL     Protocol = iota // 8-byte stores of 4 data bytes and a flag: lowest latency
-	LL128                  // 128-byte lines of 120 data bytes and a flag
-	Simple                 // bulk copies, then a fence and a flag: highest bandwidth
-)
-
-// Protocols lists NCCL's protocols in tuning.cc's order.
-var Protocols = []Protocol{LL, LL128, Simple}
-
-// String returns "LL", "LL128" or "Simple", as NCCL_PROTO spells them.
-func (p Protocol) String() string {
-	switch p {
-	case LL:
-		return "LL"
-	case LL128:
-		return "LL128"
-	case Simple:
-		return "Simple"
-	}
-	return fmt.Sprintf("protocol(%d)", uint8(p))
-}
 
 // NCCL's tuner constants for the ring with the LL protocol (NVIDIA/nccl src/graph/tuning.cc,
 // baseLat and hwLat): a base latency per call plus one hop per ring step; its bus bandwidth
@@ -70,6 +45,17 @@ const (
 // tpslice's algorithm a on profile p, without the launch and without a fused op's own
 // memory traffic. One rank costs 0.
 func CollectiveTime(p hw.Profile, op device.CollectiveOp, a comm.Algo, n int, bytes int64) (time.Duration, error) {
+	return CollectiveTimeProto(p, op, comm.Choice{Algo: a}, n, bytes)
+}
+
+// CollectiveTimeProto is CollectiveTime for algorithm ch.Algo under protocol ch.Proto (see
+// protoCostOf; ProtoAuto and Simple price alike). A protocol for an algorithm that takes
+// none (comm.TakesProto), or for an all-gather, fails.
+func CollectiveTimeProto(p hw.Profile, op device.CollectiveOp, ch comm.Choice, n int, bytes int64) (time.Duration, error) {
+	a, pc := ch.Algo, protoCostOf(ch.Proto)
+	if ch.Proto != comm.ProtoAuto && ch.Proto != comm.Simple && (!comm.TakesProto(a) || op == device.OpAllGather) {
+		return 0, fmt.Errorf("perf: %v %v: protocol %v applies to the ring and tree all-reduce only", op, a, ch.Proto)
+	}
 	if a == comm.Lamport {
 		a = comm.OneShot
 	}
@@ -86,10 +72,10 @@ func CollectiveTime(p hw.Profile, op device.CollectiveOp, a comm.Algo, n int, by
 		case comm.NVLS:
 			return kernelTime(c.NVLS, p, gather, a, n, bytes)
 		case comm.Ring:
-			return ringTime(c.Ring, p, gather, n, bytes), nil
+			return ringTime(pc.ring(c.Ring), p, gather, n, bytes), nil
 		case comm.Tree:
 			if !gather {
-				return treeTime(c.Ring, p, n, bytes)
+				return treeTime(pc.ring(c.Ring), p, n, bytes)
 			}
 		}
 	}
@@ -97,7 +83,7 @@ func CollectiveTime(p hw.Profile, op device.CollectiveOp, a comm.Algo, n int, by
 	if gather {
 		return AllGatherTime(a, n, bytes, p.Alpha, p.LinkBytesPerSec)
 	}
-	return ModelTime(a, n, bytes, p.Alpha, p.LinkBytesPerSec)
+	return ModelTimeProto(ch.Proto, a, n, bytes, p.Alpha, p.LinkBytesPerSec)
 }
 
 // scatterGather reports whether op is priced as an all-gather: n-1 slices per rank.
@@ -154,7 +140,7 @@ func treeTime(r hw.RingCost, p hw.Profile, n int, bytes int64) (time.Duration, e
 // constants); ok is false for the other protocols there. The sequence-parallel all-reduce
 // + RMSNorm is NCCL's reduce-scatter of the slices, then its all-gather of twice as much
 // (a norm kernel between them is the graph's, not priced here).
-func NCCLTime(p hw.Profile, op device.CollectiveOp, proto Protocol, n int, bytes int64) (d time.Duration, ok bool) {
+func NCCLTime(p hw.Profile, op device.CollectiveOp, proto comm.Proto, n int, bytes int64) (d time.Duration, ok bool) {
 	if op == device.OpReduceScatterRMSNormAllGather && n > 1 {
 		slice := bytes / int64(n)
 		rs, ok := NCCLTime(p, device.OpReduceScatter, proto, n, slice)
@@ -164,14 +150,14 @@ func NCCLTime(p hw.Profile, op device.CollectiveOp, proto Protocol, n int, bytes
 	gather := scatterGather(op)
 	switch c := p.Calibration; {
 	case n <= 1:
-		return 0, proto == LL || c != nil
+		return 0, proto == comm.LL || c != nil
 	case c == nil:
-		return ncclTunerLL(p, gather, n, bytes), proto == LL
-	case proto == LL:
+		return ncclTunerLL(p, gather, n, bytes), proto == comm.LL
+	case proto == comm.LL:
 		return ringTime(c.LL, p, gather, n, bytes), true
-	case proto == LL128:
+	case proto == comm.LL128:
 		return ringTime(c.LL128, p, gather, n, bytes), true
-	case proto == Simple:
+	case proto == comm.Simple:
 		return ringTime(c.Simple, p, gather, n, bytes), true
 	}
 	return 0, false
@@ -179,9 +165,9 @@ func NCCLTime(p hw.Profile, op device.CollectiveOp, proto Protocol, n int, bytes
 
 // NCCLFastest is NCCL's time with the protocol its tuner picks: the fastest one the profile
 // models.
-func NCCLFastest(p hw.Profile, op device.CollectiveOp, n int, bytes int64) (time.Duration, Protocol) {
-	best, bestProto := time.Duration(math.MaxInt64), LL
-	for _, proto := range Protocols {
+func NCCLFastest(p hw.Profile, op device.CollectiveOp, n int, bytes int64) (time.Duration, comm.Proto) {
+	best, bestProto := time.Duration(math.MaxInt64), comm.LL
+	for _, proto := range comm.Protos {
 		if d, ok := NCCLTime(p, op, proto, n, bytes); ok && d < best {
 			best, bestProto = d, proto
 		}
@@ -217,23 +203,31 @@ func Offered(p hw.Profile, n int) []comm.Algo {
 	return algos
 }
 
-// fastest is the offered algorithm with the lowest CollectiveTime for an all-reduce of
-// bytes; ties go to the earlier one in comm.Algos order.
-func fastest(p hw.Profile, n int, bytes int64) comm.Algo {
-	var best comm.Algo
+// fastest is the offered algorithm and protocol with the lowest CollectiveTimeProto for
+// an all-reduce of bytes; ties go to the earlier one in comm.Algos order, and between
+// protocols to Simple, then LL, then LL128.
+func fastest(p hw.Profile, n int, bytes int64) comm.Choice {
+	var best comm.Choice
 	bestT := time.Duration(math.MaxInt64)
 	for _, a := range Offered(p, n) {
-		if t, err := CollectiveTime(p, device.OpAllReduce, a, n, bytes); err == nil && t < bestT {
-			best, bestT = a, t
+		protos := []comm.Proto{comm.ProtoAuto}
+		if comm.TakesProto(a) {
+			protos = []comm.Proto{comm.Simple, comm.LL, comm.LL128}
+		}
+		for _, proto := range protos {
+			ch := comm.Choice{Algo: a, Proto: proto}
+			if t, err := CollectiveTimeProto(p, device.OpAllReduce, ch, n, bytes); err == nil && t < bestT {
+				best, bestT = ch, t
+			}
 		}
 	}
 	return best
 }
 
 // ModelTable is the selection table this model gives profile p: for each world size in
-// worlds and each size bucket up to maxBytes' bucket, the offered algorithm with the lowest
-// CollectiveTime at the bucket's upper bound. On a profile without a Calibration it is
-// the α-β model's (idealTable).
+// worlds and each size bucket up to maxBytes' bucket, the offered algorithm and protocol
+// with the lowest CollectiveTimeProto at the bucket's upper bound. On a profile without a
+// Calibration it is the α-β model's (idealTable), which keeps Simple.
 func ModelTable(p hw.Profile, worlds []int, maxBytes int64) *comm.Table {
 	if p.Calibration == nil {
 		return idealTable(p, worlds, maxBytes)
@@ -241,7 +235,7 @@ func ModelTable(p hw.Profile, worlds []int, maxBytes int64) *comm.Table {
 	t := &comm.Table{Source: "model:" + p.Name}
 	for _, n := range worlds {
 		for b := 0; n >= 1 && b <= comm.Bucket(maxBytes); b++ {
-			_ = t.Set(n, b, fastest(p, n, comm.BucketBytes(b))) // cannot fail: n ≥ 1, b in range, a real Algo; repeats replace
+			_ = t.SetChoice(n, b, fastest(p, n, comm.BucketBytes(b))) // cannot fail: n ≥ 1, b in range, a real choice; repeats replace
 		}
 	}
 	return t

@@ -139,17 +139,17 @@ func TestCollectiveModel(t *testing.T) {
 
 	for _, c := range []struct {
 		bytes int64
-		want  Protocol
-	}{{128, LL}, {256 * kib, LL128}, {16 * mib, Simple}} {
+		want  comm.Proto
+	}{{128, comm.LL}, {256 * kib, comm.LL128}, {16 * mib, comm.Simple}} {
 		_, proto := NCCLFastest(p, device.OpAllReduce, 8, c.bytes)
 		require.Equal(t, c.want, proto, "%d B", c.bytes)
 	}
 	ideal, err := hw.Lookup("h100-sxm-ideal")
 	require.NoError(t, err)
-	_, ok := NCCLTime(ideal, device.OpAllReduce, LL128, 8, mib)
+	_, ok := NCCLTime(ideal, device.OpAllReduce, comm.LL128, 8, mib)
 	require.False(t, ok)
 	d, proto := NCCLFastest(ideal, device.OpAllReduce, 8, 16*kib)
-	require.Equal(t, LL, proto)
+	require.Equal(t, comm.LL, proto)
 	require.InDelta(t, 6.6+14*0.6+16.384/(450*0.25*8/14), us(d), 0.01, "NCCL tuner's ring/LL")
 }
 

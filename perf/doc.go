@@ -5,7 +5,8 @@
 // compute kernels; for collectives, with the algorithm the selector picked at that call
 // site, the profile's calibration to published measurements (per-algorithm fixed costs and
 // link efficiencies, NCCL's ring per protocol), or the idealised α-β model (ModelTime) on a
-// profile without one — then walks the graph's dependencies to the step time. It
+// profile without one, tpslice's ring and tree under each protocol (comm.Proto) scaled as
+// NCCL's tuner has it (proto.go) — then walks the graph's dependencies to the step time. It
 // also says whether the weights and the KV cache fit a GPU. A TP group may span several
 // hosts (Config.Hosts): collectives are then priced with the profile's InterHost network
 // for their hops across hosts (CollectiveTimeHosts, ModelTableHosts), the two-level

@@ -146,7 +146,7 @@ func ModelTableHosts(p hw.Profile, hosts int, worlds []int, maxBytes int64) *com
 // ncclNetHop is NCCL's tuner's latency of a ring step over the network, per protocol
 // (NVIDIA/nccl src/graph/tuning.cc, hwLat[NCCL_HW_NET], ring: LL 2.7, LL128 4.0, Simple
 // 9.6 µs).
-var ncclNetHop = [...]time.Duration{LL: 2700 * time.Nanosecond, LL128: 4000 * time.Nanosecond, Simple: 9600 * time.Nanosecond}
+var ncclNetHop = [...]time.Duration{comm.LL: 2700 * time.Nanosecond, comm.LL128: 4000 * time.Nanosecond, comm.Simple: 9600 * time.Nanosecond}
 
 // NCCLTimeHosts is NCCLTime on a node of hosts hosts that the n ranks split over evenly:
 // NCCL's ring through every rank, priced as its tuner prices rings across nodes —
@@ -156,7 +156,7 @@ var ncclNetHop = [...]time.Duration{LL: 2700 * time.Nanosecond, LL128: 4000 * ti
 // the NICs), whichever is lower. ok is false on one host where NCCLTime's is, and across
 // hosts on a profile without a Calibration or an InterHost network, or ranks that do not
 // split evenly.
-func NCCLTimeHosts(p hw.Profile, hosts int, op device.CollectiveOp, proto Protocol, n int, bytes int64) (d time.Duration, ok bool) {
+func NCCLTimeHosts(p hw.Profile, hosts int, op device.CollectiveOp, proto comm.Proto, n int, bytes int64) (d time.Duration, ok bool) {
 	if hosts <= 1 {
 		return NCCLTime(p, op, proto, n, bytes)
 	}
@@ -164,7 +164,7 @@ func NCCLTimeHosts(p hw.Profile, hosts int, op device.CollectiveOp, proto Protoc
 	if c == nil || !p.InterHost.Network() || n%hosts != 0 || int(proto) >= len(ncclNetHop) {
 		return 0, false
 	}
-	r := [...]hw.RingCost{LL: c.LL, LL128: c.LL128, Simple: c.Simple}[proto]
+	r := [...]hw.RingCost{comm.LL: c.LL, comm.LL128: c.LL128, comm.Simple: c.Simple}[proto]
 	nf, L := float64(n), float64(n/hosts)
 	steps, inter, coef := 2*(nf-1), 2*float64(hosts-1), 2*(nf-1)/nf
 	if op == device.OpAllGather {
@@ -177,8 +177,8 @@ func NCCLTimeHosts(p hw.Profile, hosts int, op device.CollectiveOp, proto Protoc
 
 // NCCLFastestHosts is NCCLFastest on a node of hosts hosts (NCCLTimeHosts); ok is false
 // where no protocol is modelled.
-func NCCLFastestHosts(p hw.Profile, hosts int, op device.CollectiveOp, n int, bytes int64) (best time.Duration, proto Protocol, ok bool) {
-	for _, pr := range Protocols {
+func NCCLFastestHosts(p hw.Profile, hosts int, op device.CollectiveOp, n int, bytes int64) (best time.Duration, proto comm.Proto, ok bool) {
+	for _, pr := range comm.Protos {
 		if d, found := NCCLTimeHosts(p, hosts, op, pr, n, bytes); found && (!ok || d < best) {
 			best, proto, ok = d, pr, true
 		}

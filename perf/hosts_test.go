@@ -141,18 +141,18 @@ func TestPredictAcrossHosts(t *testing.T) {
 func TestNCCLTimeHosts(t *testing.T) {
 	p, err := hw.Lookup("h100-sxm")
 	require.NoError(t, err)
-	for _, proto := range Protocols {
+	for _, proto := range comm.Protos {
 		one, ok := NCCLTimeHosts(p, 1, device.OpAllReduce, proto, 8, 1<<20)
 		require.True(t, ok)
 		flat, _ := NCCLTime(p, device.OpAllReduce, proto, 8, 1<<20)
 		require.Equal(t, flat, one, "%v", proto)
 	}
-	got, ok := NCCLTimeHosts(p, 2, device.OpAllReduce, LL, 16, 16<<10)
+	got, ok := NCCLTimeHosts(p, 2, device.OpAllReduce, comm.LL, 16, 16<<10)
 	require.True(t, ok)
 	require.InDelta(t, 34.0343, float64(got)/float64(time.Microsecond), 1e-3)
 	best, proto, ok := NCCLFastestHosts(p, 2, device.OpAllReduce, 16, 64<<20)
 	require.True(t, ok)
-	require.Equal(t, Simple, proto, "bulk copies win large messages")
+	require.Equal(t, comm.Simple, proto, "bulk copies win large messages")
 	two, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.TwoLevel, 16, 64<<20)
 	require.NoError(t, err)
 	require.Less(t, best, two, "NCCL's rings use every NIC and the faster Simple copies: two-level's two-shot inside the host sustains 0.47 of the link")

@@ -38,7 +38,7 @@ func TestScatterGatherModel(t *testing.T) {
 	require.ErrorContains(t, err, "no all-gather time for algorithm twoshot")
 
 	// NCCL's ring moves the same slices in the same n-1 steps either way.
-	for _, proto := range Protocols {
+	for _, proto := range comm.Protos {
 		rs, ok := NCCLTime(calibrated, device.OpReduceScatter, proto, n, slice)
 		require.True(t, ok)
 		ag, _ := NCCLTime(calibrated, device.OpAllGather, proto, n, slice)
@@ -79,10 +79,10 @@ func TestSeqParallelModel(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, one)
 
-	nccl, ok := NCCLTime(calibrated, op, Simple, n, bytes)
+	nccl, ok := NCCLTime(calibrated, op, comm.Simple, n, bytes)
 	require.True(t, ok)
-	rs, _ := NCCLTime(calibrated, device.OpReduceScatter, Simple, n, bytes/n)
-	ag, _ := NCCLTime(calibrated, device.OpAllGather, Simple, n, 2*bytes/n)
+	rs, _ := NCCLTime(calibrated, device.OpReduceScatter, comm.Simple, n, bytes/n)
+	ag, _ := NCCLTime(calibrated, device.OpAllGather, comm.Simple, n, 2*bytes/n)
 	require.Equal(t, rs+ag, nccl)
 }
 

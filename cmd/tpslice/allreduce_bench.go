@@ -59,6 +59,7 @@ type benchOptions struct {
 	target, budget                            time.Duration
 	dtypeName, algos, model, fabric, selector string
 	op                                        string
+	protos                                    string
 	tuneCache                                 string
 	check, asJSON                             bool
 	timeout                                   time.Duration
@@ -85,6 +86,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.op, "op", "allreduce", "collective: allreduce, reducescatter or allgather (their size is the whole n·count buffer, as nccl-tests counts it)")
 	fs.StringVar(&o.dtypeName, "dtype", "f32", "element type: f32 or bf16")
 	fs.StringVar(&o.algos, "algo", "all", "ring, oneshot, twoshot, nvls, lamport, tree, auto, all, or a comma-separated list")
+	fs.StringVar(&o.protos, "proto", "all", "protocol of ring and tree: LL, LL128, Simple, auto (the selector's), all, or a comma-separated list")
 	fs.IntVar(&o.iters, "iters", 1, "timed calls per round, at least")
 	fs.DurationVar(&o.target, "target", time.Millisecond, "wall time per round, at least (more calls for small messages)")
 	fs.IntVar(&o.rounds, "rounds", 100, "interleaved rounds, at most; each algorithm keeps its best round")
@@ -171,6 +173,38 @@ func benchSizes(begin, end int64, factor int, t dtype.DType) ([]int64, error) {
 	return sizes, nil
 }
 
+// parseProtos reads --proto; "all" lists every protocol.
+func parseProtos(spec string) ([]comm.Proto, error) {
+	if spec == "all" {
+		return comm.Protos, nil
+	}
+	var out []comm.Proto
+	for _, name := range strings.Split(spec, ",") {
+		p, err := comm.ParseProto(name)
+		if err != nil {
+			return nil, fmt.Errorf("--proto: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// withProtos pairs every algorithm that takes a protocol (ring, tree) with each of protos,
+// and every other one with none.
+func withProtos(algos []comm.Algo, protos []comm.Proto) []comm.Choice {
+	var out []comm.Choice
+	for _, a := range algos {
+		if !comm.TakesProto(a) {
+			out = append(out, comm.Choice{Algo: a})
+			continue
+		}
+		for _, p := range protos {
+			out = append(out, comm.Choice{Algo: a, Proto: p})
+		}
+	}
+	return out
+}
+
 // parseAlgos reads --algo; "all" lists every algorithm the fabric offers (over hosts,
 // without NVLS and with the two-level all-reduce), then auto.
 func parseAlgos(spec string, fabric device.Fabric, hosts int) ([]comm.Algo, error) {
@@ -213,6 +247,11 @@ func measureReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64, std
 	if err != nil {
 		return nil, err
 	}
+	protos, err := parseProtos(o.protos)
+	if err != nil {
+		return nil, err
+	}
+	choices := op.choices(algos, protos)
 	if o.iters < 1 || o.warmup < 0 || o.rounds < 1 || o.target < 0 || o.budget < 0 {
 		return nil, fmt.Errorf("--iters and --rounds must be at least 1, --warmup, --target and --budget not negative (got %d, %d, %d, %v, %v)",
 			o.iters, o.rounds, o.warmup, o.target, o.budget)
@@ -263,19 +302,19 @@ func measureReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64, std
 		inCount, _ := op.lens(count)
 		comm.Fill(ins, inCount, uint64(size))
 		row := benchRow{SizeBytes: size, Count: int(size) / t.Size(), Auto: op.auto(c, size).String()}
-		wrong := make([]int, len(algos))
+		wrong := make([]int, len(choices))
 		var check func(i int) error
 		if o.check {
 			check = func(i int) error { wrong[i] = op.wrong(ins, outs, count); return nil }
 		}
-		best, err := c.Measure(streams, algos, ins, outs, count, comm.MeasureOptions{
+		best, err := c.MeasureChoices(streams, choices, ins, outs, count, comm.MeasureOptions{
 			Op: op.op, Warmup: o.warmup, MinIters: o.iters, Target: o.target, Budget: o.budget, Rounds: o.rounds,
 		}, check)
 		if err != nil {
 			return nil, err
 		}
-		for i, a := range algos {
-			res := benchResult{Algo: a.String(), TimeUS: float64(best[i].Nanoseconds()) / 1e3}
+		for i, ch := range choices {
+			res := benchResult{Algo: ch.String(), TimeUS: float64(best[i].Nanoseconds()) / 1e3}
 			algbw := float64(size) / best[i].Seconds() / 1e9
 			res.AlgBWGBps, res.BusBWGBps = algbw, comm.OpBusBW(op.op, algbw, o.ranks)
 			if o.check {
@@ -337,14 +376,22 @@ func chooseSelector(o benchOptions, c *comm.Communicator, streams []*device.Stre
 	return "tuned (" + path + ")", nil
 }
 
-// modelReport prices every size with every algorithm the profile offers (tpslice's, then
-// NCCL's ring with each protocol the profile models), as perf's collective model has them.
+// modelReport prices every size with every algorithm the profile offers, the ring and the
+// tree under each protocol of --proto (tpslice's, then NCCL's ring with each protocol the
+// profile models), as perf's collective model has them.
 func modelReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64) (*benchReport, error) {
 	p, err := hw.Lookup(o.model)
 	if err != nil {
 		return nil, fmt.Errorf("--model: %w", err)
 	}
+	protos, err := parseProtos(o.protos)
+	if err != nil {
+		return nil, err
+	}
 	n, hosts := o.ranks, o.hosts
+	if hosts > 1 {
+		protos = nil // the model prices rings across hosts under NCCL's protocols only
+	}
 	report := &benchReport{Op: string(op.op), Ranks: n, DType: t.String(), Source: "model:" + p.Name, Fabric: p.Fabric.String(),
 		Model: "idealised α-β model (one α per step, full link bandwidth)"}
 	if p.Calibration != nil {
@@ -361,25 +408,30 @@ func modelReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64) (*ben
 		algos = []comm.Algo{comm.OneShot, comm.Ring}
 	}
 	for _, s := range sizes {
-		auto, _ := table.Pick(n, s)
+		auto, _ := table.PickChoice(n, s)
 		if !op.allReduce() {
-			auto = comm.ScatterGatherRule(p.Fabric, n)
+			auto = comm.Choice{Algo: comm.ScatterGatherRule(p.Fabric, n)}
 		}
 		row := benchRow{SizeBytes: s, Count: int(s) / t.Size(), Auto: auto.String()}
 		priced := int64(op.perRank(s, t) * t.Size()) // a reduce-scatter's and an all-gather's: each rank's slice
 		var best time.Duration
-		for _, a := range algos {
-			d, err := perf.CollectiveTimeHosts(p, hosts, op.op, a, n, priced)
+		for _, ch := range op.choices(algos, protos) {
+			var d time.Duration
+			if hosts > 1 {
+				d, err = perf.CollectiveTimeHosts(p, hosts, op.op, ch.Algo, n, priced)
+			} else {
+				d, err = perf.CollectiveTimeProto(p, op.op, ch, n, priced)
+			}
 			if err != nil {
 				return nil, err
 			}
-			row.Results = append(row.Results, modelResult(op, a.String(), s, d))
+			row.Results = append(row.Results, modelResult(op, ch.String(), s, d))
 			// ties: the later (one-shot over ring), but not the tree, which ties one-shot at n = 3
-			if a != comm.NVLS && (row.FastestWithoutNVLS == "" || d < best || d == best && a != comm.Tree) {
-				row.FastestWithoutNVLS, best = a.String(), d
+			if ch.Algo != comm.NVLS && (row.FastestWithoutNVLS == "" || d < best || d == best && ch.Algo != comm.Tree) {
+				row.FastestWithoutNVLS, best = ch.String(), d
 			}
 		}
-		for _, proto := range perf.Protocols {
+		for _, proto := range comm.Protos {
 			if d, ok := perf.NCCLTimeHosts(p, hosts, op.op, proto, n, priced); ok {
 				row.Results = append(row.Results, modelResult(op, "nccl "+proto.String(), s, d))
 			}

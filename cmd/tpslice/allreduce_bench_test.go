@@ -39,8 +39,9 @@ func TestAllreduceBenchCheck(t *testing.T) {
 					require.Zero(t, *res.Wrong, "size %d %s", row.SizeBytes, res.Algo)
 					require.Positive(t, res.TimeUS)
 				}
-				require.Equal(t, []string{"ring", "oneshot", "twoshot", "nvls", "lamport", "tree", "auto"}, algos)
-				require.Contains(t, algos[:6], row.Auto)
+				require.Equal(t, []string{"ring/LL", "ring/LL128", "ring/Simple", "oneshot", "twoshot", "nvls", "lamport",
+					"tree/LL", "tree/LL128", "tree/Simple", "auto"}, algos)
+				require.Contains(t, algos[:10], row.Auto)
 			}
 		})
 	}
@@ -109,7 +110,7 @@ func TestAllreduceBenchTable(t *testing.T) {
 
 // TestAllreduceBenchModel checks the idealised profile's table against DESIGN.md's numbers.
 func TestAllreduceBenchModel(t *testing.T) {
-	out, _, err := runCLI(t, "allreduce-bench", "--model", "h100-sxm-ideal", "-g", "8", "-b", "16K", "-e", "64M", "-f", "16", "--json")
+	out, _, err := runCLI(t, "allreduce-bench", "--model", "h100-sxm-ideal", "-g", "8", "-b", "16K", "-e", "64M", "-f", "16", "--proto", "Simple", "--json")
 	require.NoError(t, err)
 	var rep benchReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
@@ -146,10 +147,17 @@ func TestAllreduceBenchCalibratedModel(t *testing.T) {
 	for _, res := range rep.Rows[0].Results {
 		algos = append(algos, res.Algo)
 	}
-	require.Equal(t, []string{"ring", "oneshot", "twoshot", "nvls", "tree", "nccl LL", "nccl LL128", "nccl Simple"}, algos)
+	require.Equal(t, []string{"ring/LL", "ring/LL128", "ring/Simple", "oneshot", "twoshot", "nvls", "tree/LL", "tree/LL128", "tree/Simple",
+		"nccl LL", "nccl LL128", "nccl Simple"}, algos)
 	require.Equal(t, []string{"LL", "LL", "LL128", "Simple"}, []string{rep.Rows[0].NCCL, rep.Rows[1].NCCL, rep.Rows[2].NCCL, rep.Rows[3].NCCL})
 	require.Equal(t, 16384, int(rep.Rows[1].SizeBytes))
-	require.InDelta(t, 8, rep.Rows[1].Results[1].TimeUS, 2, "one-shot at 16 KiB")
+	require.InDelta(t, 8, rep.Rows[1].Results[3].TimeUS, 2, "one-shot at 16 KiB")
+	// Under every protocol the ring moves the same bytes: LL pays half the bandwidth for
+	// its latency, so it wins the small messages and loses the large ones.
+	small, large := rep.Rows[1].Results, rep.Rows[3].Results
+	require.Less(t, small[0].TimeUS, small[2].TimeUS, "ring/LL beats ring/Simple at 16 KiB")
+	require.Greater(t, large[0].TimeUS, large[2].TimeUS, "ring/Simple beats ring/LL at 256 MiB")
+	require.Greater(t, large[0].TimeUS, large[1].TimeUS, "ring/LL128 beats ring/LL at 256 MiB")
 
 	text, _, err := runCLI(t, "allreduce-bench", "--model", "h100-sxm", "-g", "8", "-b", "16K", "-e", "16K")
 	require.NoError(t, err)
@@ -168,6 +176,8 @@ func TestAllreduceBenchBadFlags(t *testing.T) {
 		{[]string{"-b", "2"}, "--begin: 2 bytes is less than one f32 element"},
 		{[]string{"-f", "1"}, "--factor: want at least 2"},
 		{[]string{"--algo", "hypercube"}, `unknown all-reduce algorithm "hypercube"`},
+		{[]string{"--proto", "LL64"}, `--proto: unknown protocol "LL64"`},
+		{[]string{"--model", "h100-sxm", "--proto", "simple,LL256"}, `--proto: unknown protocol "LL256"`},
 		{[]string{"--fabric", "pcie", "--algo", "nvls"}, "nvls needs the nvswitch fabric, not pcie"},
 		{[]string{"--fabric", "infiniband"}, `unknown fabric "infiniband"`},
 		{[]string{"--model", "tpu-v5"}, "h100-sxm"},

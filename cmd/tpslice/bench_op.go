@@ -97,9 +97,22 @@ func (b benchOp) wrong(ins, outs []*device.Buffer, count int) int {
 }
 
 // auto is what an Auto call of size bytes runs on c.
-func (b benchOp) auto(c *comm.Communicator, size int64) comm.Algo {
+func (b benchOp) auto(c *comm.Communicator, size int64) comm.Choice {
 	if b.allReduce() {
-		return c.Pick(int(size))
+		return c.PickChoice(int(size))
 	}
-	return c.AllGatherAlgo() // reduce-scatter follows the same rule
+	return comm.Choice{Algo: c.AllGatherAlgo()} // reduce-scatter follows the same rule
+}
+
+// choices pairs the all-reduce's ring and tree with each of protos (withProtos); the other
+// collectives, and an all-reduce without protos, run each algorithm as it is.
+func (b benchOp) choices(algos []comm.Algo, protos []comm.Proto) []comm.Choice {
+	if b.allReduce() && protos != nil {
+		return withProtos(algos, protos)
+	}
+	out := make([]comm.Choice, len(algos))
+	for i, a := range algos {
+		out[i] = comm.Choice{Algo: a}
+	}
+	return out
 }

@@ -76,7 +76,8 @@ func TestAllreduceBenchAcrossHosts(t *testing.T) {
 			algos = append(algos, r.Algo)
 			require.Zero(t, *r.Wrong, "%s at %d bytes", r.Algo, row.SizeBytes)
 		}
-		require.Equal(t, []string{"ring", "oneshot", "twoshot", "lamport", "tree", "twolevel", "auto"}, algos)
+		require.Equal(t, []string{"ring/LL", "ring/LL128", "ring/Simple", "oneshot", "twoshot", "lamport",
+			"tree/LL", "tree/LL128", "tree/Simple", "twolevel", "auto"}, algos, "the ring and the tree under every protocol (--proto all)")
 	}
 
 	for _, tc := range []struct {
