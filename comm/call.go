@@ -35,6 +35,7 @@ func (d *callDesc) String() string {
 type call struct {
 	r     *Rank
 	desc  callDesc
+	wire  Wire // the format inputs travel in (callWire)
 	in    *device.Buffer
 	out   *device.Buffer
 	start time.Time

@@ -40,14 +40,20 @@ type peerView struct {
 	tmpU16  []uint16
 	flags   []uint32 // signal words, accessed only with sync/atomic
 	lamport []uint64 // flag-free slots, accessed only with sync/atomic
+	// staging's and tmp's views on the fp8 wire (wireViews)
+	codes, tmpCodes   []uint8
+	scales, tmpScales []float32
 }
 
 func viewOf(staging, tmp, signal, lamport *device.Buffer) peerView {
-	return peerView{
+	v := peerView{
 		f32: staging.Float32s(), u16: staging.Uint16s(),
 		tmpF32: tmp.Float32s(), tmpU16: tmp.Uint16s(),
 		flags: signal.Uint32s(), lamport: lamport.Uint64s(),
 	}
+	v.codes, v.scales = wireViews(staging)
+	v.tmpCodes, v.tmpScales = wireViews(tmp)
+	return v
 }
 
 func newRank(c *Communicator, r int, dev *device.Device) (*Rank, error) {

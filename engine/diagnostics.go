@@ -19,8 +19,8 @@ func (e *Engine) logStartup() {
 		return
 	}
 	g, c, mc, opt := e.group, e.group.Comm(), e.model.Config(), e.model.Options()
-	d.Infof(diag.Init, "TP group of %d ranks on %v, %d SMs per device, NVLS %v, overlap %v",
-		g.World(), c.Fabric(), g.Device(0).NumSMs(), c.HasNVLS(), opt.Overlap)
+	d.Infof(diag.Init, "TP group of %d ranks on %v, %d SMs per device, NVLS %v, overlap %v, all-reduce wire %v",
+		g.World(), c.Fabric(), g.Device(0).NumSMs(), c.HasNVLS(), opt.Overlap, c.Wire())
 	arch := mc.Arch
 	if arch == "" {
 		arch = "llama"
