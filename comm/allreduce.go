@@ -112,7 +112,7 @@ func (r *Rank) launchWire(s *device.Stream, op string, algo Algo, w Wire, in, ou
 		err := s.Launch(device.Kernel{
 			Name: op + "." + algo.String(),
 			Grid: grid(n),
-			Work: r.work(op, algo, w.bytes(n, in.DType()), n*local.BytesPerElem, local.Class),
+			Work: r.work(op, algo, w.MessageBytes(n, in.DType()), n*local.BytesPerElem, local.Class),
 			Prologue: func() error {
 				if first {
 					if err := cl.begin(); err != nil {

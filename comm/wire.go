@@ -75,14 +75,15 @@ func (c *Communicator) Wire() Wire { return c.cfg.Wire }
 // the message size that selects the algorithm (Pick) and that the kernels declare: with
 // the fp8 wire, count codes and a 4-byte scale per block.
 func (c *Communicator) MessageBytes(count int, t dtype.DType) int {
-	return c.callWire(Auto, t).bytes(count, t)
+	return c.callWire(Auto, t).MessageBytes(count, t)
 }
 
-// bytes is what count elements of t take on wire w.
-func (w Wire) bytes(count int, t dtype.DType) int {
+// MessageBytes is what count elements of t from one rank take on wire w (bf16 inputs on
+// the bf16 wire: their own 2 bytes).
+func (w Wire) MessageBytes(count int, t dtype.DType) int {
 	switch w {
 	case WireBF16:
-		return 2 * count
+		return min(2, t.Size()) * count
 	case WireFP8:
 		return count + 4*vec.E4M3Scales(count)
 	}

@@ -366,3 +366,22 @@ func TestWireMessageBytes(t *testing.T) {
 	one := newGroup(t, 1, device.NVSwitch, Config{Wire: WireFP8})
 	require.Equal(t, 4000, one.c.MessageBytes(1000, dtype.F32), "one rank exchanges nothing: no wire")
 }
+
+// TestCompareExact: outputs that are the exact wire's result have no error; one element
+// off by a known amount, or differing on one rank, is measured as such.
+func TestCompareExact(t *testing.T) {
+	g := newGroup(t, 2, device.NVSwitch, Config{})
+	ins, outs := g.alloc(t, dtype.F32, 4), g.alloc(t, dtype.F32, 4)
+	for p := range 2 {
+		copy(ins[p].Float32s(), []float32{1, 2, -3, 0.5})
+		copy(outs[p].Float32s(), []float32{2, 4, -6, 1})
+	}
+	require.Equal(t, WireError{}, CompareExact(ins, outs, 4))
+	outs[0].Float32s()[1], outs[1].Float32s()[1] = 4.5, 4.5
+	outs[1].Float32s()[3] = 1.25
+	e := CompareExact(ins, outs, 4)
+	require.Equal(t, 0.5, e.MaxAbs)
+	require.Equal(t, 0.5/4, e.MaxRel, "|exact| = 4 is above the RMS")
+	require.InDelta(t, math.Sqrt(0.25/4)/math.Sqrt((4+16+36+1)/4.0), e.RelRMS, 1e-12)
+	require.Equal(t, 1, e.Differ)
+}

@@ -23,6 +23,7 @@ import (
 type benchReport struct {
 	Ranks    int        `json:"ranks"`
 	DType    string     `json:"dtype"`
+	Wire     string     `json:"wire,omitempty"`  // --allreduce-dtype, when not exact
 	Source   string     `json:"source"`          // "measured" or "model:PROFILE"
 	Model    string     `json:"model,omitempty"` // what the model's constants rest on (model output only)
 	Fabric   string     `json:"fabric,omitempty"`
@@ -49,6 +50,8 @@ type benchResult struct {
 	AlgBWGBps float64 `json:"algbw_gbps"`
 	BusBWGBps float64 `json:"busbw_gbps"`
 	Wrong     *int    `json:"wrong,omitempty"` // with --check only
+	// Error is the distance to the exact wire's result (--check with --allreduce-dtype).
+	Error *comm.WireError `json:"error,omitempty"`
 }
 
 type benchOptions struct {
@@ -59,6 +62,7 @@ type benchOptions struct {
 	tuneCache                                 string
 	check, asJSON                             bool
 	timeout                                   time.Duration
+	wire                                      comm.Wire
 }
 
 func allreduceBench(args []string, stdout, stderr io.Writer) error {
@@ -93,6 +97,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.selector, "select", "tuned", "how auto picks: tuned (measure once, cache), default (vLLM's rule), or model:PROFILE")
 	fs.StringVar(&o.tuneCache, "tune-cache", "", "autotuning cache file (default: the user cache directory)")
 	fs.DurationVar(&o.timeout, "timeout", comm.DefaultTimeout, "deadline of every wait on a peer")
+	addWireFlag(fs, &o.wire)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -180,6 +185,9 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 		return nil, fmt.Errorf("--fabric: %w", err)
 	}
 	algos, err := parseAlgos(o.algos, fabric)
+	if err == nil {
+		algos, err = wireAlgos(algos, o)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +200,7 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 		return nil, err
 	}
 	defer node.Close()
-	c, err := comm.New(node, comm.Config{BufferBytes: int(o.buffer), Timeout: o.timeout})
+	c, err := comm.New(node, comm.Config{BufferBytes: int(o.buffer), Timeout: o.timeout, Wire: o.wire})
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +211,7 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 			return nil, err
 		}
 	}
-	report := &benchReport{Ranks: o.ranks, DType: t.String(), Source: "measured", Fabric: fabric.String()}
+	report := &benchReport{Ranks: o.ranks, DType: t.String(), Source: "measured", Fabric: fabric.String(), Wire: wireName(o.wire)}
 	if fabric.HasMulticast() {
 		report.NVLS = "emulated"
 	}
@@ -225,10 +233,13 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 	for _, size := range sizes {
 		count := int(size) / t.Size()
 		comm.Fill(ins, count, uint64(size))
-		row := benchRow{SizeBytes: size, Count: count, Auto: c.Pick(int(size)).String()}
-		wrong := make([]int, len(algos))
+		row := benchRow{SizeBytes: size, Count: count, Auto: c.Pick(c.MessageBytes(count, t)).String()}
+		wrong, errs := make([]int, len(algos)), make([]comm.WireError, len(algos))
 		var check func(i int) error
-		if o.check {
+		switch {
+		case o.check && o.wire != comm.WireExact:
+			check = func(i int) error { errs[i] = comm.CompareExact(ins, outs, count); return nil }
+		case o.check:
 			check = func(i int) error { wrong[i] = comm.CountWrong(ins, outs, count); return nil }
 		}
 		best, err := c.Measure(streams, algos, ins, outs, count, comm.MeasureOptions{
@@ -241,7 +252,10 @@ func measureReport(o benchOptions, t dtype.DType, sizes []int64, stderr io.Write
 			res := benchResult{Algo: a.String(), TimeUS: float64(best[i].Nanoseconds()) / 1e3}
 			algbw := float64(size) / best[i].Seconds() / 1e9
 			res.AlgBWGBps, res.BusBWGBps = algbw, comm.BusBW(algbw, o.ranks)
-			if o.check {
+			switch {
+			case o.check && o.wire != comm.WireExact:
+				res.Error = &errs[i]
+			case o.check:
 				res.Wrong = &wrong[i]
 			}
 			row.Results = append(row.Results, res)
@@ -301,6 +315,9 @@ func modelReport(o benchOptions, t dtype.DType, sizes []int64) (*benchReport, er
 	if err != nil {
 		return nil, fmt.Errorf("--model: %w", err)
 	}
+	if o.wire != comm.WireExact {
+		return wireModelReport(o, p, t, sizes)
+	}
 	n := o.ranks
 	report := &benchReport{Ranks: n, DType: t.String(), Source: "model:" + p.Name, Fabric: p.Fabric.String(),
 		Model: "idealised α-β model (one α per step, full link bandwidth)"}
@@ -356,7 +373,15 @@ func printReport(w io.Writer, r *benchReport) error {
 		fmt.Fprintf(w, " (%s fabric)\n# %s; nccl X: NCCL's ring with protocol X\n", r.Fabric, r.Model)
 	}
 	fmt.Fprintln(w, "# time in µs; algbw = size/time and busbw = algbw·2(n-1)/n in GB/s")
-	if r.Source == "measured" {
+	wrongHead := "#wrong"
+	switch {
+	case r.Wire != "":
+		fmt.Fprintf(w, "# wire: %s (%s); size, algbw and busbw count the %s bytes, not the wire's\n", r.Wire, wireUsageOf(r.Wire), r.DType)
+		if r.Source == "measured" {
+			wrongHead = "maxrel"
+			fmt.Fprintln(w, "# maxrel: largest relative error against the exact wire's result, of elements of at least its RMS (--check; - without it)")
+		}
+	case r.Source == "measured":
 		fmt.Fprintln(w, "# #wrong: elements off the float64 reference or differing between ranks (--check; - without it)")
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
@@ -371,7 +396,7 @@ func printReport(w io.Writer, r *benchReport) error {
 	for _, res := range r.Rows[0].Results {
 		head += "|\t" + res.Algo + "\talgbw\tbusbw\t"
 		if measured {
-			head += "#wrong\t"
+			head += wrongHead + "\t"
 		}
 	}
 	fmt.Fprintln(tw, head)
@@ -386,6 +411,9 @@ func printReport(w io.Writer, r *benchReport) error {
 				wrong := "-"
 				if res.Wrong != nil {
 					wrong = fmt.Sprint(*res.Wrong)
+				}
+				if res.Error != nil {
+					wrong = fmt.Sprintf("%.2g", res.Error.MaxRel)
 				}
 				line += wrong + "\t"
 			}
