@@ -90,6 +90,22 @@ func (w Wire) MessageBytes(count int, t dtype.DType) int {
 	return count * t.Size()
 }
 
+// countOnWire is the number of elements of t whose message on the communicator's wire
+// takes about bytes (at least one), which autotuning measures for a bucket.
+func (c *Communicator) countOnWire(bytes int64, t dtype.DType) int {
+	per := float64(c.MessageBytes(1<<20, t)) / (1 << 20)
+	return max(1, int(float64(bytes)/per))
+}
+
+// wireFingerprint is what a low-precision wire adds to Fingerprint: a table tuned on
+// another wire measured other kernels.
+func (c *Communicator) wireFingerprint() string {
+	if c.cfg.Wire == WireExact {
+		return ""
+	}
+	return "/wire-" + c.cfg.Wire.String()
+}
+
 // callWire is the wire a call of algorithm a (Auto: whichever Pick gives) on elements of t
 // runs: the communicator's, except where nothing is exchanged (one rank), where the
 // algorithm keeps its own format, or where the input is already as narrow as the wire.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -384,4 +385,18 @@ func TestCompareExact(t *testing.T) {
 	require.Equal(t, 0.5/4, e.MaxRel, "|exact| = 4 is above the RMS")
 	require.InDelta(t, math.Sqrt(0.25/4)/math.Sqrt((4+16+36+1)/4.0), e.RelRMS, 1e-12)
 	require.Equal(t, 1, e.Differ)
+}
+
+// TestWireAutotune: on a wire, autotuning measures only one-shot and two-shot, at counts
+// whose wire messages fill each bucket, and its table is not the exact wire's.
+func TestWireAutotune(t *testing.T) {
+	g := newGroup(t, 2, device.NVSwitch, Config{BufferBytes: 64 << 10, Wire: WireFP8})
+	exact := newGroup(t, 2, device.NVSwitch, Config{BufferBytes: 64 << 10})
+	require.NotEqual(t, exact.c.Fingerprint(dtype.F32), g.c.Fingerprint(dtype.F32))
+	table, err := g.c.Autotune(g.streams, TuneOptions{MinBytes: 64, MaxBytes: 4 << 10, Measure: MeasureOptions{Target: time.Millisecond, Rounds: 2}})
+	require.NoError(t, err)
+	for _, row := range table.Rows {
+		require.Contains(t, []Algo{OneShot, TwoShot}, row.Algo, "bucket %d", row.Bucket)
+	}
+	require.Equal(t, 910, g.c.countOnWire(1<<10, dtype.F32), "1 KiB of fp8 wire: 910 values and their 29 scales")
 }

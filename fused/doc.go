@@ -9,5 +9,8 @@
 // normalized activations for the next block, bitwise the same on every rank and as the
 // unfused pair over the same all-reduce: one-shot, two-shot and NVLS sum in rank order (so
 // they agree with each other too), the tree in its own order, and the norm is
-// vec.AddRMSNorm for all of them.
+// vec.AddRMSNorm for all of them. On the communicator's low-precision wire
+// (comm.Config.Wire) one-shot and two-shot stage and reduce through it and keep matching
+// the unfused pair over the same wire bit for bit; NVLS and the tree refuse it; on fp8,
+// rows that are not whole blocks of scale run unfused under Auto.
 package fused

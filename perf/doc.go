@@ -8,6 +8,9 @@
 // profile without one — then walks the graph's dependencies to the step time. It
 // also says whether the weights and the KV cache fit a GPU.
 //
+// A low-precision all-reduce wire (Config.AllReduceWire) is priced through the bytes its
+// kernels declare; its encoding runs in registers on a GPU and is not priced.
+//
 // perf owns the efficiencies and all the pricing, collectives included, and the selection
 // table a model gives (ModelTable, what `--select model:PROFILE` runs); the kernels' costs (bytes, FLOPs, class)
 // come from the kernels themselves (device.Work), so the model cannot drift from the
