@@ -96,7 +96,8 @@ func (k *CallCtx) WireBlock() int {
 	return 1
 }
 
-// Tmp returns rank p's registered scratch buffer as f32, mapped into this rank.
+// Tmp returns rank p's registered scratch buffer as f32, mapped into this rank (on the
+// exact wire; ReduceOwn and Gather use it on any).
 func (k *CallCtx) Tmp(p int) []float32 { return (*call)(k).r.peers[p].tmpF32 }
 
 // Tree runs block b's share [lo, hi) of the chunk at off through the tree all-reduce (the

@@ -36,14 +36,6 @@ func (cl *call) span(n int, b device.Block) (lo, hi int) {
 	return splitAligned(n, b.Grid, b.Index, g), splitAligned(n, b.Grid, b.Index+1, g)
 }
 
-// splitAligned is splitPoint rounded down to a multiple of g (a power of two) instead of 16.
-func splitAligned(n, parts, i, g int) int {
-	if i >= parts {
-		return n
-	}
-	return min(n, (n/parts*i+min(i, n%parts))&^(g-1))
-}
-
 // stageWire encodes input elements [off+lo, off+hi) into the rank's staging buffer at
 // [lo, hi) in the call's wire format.
 func (cl *call) stageWire(off, lo, hi int) {
