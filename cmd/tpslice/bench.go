@@ -320,6 +320,9 @@ func printBench(w io.Writer, o decodeBenchOptions, rep decodeBenchReport) error 
 	if o.cfg.Eager {
 		mode = "eager"
 	}
+	if w := o.cfg.AllReduceWire; w != comm.WireExact {
+		mode += "; all-reduces on the " + w.String() + " wire"
+	}
 	fmt.Fprintf(w, "# tpslice bench: %s, %.1f MB of weights; prompt %d, generate %d tokens per request (greedy); %s\n",
 		rep.Model, float64(rep.WeightBytes)/1e6, o.promptLen, o.genLen, mode)
 	if rep.ReadGBps > 0 {
