@@ -136,7 +136,8 @@ type owned struct {
 	ranks, h int
 }
 
-// Column slices are cut at multiples of g (which divides h).
+// ownedBy is rank p's part of a block's rows [r0, r1) of h values among n ranks; column
+// slices are cut at multiples of g (which divides h).
 func ownedBy(p, n, r0, r1, h, g int) owned {
 	if r1-r0 >= n {
 		return owned{rows: true, lo: r0 + (r1-r0)*p/n, hi: r0 + (r1-r0)*(p+1)/n, r0: r0, r1: r1, ranks: n, h: h}
