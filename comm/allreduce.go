@@ -36,13 +36,16 @@ func (r *Rank) AllReduceProto(s *device.Stream, algo Algo, proto Proto, in, out 
 	}
 	t := in.DType()
 	if algo == Auto {
-		algo = r.c.Pick(count * t.Size())
+		algo = r.c.Pick(r.c.MessageBytes(count, t))
 	}
 	if !r.c.Available(algo) {
 		if algo == TwoLevel {
 			return fmt.Errorf("comm: rank %d allreduce: algorithm %v: %w", r.rank, algo, r.c.layout.err)
 		}
 		return fmt.Errorf("comm: rank %d allreduce: algorithm %v is not available on a %v fabric", r.rank, algo, r.c.node.Fabric())
+	}
+	if r.c.n > 1 && !r.c.cfg.Wire.Supports(algo) {
+		return r.errWire("allreduce", algo)
 	}
 	switch {
 	case proto == ProtoAuto:
@@ -75,7 +78,7 @@ func (r *Rank) AllReduceProto(s *device.Stream, algo Algo, proto Proto, in, out 
 	if proto == Simple {
 		proto = ProtoAuto // calls record and compare a protocol only where it is not the default
 	}
-	return r.launchProto(s, "allreduce", Choice{algo, proto}, in, out, count, chunk, LocalWork{}, nil, body)
+	return r.launchWire(s, "allreduce", Choice{algo, proto}, r.c.callWire(algo, t), in, out, count, chunk, LocalWork{}, nil, body)
 }
 
 // check validates a call's arguments on the host, before anything is enqueued.
@@ -113,11 +116,12 @@ func (r *Rank) check(op string, s *device.Stream, in, out *device.Buffer, count,
 // chunks matters: a rank that reaches a chunk's first barrier has finished every block of
 // the chunk before, so blocks never see another block's share of a buffer change under them.
 func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Buffer, count, chunk int, local LocalWork, grid func(n int) int, body func(*call, device.Block, int, int) error) error {
-	return r.launchProto(s, op, Choice{Algo: algo}, in, out, count, chunk, local, grid, body)
+	return r.launchWire(s, op, Choice{Algo: algo}, WireExact, in, out, count, chunk, local, grid, body)
 }
 
-// launchProto is launch with the protocol of ch.Proto (ProtoAuto for none or Simple).
-func (r *Rank) launchProto(s *device.Stream, op string, ch Choice, in, out *device.Buffer, count, chunk int, local LocalWork, grid func(n int) int, body func(*call, device.Block, int, int) error) error {
+// launchWire is launch for a call of algorithm and protocol ch whose inputs travel in wire
+// format w.
+func (r *Rank) launchWire(s *device.Stream, op string, ch Choice, w Wire, in, out *device.Buffer, count, chunk int, local LocalWork, grid func(n int) int, body func(*call, device.Block, int, int) error) error {
 	algo := ch.Algo
 	if grid == nil {
 		grid = r.defaultGrid
@@ -125,14 +129,14 @@ func (r *Rank) launchProto(s *device.Stream, op string, ch Choice, in, out *devi
 	if err := r.c.Err(); err != nil {
 		return fmt.Errorf("comm: rank %d %s: %w: %v", r.rank, op, ErrFailed, err)
 	}
-	cl := &call{r: r, desc: callDesc{op: op, algo: algo, proto: ch.Proto, t: in.DType(), count: count}, in: in, out: out}
+	cl := &call{r: r, desc: callDesc{op: op, algo: algo, proto: ch.Proto, t: in.DType(), count: count}, wire: w, in: in, out: out}
 	r.captureInput(s, cl)
 	for off := 0; off < count; off += chunk {
 		n, first, last := min(chunk, count-off), off == 0, off+chunk >= count
 		err := s.Launch(device.Kernel{
 			Name: op + "." + ch.String(),
 			Grid: grid(n),
-			Work: r.work(op, ch, n*in.DType().Size(), n*local.BytesPerElem, local.Class),
+			Work: r.work(op, ch, w.MessageBytes(n, in.DType()), n*local.BytesPerElem, local.Class),
 			Prologue: func() error {
 				if first {
 					if err := cl.begin(); err != nil {
@@ -181,8 +185,12 @@ func (r *Rank) defaultGrid(n int) int {
 }
 
 // stage copies input elements [off+lo, off+hi) to the rank's staging buffer at [lo, hi),
-// unless the call reads its peers' inputs in place.
+// unless the call reads its peers' inputs in place; on a low-precision wire it encodes them.
 func (cl *call) stage(off, lo, hi int) {
+	if cl.wire != WireExact {
+		cl.stageWire(off, lo, hi)
+		return
+	}
 	if cl.registered() {
 		cl.r.bytesSaved.Add(int64((hi - lo) * cl.desc.t.Size()))
 		return
@@ -197,8 +205,13 @@ func (cl *call) stage(off, lo, hi int) {
 
 // sumInputs sums elements [lo, hi) of the chunk at off over every rank's input — its staged
 // copy, or the input itself when registered — in rank order into dst from element at on
-// (dst viewed as f32 or 16-bit words, by the call's dtype), rounding 16-bit sums once.
+// (dst viewed as f32 or 16-bit words, by the call's dtype), rounding 16-bit sums once;
+// on a low-precision wire it decodes the staged chunks.
 func (cl *call) sumInputs(off, lo, hi, at int, dstF32 []float32, dstU16 []uint16) {
+	if cl.wire != WireExact {
+		cl.sumWire(lo, hi, at, dstF32, dstU16)
+		return
+	}
 	n := cl.r.c.n
 	if cl.desc.t == dtype.F32 {
 		var srcs [device.MaxNodeDevices][]float32

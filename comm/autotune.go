@@ -53,6 +53,9 @@ func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table
 	o = o.withDefaults()
 	es := int64(o.DType.Size())
 	maxCount := int((BucketBytes(Bucket(o.MaxBytes)) + es - 1) / es)
+	if c.cfg.Wire != WireExact {
+		maxCount = c.countOnWire(BucketBytes(Bucket(o.MaxBytes)), o.DType)
+	}
 	ins, outs, err := c.benchBuffers(o.DType, maxCount)
 	if err != nil {
 		return nil, err
@@ -61,7 +64,7 @@ func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table
 
 	var algos []Algo
 	for _, a := range append(slices.Clone(Algos), HostAlgos...) {
-		if c.Available(a) {
+		if c.Available(a) && c.cfg.Wire.Supports(a) {
 			algos = append(algos, a)
 		}
 	}
@@ -70,6 +73,9 @@ func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table
 	lo, hi := Bucket(o.MinBytes), Bucket(o.MaxBytes)
 	for b := lo; b <= hi; b++ {
 		count := int(max(1, BucketBytes(b)/es))
+		if c.cfg.Wire != WireExact { // Pick looks the wire's bytes up
+			count = c.countOnWire(BucketBytes(b), o.DType)
+		}
 		best, err := c.MeasureChoices(streams, choices, ins, outs, count, o.Measure, nil)
 		if err != nil {
 			return nil, err
@@ -123,7 +129,7 @@ func (c *Communicator) Fingerprint(t dtype.DType) string {
 	d0, _ := c.node.Device(0)
 	return fmt.Sprintf("cpu-%s-%dcpu-%dprocs/n%d-sm%d-%v/buf%d-lamport%d-blocks%d/%v/%d-algos-%d-protos",
 		runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), c.n, d0.NumSMs(), c.node.Fabric(),
-		c.cfg.BufferBytes, c.cfg.LamportBytes, c.cfg.Blocks, t, len(Algos), len(Protos)) + c.hostsTag()
+		c.cfg.BufferBytes, c.cfg.LamportBytes, c.cfg.Blocks, t, len(Algos), len(Protos)) + c.hostsTag() + c.wireFingerprint()
 }
 
 // SetTable replaces the selection table that Auto consults (nil: the built-in rule).

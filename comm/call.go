@@ -37,6 +37,7 @@ func (d *callDesc) String() string {
 type call struct {
 	r     *Rank
 	desc  callDesc
+	wire  Wire // the format inputs travel in (callWire)
 	in    *device.Buffer
 	out   *device.Buffer
 	start time.Time
@@ -316,11 +317,15 @@ func blockSpan(n int, b device.Block) (lo, hi int) {
 	return splitPoint(n, b.Grid, b.Index), splitPoint(n, b.Grid, b.Index+1)
 }
 
-func splitPoint(n, parts, i int) int {
+func splitPoint(n, parts, i int) int { return splitAligned(n, parts, i, 16) }
+
+// splitAligned is the i-th of parts near-even split points of n, rounded down to a
+// multiple of g (a power of two); n from i = parts on.
+func splitAligned(n, parts, i, g int) int {
 	if i >= parts {
 		return n
 	}
-	return min(n, (n/parts*i+min(i, n%parts))&^15)
+	return min(n, (n/parts*i+min(i, n%parts))&^(g-1))
 }
 
 func fmtRankErr(r int, what string, err error) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/vec"
 )
 
 // Collective describes a collective call that a package above comm builds from comm's
@@ -30,6 +31,10 @@ type Collective struct {
 	Grid func(n int) int
 	// Block runs block b of the chunk [off, off+n).
 	Block func(k *CallCtx, b device.Block, off, n int) error
+	// Wire makes the call move its inputs in the communicator's wire format (Config.Wire),
+	// for an Algo that runs it: Block then exchanges only through Stage, SumInputs,
+	// ReduceOwn and Gather, in spans that start at multiples of WireBlock.
+	Wire bool
 }
 
 // LocalWork is what a collective does on its own rank besides the exchange: its device-memory
@@ -60,12 +65,39 @@ func (k *CallCtx) Barrier(b device.Block, what string) error { return (*call)(k)
 // Staging returns rank p's registered staging buffer as f32, mapped into this rank.
 func (k *CallCtx) Staging(p int) []float32 { return (*call)(k).r.peers[p].f32 }
 
-// Input returns rank p's input elements [off+lo, off+hi) as f32, mapped into this rank:
+// Input returns rank p's input elements [off+lo, off+hi) as f32, mapped into this rank
+// (on the exact wire only):
 // its staged copy (Stage put it at [lo, hi) of p's staging buffer), or, in a replayed
 // graph whose buffers were registered, p's input itself.
 func (k *CallCtx) Input(p, off, lo, hi int) []float32 { return (*call)(k).inputF32(p, off, lo, hi) }
 
-// Tmp returns rank p's registered scratch buffer as f32, mapped into this rank.
+// SumInputs sums every rank's input elements [off+lo, off+hi) in rank order into dst
+// (len(dst) = hi-lo, f32), decoding them on a low-precision wire: Input's views, summed
+// as vec.SumF32 sums them, on the exact wire.
+func (k *CallCtx) SumInputs(dst []float32, off, lo, hi int) {
+	(*call)(k).sumInputs(off, lo, hi, 0, dst, nil)
+}
+
+// ReduceOwn is two-shot's reduce step: every rank's input elements [off+lo, off+hi) summed
+// in rank order into this rank's scratch buffer at [lo, hi), in the wire format (on a
+// low-precision wire the sum is encoded again: Gather then returns the wire-rounded sum).
+func (k *CallCtx) ReduceOwn(off, lo, hi int) { (*call)(k).reduceOwn(off, lo, hi) }
+
+// Gather is two-shot's gather step: rank p's reduced elements [lo, hi) (ReduceOwn's) into
+// Out at off+lo, decoded from the wire format.
+func (k *CallCtx) Gather(p, off, lo, hi int) { (*call)(k).gather(p, off, lo, hi) }
+
+// WireBlock is what the spans a block stages and reduces must start at multiples of:
+// vec.E4M3Block on the fp8 wire (a scale's block is written by one block alone), else 1.
+func (k *CallCtx) WireBlock() int {
+	if (*call)(k).wire == WireFP8 {
+		return vec.E4M3Block
+	}
+	return 1
+}
+
+// Tmp returns rank p's registered scratch buffer as f32, mapped into this rank (on the
+// exact wire; ReduceOwn and Gather use it on any).
 func (k *CallCtx) Tmp(p int) []float32 { return (*call)(k).r.peers[p].tmpF32 }
 
 // Tree runs block b's share [lo, hi) of the chunk at off through the tree all-reduce (the
@@ -96,7 +128,14 @@ func (r *Rank) LaunchCollective(s *device.Stream, c Collective) error {
 	if c.Count == 0 {
 		return nil
 	}
-	return r.launch(s, c.Op, c.Algo, c.In, c.Out, c.Count, c.Chunk, c.Local, c.Grid, func(cl *call, b device.Block, off, n int) error {
+	w := WireExact
+	if c.Wire {
+		if r.c.n > 1 && !r.c.cfg.Wire.Supports(c.Algo) {
+			return r.errWire(c.Op, c.Algo)
+		}
+		w = r.c.callWire(c.Algo, c.In.DType())
+	}
+	return r.launchWire(s, c.Op, Choice{Algo: c.Algo}, w, c.In, c.Out, c.Count, c.Chunk, c.Local, c.Grid, func(cl *call, b device.Block, off, n int) error {
 		return c.Block((*CallCtx)(cl), b, off, n)
 	})
 }

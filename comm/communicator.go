@@ -56,6 +56,10 @@ type Config struct {
 	// every communicator a process rebuilds the same injector, so that the fault fires
 	// once, counted from start-up. New does not read $TPSLICE_FAULT: FaultFromEnv does.
 	Fault *FaultInjector
+	// Wire is the format one-shot and two-shot all-reduces move their inputs in: the
+	// exact dtype (the default), or bf16 or fp8 for fewer bytes at a stated error (Wire).
+	// Auto then picks only between those two; forcing another algorithm is an error.
+	Wire Wire
 }
 
 // Communicator connects n devices of one node for collectives.
@@ -121,6 +125,9 @@ func New(node *device.Node, cfg Config) (*Communicator, error) {
 			}
 			force = a
 		}
+	}
+	if err := checkWire(cfg.Wire, force); err != nil {
+		return nil, err
 	}
 	proto, err := forcedProto(cfg.Proto)
 	if err != nil {
@@ -283,13 +290,17 @@ func (c *Communicator) Available(a Algo) bool {
 	return false
 }
 
-// Pick returns the algorithm an Auto all-reduce of the given size uses.
+// Pick returns the algorithm an Auto all-reduce of the given size uses: bytes per rank as
+// the wire carries them (MessageBytes).
 func (c *Communicator) Pick(bytes int) Algo {
 	if c.force != Auto {
 		return c.force
 	}
 	if c.n == 1 {
 		return OneShot
+	}
+	if c.cfg.Wire != WireExact {
+		return c.pickWire(bytes)
 	}
 	if t := c.table.Load(); t != nil && max(t.Hosts, 1) == c.Hosts() {
 		if a, ok := t.Pick(c.n, int64(bytes)); ok && c.Available(a) {

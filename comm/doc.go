@@ -33,6 +33,16 @@
 // stream reaches that point. Every rank must issue the same collectives in the same order
 // with the same sizes; a rank that does not is named in the error the others get.
 //
+// One-shot and two-shot can move their inputs in a low-precision wire format
+// (Config.Wire, off by default, where the exact path is bitwise what it always was): bf16
+// (f32 rounded to nearest even) or fp8 (OCP e4m3 with one f32 scale per 32 values, the
+// block's amax/448). Readers decode and sum in f32 in rank order, so every rank still gets
+// the same bits; two-shot encodes its reduced slice again for the gather, so its result is
+// the wire-rounded sum. Each input errs by at most 2^-8 of itself (bf16) or 2^-4 of its
+// block's largest magnitude (fp8). Other algorithms refuse a wire rather than ignore it,
+// and Auto then picks between one-shot and two-shot by the bytes on the wire
+// (MessageBytes, which the kernels declare for the cost model too).
+//
 // Failures end within Config.Timeout, never in a hang: a peer that does not arrive, a
 // mismatched or skipped call, a corrupted barrier flag, a panicking kernel. The error names
 // the rank, the sequence number and the call, and lists the last call of every rank from

@@ -6,7 +6,7 @@ import "github.com/tpslice/tpslice/device"
 // reads all n inputs and sums them in rank order (so every rank gets the same bits);
 // barrier, before the buffer can be reused. Each rank reads (n-1)·S; two barriers.
 func (cl *call) oneShot(b device.Block, off, n int) error {
-	lo, hi := blockSpan(n, b)
+	lo, hi := cl.span(n, b)
 	cl.stage(off, lo, hi)
 	if err := cl.barrier(b, "one-shot inputs staged"); err != nil {
 		return err

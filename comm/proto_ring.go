@@ -29,7 +29,7 @@ func (cl *call) ringOver(w wire, b device.Block, off, count int) error {
 	}
 	cl.enter(b)
 	left, right := (r.rank+n-1)%n, (r.rank+1)%n
-	var lo, hi [device.MaxDevices]int
+	var lo, hi [device.MaxNodeDevices]int
 	longest := 0
 	for p := range n {
 		lo[p], hi[p] = cl.sliceSpan(count, p, b)

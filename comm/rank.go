@@ -48,14 +48,20 @@ type peerView struct {
 	// LL128 data as f32 behind its line's flag
 	protoU64 []uint64
 	protoF32 []float32
+	// staging's and tmp's views on the fp8 wire (wireViews)
+	codes, tmpCodes   []uint8
+	scales, tmpScales []float32
 }
 
 func viewOf(staging, tmp, signal, lamport *device.Buffer) peerView {
-	return peerView{
+	v := peerView{
 		f32: staging.Float32s(), u16: staging.Uint16s(),
 		tmpF32: tmp.Float32s(), tmpU16: tmp.Uint16s(),
 		flags: signal.Uint32s(), lamport: lamport.Uint64s(),
 	}
+	v.codes, v.scales = wireViews(staging)
+	v.tmpCodes, v.tmpScales = wireViews(tmp)
+	return v
 }
 
 func newRank(c *Communicator, r int, dev *device.Device) (*Rank, error) {

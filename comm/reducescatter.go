@@ -81,13 +81,13 @@ func (cl *call) reduceScatter(b device.Block, off, n int) error {
 		return err
 	}
 	if cl.desc.t == dtype.F32 {
-		var srcs [device.MaxDevices][]float32
+		var srcs [device.MaxNodeDevices][]float32
 		for p := range ranks {
 			srcs[p] = cl.slotF32(p, r.rank, off, n, lo, hi)
 		}
 		vec.SumF32(cl.outF32(off+lo, hi-lo), srcs[:ranks])
 	} else {
-		var srcs [device.MaxDevices][]uint16
+		var srcs [device.MaxNodeDevices][]uint16
 		for p := range ranks {
 			srcs[p] = cl.slotU16(p, r.rank, off, n, lo, hi)
 		}

@@ -25,8 +25,8 @@ func (e *Engine) logStartup(rebuild int) {
 		mark = fmt.Sprintf("rebuild %d: ", rebuild)
 	}
 	g, c, mc, opt := e.group, e.group.Comm(), e.model.Config(), e.model.Options()
-	d.Infof(diag.Init, "%sTP group of %d ranks on %v, %d SMs per device, NVLS %v, overlap %v", mark,
-		g.World(), c.Fabric(), g.Device(0).NumSMs(), c.HasNVLS(), opt.Overlap)
+	d.Infof(diag.Init, "%sTP group of %d ranks on %v, %d SMs per device, NVLS %v, overlap %v, all-reduce wire %v", mark,
+		g.World(), c.Fabric(), g.Device(0).NumSMs(), c.HasNVLS(), opt.Overlap, c.Wire())
 	arch := mc.Arch
 	if arch == "" {
 		arch = "llama"

@@ -42,6 +42,9 @@ type Config struct {
 	Fused fused.Variant
 	// Algo forces the all-reduce algorithm (Auto: the selector).
 	Algo comm.Algo
+	// AllReduceWire moves the all-reduces' inputs as bf16 or fp8 (comm.Config.Wire): fewer
+	// bytes, a stated error, results no longer bitwise the exact path's (default exact).
+	AllReduceWire comm.Wire
 	// SMs per device (0: GOMAXPROCS).
 	SMs int
 	// Fabric is the interconnect the simulated node has, which decides the all-reduce
@@ -183,7 +186,7 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) build(src format.Source) error {
 	cfg := e.cfg
 	gc := tp.GroupConfig{World: cfg.TP, SMs: cfg.SMs, Fabric: cfg.Fabric,
-		Comm: comm.Config{Algo: cfg.Algo, Timeout: cfg.CollectiveTimeout, Fault: cfg.Fault}}
+		Comm: comm.Config{Algo: cfg.Algo, Timeout: cfg.CollectiveTimeout, Fault: cfg.Fault, Wire: cfg.AllReduceWire}}
 	if cfg.Overlap {
 		gc.CommSMs = max(cfg.CommSMs, 1)
 	}

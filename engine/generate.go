@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/fused"
 )
 
@@ -274,14 +276,17 @@ func (e *Engine) callSites(prefill int) map[string]string {
 	m := e.Model()
 	c, h := m.Group().Comm(), e.mcfg.Hidden
 	name := func(tokens int) string {
-		v := m.Options().Fused
+		v, wire := m.Options().Fused, ""
 		if v == fused.Auto {
-			v = fused.Select(c, tokens*h*4)
+			v = fused.SelectRows(c, tokens, h)
+		}
+		if w := c.Wire(); w != comm.WireExact && c.Size() > 1 {
+			wire = " (" + w.String() + " wire)"
 		}
 		if v == fused.Unfused {
-			return c.Pick(tokens*h*4).String() + " + separate rmsnorm"
+			return c.Pick(c.MessageBytes(tokens*h, dtype.F32)).String() + " + separate rmsnorm" + wire
 		}
-		return v.String() + " fused with residual + rmsnorm"
+		return v.String() + " fused with residual + rmsnorm" + wire
 	}
 	sites := map[string]string{}
 	for _, phase := range []struct {

@@ -14,5 +14,9 @@
 // unfused pair over the same all-reduce: one-shot, two-shot, NVLS and sequence-parallel sum
 // in rank order (so they agree with each other too, and the sequence-parallel variant with
 // its own unfused pair over comm's direct reduce-scatter and all-gather), the tree in its
-// own order, and the norm is vec.AddRMSNorm for all of them.
+// own order, and the norm is vec.AddRMSNorm for all of them. On the communicator's
+// low-precision wire (comm.Config.Wire) one-shot and two-shot stage and reduce through it
+// and keep matching the unfused pair over the same wire bit for bit; NVLS, the tree and the
+// sequence-parallel variant refuse it; on fp8, rows that are not whole blocks of scale run
+// unfused under Auto.
 package fused

@@ -33,10 +33,13 @@ func AllReduceAddRMSNorm(r *comm.Rank, s *device.Stream, v Variant, partial, res
 		return err
 	}
 	count := sh.Tokens * sh.Hidden
-	if v == Auto {
-		v = Select(r.Communicator(), count*4)
-	}
 	c := r.Communicator()
+	if v == Auto {
+		v = SelectRows(c, sh.Tokens, sh.Hidden)
+	}
+	if err := checkWire(r, v, sh.Hidden); err != nil {
+		return err
+	}
 	f := &fusedCall{residual: residual.Float32s(), weight: weight.Float32s()[:sh.Hidden], out: out.Float32s(), shape: sh}
 	var body func(*fusedCall, *comm.CallCtx, device.Block, int, int) error
 	switch v {
@@ -66,6 +69,7 @@ func AllReduceAddRMSNorm(r *comm.Rank, s *device.Stream, v Variant, partial, res
 		Local: comm.LocalWork{BytesPerElem: 3 * 4, Class: device.ClassNorm},
 		Grid:  func(n int) int { return max(1, min(c.Blocks(), n/sh.Hidden, (n+blockElems-1)/blockElems)) },
 		Block: func(k *comm.CallCtx, b device.Block, off, n int) error { return body(f, k, b, off, n) },
+		Wire:  true,
 	})
 }
 
@@ -135,11 +139,14 @@ type owned struct {
 	ranks, h int
 }
 
-func ownedBy(p, n, r0, r1, h int) owned {
+// ownedBy is rank p's part of a block's rows [r0, r1) of h values among n ranks; column
+// slices are cut at multiples of g (which divides h).
+func ownedBy(p, n, r0, r1, h, g int) owned {
 	if r1-r0 >= n {
 		return owned{rows: true, lo: r0 + (r1-r0)*p/n, hi: r0 + (r1-r0)*(p+1)/n, r0: r0, r1: r1, ranks: n, h: h}
 	}
-	return owned{lo: h * p / n, hi: h * (p + 1) / n, r0: r0, r1: r1, ranks: n, h: h}
+	units := h / g
+	return owned{lo: g * (units * p / n), hi: g * (units * (p + 1) / n), r0: r0, r1: r1, ranks: n, h: h}
 }
 
 // spans calls fn for each contiguous element range [a, b) of the chunk that the part covers.

@@ -22,7 +22,7 @@ func (f *fusedCall) nvls(k *comm.CallCtx, b device.Block, off, n int) error {
 	}
 	var sum [nvlsTile]float32
 	var err error
-	ownedBy(k.Rank(), k.Size(), r0, r1, h).spans(func(lo, hi int) {
+	ownedBy(k.Rank(), k.Size(), r0, r1, h, 1).spans(func(lo, hi int) {
 		for x := lo; x < hi && err == nil; x += nvlsTile {
 			s := sum[:min(nvlsTile, hi-x)]
 			if err = mc.LoadReduce(dtype.F32, s, x); err == nil {

@@ -3,12 +3,12 @@ package fused
 import (
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
-	"github.com/tpslice/tpslice/vec"
 )
 
 // oneShot: every rank stages its rows of the partial output; barrier; every rank sums each
 // of its block's rows over all ranks (rank order) straight into out, then adds the residual
 // and normalizes in the same pass over the row; barrier before the staging buffer is reused.
+// On a low-precision wire the rows are staged encoded and decoded as they are summed.
 func (f *fusedCall) oneShot(k *comm.CallCtx, b device.Block, off, n int) error {
 	h := f.shape.Hidden
 	r0, r1 := blockRows(n/h, b)
@@ -16,13 +16,9 @@ func (f *fusedCall) oneShot(k *comm.CallCtx, b device.Block, off, n int) error {
 	if err := k.Barrier(b, "fused one-shot inputs staged"); err != nil {
 		return err
 	}
-	var srcs [device.MaxNodeDevices][]float32
 	for t := r0; t < r1; t++ {
-		for p := range k.Size() {
-			srcs[p] = k.Input(p, off, t*h, (t+1)*h)
-		}
 		g := off/h + t
-		vec.SumF32(f.out[g*h:(g+1)*h], srcs[:k.Size()])
+		k.SumInputs(f.out[g*h:(g+1)*h], off, t*h, (t+1)*h)
 		f.norm(g)
 	}
 	return k.Barrier(b, "fused one-shot inputs read")

@@ -59,7 +59,7 @@ func (f *fusedCall) seqParallel(k *comm.CallCtx, b device.Block, off, n int) err
 		return err
 	}
 	tmp, base := k.Tmp(k.Rank()), off/h
-	var srcs [device.MaxDevices][]float32
+	var srcs [device.MaxNodeDevices][]float32
 	t0, t1 := seqRows(k.Rank(), ranks, r0, r1)
 	for t := t0; t < t1; t++ {
 		for p := range ranks {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/dtype"
 )
 
 // Variant is how the all-reduce + residual + RMSNorm runs.
@@ -74,6 +75,16 @@ func Select(c *comm.Communicator, bytes int) Variant {
 		return Tree
 	}
 	return Unfused
+}
+
+// SelectRows is the variant Auto runs for tokens rows of hidden f32 values: Select for
+// the bytes they take on the communicator's wire, or unfused where the fp8 wire cannot
+// stage the rows fused (rowsFitWire).
+func SelectRows(c *comm.Communicator, tokens, hidden int) Variant {
+	if !rowsFitWire(c, hidden) {
+		return Unfused
+	}
+	return Select(c, c.MessageBytes(tokens*hidden, dtype.F32))
 }
 
 // algo is the all-reduce shape a fused variant follows, for comm's records and checks.

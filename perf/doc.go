@@ -17,6 +17,9 @@
 // fused sequence-parallel all-reduce + RMSNorm as two-shot's kernel with its residual rows
 // gathered too (SeqParallelTime).
 //
+// A low-precision all-reduce wire (Config.AllReduceWire) is priced through the bytes its
+// kernels declare; its encoding runs in registers on a GPU and is not priced.
+//
 // perf owns the efficiencies and all the pricing, collectives included, and the selection
 // table a model gives (ModelTable, what `--select model:PROFILE` runs); the kernels' costs (bytes, FLOPs, class)
 // come from the kernels themselves (device.Work), so the model cannot drift from the

@@ -49,6 +49,10 @@ type Config struct {
 	Algo  comm.Algo
 	// Collectives chooses whose all-reduce is priced; NCCL forces the ring.
 	Collectives Collectives
+	// AllReduceWire is the engine's --allreduce-dtype (comm.Config.Wire): one-shot and
+	// two-shot then declare, and are priced for, the bytes the wire carries. The encoding
+	// itself runs in the kernel's registers on a GPU and is not priced.
+	AllReduceWire comm.Wire
 	// Eager prices host launches instead of graph replays.
 	Eager bool
 	// Overlap runs batches of two or more as two micro-batches, the collectives of one on a
@@ -135,6 +139,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("perf: context of %d positions: want 1 to %d (%s's context length)", c.Context, c.Model.ContextLength, c.Model.Name)
 	case c.Collectives == NCCL && c.Algo != comm.Auto && c.Algo != comm.Ring:
 		return fmt.Errorf("perf: NCCL collectives run the ring, not %v", c.Algo)
+	case c.Collectives == NCCL && c.AllReduceWire != comm.WireExact:
+		return fmt.Errorf("perf: NCCL collectives have no %v wire", c.AllReduceWire)
+	case !c.AllReduceWire.Supports(c.Algo):
+		return fmt.Errorf("perf: algorithm %v does not run the %v wire (oneshot and twoshot do)", c.Algo, c.AllReduceWire)
 	}
 	return nil
 }
@@ -172,7 +180,7 @@ func capture(c Config) (*device.Graph, int64, tp.Plan, error) {
 		algo = comm.Ring
 	}
 	gc := tp.GroupConfig{World: c.TP, Hosts: c.Hosts, SMs: 1, Fabric: c.Profile.Fabric, Comm: comm.Config{
-		Algo: algo, Table: ModelTableHosts(c.Profile, c.Hosts, []int{c.TP}, 1<<30)}}
+		Algo: algo, Table: ModelTableHosts(c.Profile, c.Hosts, []int{c.TP}, 1<<30), Wire: c.AllReduceWire}}
 	if c.Overlap {
 		gc.SMs, gc.CommSMs = 2, 1
 	}

@@ -25,6 +25,7 @@ type benchReport struct {
 	Ranks    int        `json:"ranks"`
 	Hosts    int        `json:"hosts,omitempty"` // the ranks split over this many hosts (--hosts > 1)
 	DType    string     `json:"dtype"`
+	Wire     string     `json:"wire,omitempty"`  // --allreduce-dtype, when not exact
 	Source   string     `json:"source"`          // "measured" or "model:PROFILE"
 	Model    string     `json:"model,omitempty"` // what the model's constants rest on (model output only)
 	Fabric   string     `json:"fabric,omitempty"`
@@ -51,6 +52,8 @@ type benchResult struct {
 	AlgBWGBps float64 `json:"algbw_gbps"`
 	BusBWGBps float64 `json:"busbw_gbps"`
 	Wrong     *int    `json:"wrong,omitempty"` // with --check only
+	// Error is the distance to the exact wire's result (--check with --allreduce-dtype).
+	Error *comm.WireError `json:"error,omitempty"`
 }
 
 type benchOptions struct {
@@ -64,6 +67,7 @@ type benchOptions struct {
 	check, asJSON                             bool
 	timeout                                   time.Duration
 	hosts                                     int // --hosts: the ranks split over this many
+	wire                                      comm.Wire
 }
 
 func allreduceBench(args []string, stdout, stderr io.Writer) error {
@@ -101,6 +105,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.selector, "select", "tuned", "how auto picks: tuned (measure once, cache), default (vLLM's rule), or model:PROFILE")
 	fs.StringVar(&o.tuneCache, "tune-cache", "", "autotuning cache file (default: the user cache directory)")
 	fs.DurationVar(&o.timeout, "timeout", comm.DefaultTimeout, "deadline of every wait on a peer")
+	addWireFlag(fs, &o.wire)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -130,6 +135,12 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	op, err := parseBenchOp(o.op, o.ranks)
 	if err == nil && o.hosts > 1 && !op.allReduce() {
 		err = fmt.Errorf("--op %s over --hosts %d: only the all-reduce is modelled across hosts", op.op, o.hosts)
+	}
+	if err == nil && o.wire != comm.WireExact && !op.allReduce() {
+		err = fmt.Errorf("--op %s: --allreduce-dtype %v is the all-reduce's wire; %s runs exact", op.op, o.wire, op.op)
+	}
+	if err == nil && o.wire != comm.WireExact && o.model != "" && o.hosts > 1 {
+		err = fmt.Errorf("--allreduce-dtype %v with --model and --hosts %d: the wire is not modelled across hosts", o.wire, o.hosts)
 	}
 	if err == nil {
 		sizes, err = op.sizes(sizes, t)
@@ -244,6 +255,9 @@ func measureReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64, std
 		return nil, fmt.Errorf("--fabric: %w", err)
 	}
 	algos, err := op.algos(o.algos, fabric, o.hosts)
+	if err == nil && o.wire != comm.WireExact {
+		algos, err = wireAlgos(algos, o)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +275,7 @@ func measureReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64, std
 		return nil, err
 	}
 	defer node.Close()
-	c, err := comm.New(node, comm.Config{BufferBytes: int(o.buffer), Timeout: o.timeout})
+	c, err := comm.New(node, comm.Config{BufferBytes: int(o.buffer), Timeout: o.timeout, Wire: o.wire})
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +286,7 @@ func measureReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64, std
 			return nil, err
 		}
 	}
-	report := &benchReport{Op: string(op.op), Ranks: o.ranks, DType: t.String(), Source: "measured", Fabric: fabric.String()}
+	report := &benchReport{Op: string(op.op), Ranks: o.ranks, DType: t.String(), Source: "measured", Fabric: fabric.String(), Wire: wireName(o.wire)}
 	if c.Hosts() > 1 {
 		report.Hosts = c.Hosts()
 	}
@@ -301,10 +315,13 @@ func measureReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64, std
 		count := op.perRank(size, t)
 		inCount, _ := op.lens(count)
 		comm.Fill(ins, inCount, uint64(size))
-		row := benchRow{SizeBytes: size, Count: int(size) / t.Size(), Auto: op.auto(c, size).String()}
-		wrong := make([]int, len(choices))
+		row := benchRow{SizeBytes: size, Count: int(size) / t.Size(), Auto: op.auto(c, count, t).String()}
+		wrong, errs := make([]int, len(choices)), make([]comm.WireError, len(choices))
 		var check func(i int) error
-		if o.check {
+		switch {
+		case o.check && o.wire != comm.WireExact:
+			check = func(i int) error { errs[i] = comm.CompareExact(ins, outs, count); return nil }
+		case o.check:
 			check = func(i int) error { wrong[i] = op.wrong(ins, outs, count); return nil }
 		}
 		best, err := c.MeasureChoices(streams, choices, ins, outs, count, comm.MeasureOptions{
@@ -317,7 +334,10 @@ func measureReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64, std
 			res := benchResult{Algo: ch.String(), TimeUS: float64(best[i].Nanoseconds()) / 1e3}
 			algbw := float64(size) / best[i].Seconds() / 1e9
 			res.AlgBWGBps, res.BusBWGBps = algbw, comm.OpBusBW(op.op, algbw, o.ranks)
-			if o.check {
+			switch {
+			case o.check && o.wire != comm.WireExact:
+				res.Error = &errs[i]
+			case o.check:
 				res.Wrong = &wrong[i]
 			}
 			row.Results = append(row.Results, res)
@@ -383,6 +403,9 @@ func modelReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64) (*ben
 	p, err := hw.Lookup(o.model)
 	if err != nil {
 		return nil, fmt.Errorf("--model: %w", err)
+	}
+	if o.wire != comm.WireExact {
+		return wireModelReport(o, op, p, t, sizes)
 	}
 	protos, err := parseProtos(o.protos)
 	if err != nil {
@@ -482,7 +505,15 @@ func printReport(w io.Writer, r *benchReport) error {
 		}
 	}
 	fmt.Fprintf(w, "# time in µs; algbw = size/time and busbw = algbw·%s in GB/s\n", factor)
-	if r.Source == "measured" {
+	wrongHead := "#wrong"
+	switch {
+	case r.Wire != "":
+		fmt.Fprintf(w, "# wire: %s (%s); size, algbw and busbw count the %s bytes, not the wire's\n", r.Wire, wireUsageOf(r.Wire), r.DType)
+		if r.Source == "measured" {
+			wrongHead = "maxrel"
+			fmt.Fprintln(w, "# maxrel: largest relative error against the exact wire's result, of elements of at least its RMS (--check; - without it)")
+		}
+	case r.Source == "measured":
 		fmt.Fprintf(w, "# #wrong: %s (--check; - without it)\n", wrong)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
@@ -497,7 +528,7 @@ func printReport(w io.Writer, r *benchReport) error {
 	for _, res := range r.Rows[0].Results {
 		head += "|\t" + res.Algo + "\talgbw\tbusbw\t"
 		if measured {
-			head += "#wrong\t"
+			head += wrongHead + "\t"
 		}
 	}
 	fmt.Fprintln(tw, head)
@@ -512,6 +543,9 @@ func printReport(w io.Writer, r *benchReport) error {
 				wrong := "-"
 				if res.Wrong != nil {
 					wrong = fmt.Sprint(*res.Wrong)
+				}
+				if res.Error != nil {
+					wrong = fmt.Sprintf("%.2g", res.Error.MaxRel)
 				}
 				line += wrong + "\t"
 			}

@@ -139,6 +139,7 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	fs.Var(dtypeFlag{&o.cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport, tree")
+	addWireFlag(fs, &o.cfg.AllReduceWire)
 	fs.BoolVar(&o.cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
@@ -168,6 +169,9 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	}
 	if o.cfg.Algo, err = comm.ParseAlgo(algo); err != nil {
 		return o, fail("--algo: %w", err)
+	}
+	if err := checkWire(o.cfg.AllReduceWire, o.cfg.Algo, o.cfg.Fused); err != nil {
+		return o, fail("%w", err)
 	}
 	mcfg, err := engine.LoadConfig(o.cfg.Model)
 	if err != nil {
@@ -315,6 +319,9 @@ func printBench(w io.Writer, o decodeBenchOptions, rep decodeBenchReport) error 
 	mode := "decode graphs"
 	if o.cfg.Eager {
 		mode = "eager"
+	}
+	if w := o.cfg.AllReduceWire; w != comm.WireExact {
+		mode += "; all-reduces on the " + w.String() + " wire"
 	}
 	fmt.Fprintf(w, "# tpslice bench: %s, %.1f MB of weights; prompt %d, generate %d tokens per request (greedy); %s\n",
 		rep.Model, float64(rep.WeightBytes)/1e6, o.promptLen, o.genLen, mode)

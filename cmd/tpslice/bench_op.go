@@ -96,10 +96,10 @@ func (b benchOp) wrong(ins, outs []*device.Buffer, count int) int {
 	return comm.CountWrong(ins, outs, count)
 }
 
-// auto is what an Auto call of size bytes runs on c.
-func (b benchOp) auto(c *comm.Communicator, size int64) comm.Choice {
+// auto is what an Auto call of count elements of t runs on c.
+func (b benchOp) auto(c *comm.Communicator, count int, t dtype.DType) comm.Choice {
 	if b.allReduce() {
-		return c.PickChoice(int(size))
+		return c.PickChoice(c.MessageBytes(count, t)) // the bytes on the communicator's wire
 	}
 	return comm.Choice{Algo: c.AllGatherAlgo()} // reduce-scatter follows the same rule
 }

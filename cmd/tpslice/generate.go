@@ -78,6 +78,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	fs.Var(dtypeFlag{&cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport, tree")
+	addWireFlag(fs, &cfg.AllReduceWire)
 	fs.IntVar(&cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
 	fs.StringVar(&topology, "topology", topo.Auto, topologyUsage())
 	fs.BoolVar(&cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
@@ -104,6 +105,9 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.Algo, err = comm.ParseAlgo(algo); err != nil {
 		return fmt.Errorf("generate: --algo: %w", err)
+	}
+	if err := checkWire(cfg.AllReduceWire, cfg.Algo, cfg.Fused); err != nil {
+		return fmt.Errorf("generate: %w", err)
 	}
 	cfg.Seed = req.Sampling.Seed
 	req.Prompt, req.Stop = prompt, stops

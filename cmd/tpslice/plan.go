@@ -74,6 +74,8 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	fusedFlag := fs.String("fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
 	eager := fs.Bool("eager", false, "price eager launches instead of graph replays")
 	overlap := fs.Bool("overlap", false, "two micro-batches, collectives on a comm stream (batches of 2 or more)")
+	var wire comm.Wire
+	addWireFlag(fs, &wire)
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	plotDir := fs.String("plot", "", "write latency_vs_tp.png and breakdown.png to this directory")
 	if err := parseFlags(fs, args); err != nil {
@@ -86,7 +88,7 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	base.Context, base.Eager, base.Overlap, base.KVDType = *context, *eager, *overlap, kvDType
+	base.Context, base.Eager, base.Overlap, base.KVDType, base.AllReduceWire = *context, *eager, *overlap, kvDType, wire
 	tpList, err := planTPs(fs, *tps, *hosts)
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
@@ -193,8 +195,12 @@ func printPlan(w io.Writer, base perf.Config, rep planReport, preds []perf.Predi
 	if base.Eager {
 		launch = "eager launches"
 	}
-	fmt.Fprintf(w, "# %s on %s (%s, %s fabric, NVLS %v): predicted decode step, %s weights, %s KV cache, context %d, %s, %s collectives\n",
-		rep.Model, p.Name, p.GPU, p.Fabric, p.NVLS, rep.WeightDType, rep.KVDType, rep.Context, launch, rep.Collectives)
+	collectives := rep.Collectives + " collectives"
+	if base.AllReduceWire != comm.WireExact {
+		collectives += " on the " + base.AllReduceWire.String() + " all-reduce wire"
+	}
+	fmt.Fprintf(w, "# %s on %s (%s, %s fabric, NVLS %v): predicted decode step, %s weights, %s KV cache, context %d, %s, %s\n",
+		rep.Model, p.Name, p.GPU, p.Fabric, p.NVLS, rep.WeightDType, rep.KVDType, rep.Context, launch, collectives)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TP\tbatch\ttoken ms\ttokens/s\tfits\tweights GB/GPU\tKV GB/GPU\tcomm share\tall-reduce per call site\t")
 	for i, r := range rep.Rows {

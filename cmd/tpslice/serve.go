@@ -154,6 +154,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.Var(dtypeFlag{&cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport, tree")
+	addWireFlag(fs, &cfg.AllReduceWire)
 	fs.IntVar(&cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
 	fs.StringVar(&topology, "topology", topo.Auto, topologyUsage())
 	fs.BoolVar(&cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
@@ -204,6 +205,9 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	}
 	if cfg.Algo, err = comm.ParseAlgo(algo); err != nil {
 		return fail("--algo: %w", err)
+	}
+	if err := checkWire(cfg.AllReduceWire, cfg.Algo, cfg.Fused); err != nil {
+		return fail("%w", err)
 	}
 	if cfg.Fabric, err = resolveFabric(topology, cfg.TP, stderr); err != nil {
 		return fail("%w", err)
