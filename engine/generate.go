@@ -276,7 +276,7 @@ func (e *Engine) callSites(prefill int) map[string]string {
 	name := func(tokens int) string {
 		v := m.Options().Fused
 		if v == fused.Auto {
-			v = fused.Select(c, tokens*h*4)
+			v = fused.Select(c, m.Options().FusedTable, tokens, h)
 		}
 		if v == fused.Unfused {
 			return c.Pick(tokens*h*4).String() + " + separate rmsnorm"

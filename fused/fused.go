@@ -34,7 +34,7 @@ func AllReduceAddRMSNorm(r *comm.Rank, s *device.Stream, v Variant, partial, res
 	}
 	count := sh.Tokens * sh.Hidden
 	if v == Auto {
-		v = Select(r.Communicator(), count*4)
+		v = Select(r.Communicator(), nil, sh.Tokens, sh.Hidden)
 	}
 	c := r.Communicator()
 	f := &fusedCall{residual: residual.Float32s(), weight: weight.Float32s()[:sh.Hidden], out: out.Float32s(), shape: sh}

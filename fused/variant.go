@@ -56,14 +56,21 @@ func ParseVariant(s string) (Variant, error) {
 	return 0, fmt.Errorf("unknown fused all-reduce variant %q (want auto, unfused, oneshot, twoshot, nvls, tree or seqparallel)", s)
 }
 
-// Select maps the all-reduce algorithm the communicator would pick for a message of bytes
-// onto a fused variant; algorithms without a fused form (ring, flag-free) run unfused.
-// It never picks SeqParallel, which runs when asked for: measured here it ties two-shot
-// where Auto runs two-shot, and on every GPU profile perf prices it above two-shot (it
-// gathers the residual rows as well, over the link, to save a norm pass in HBM); see
-// BENCHMARKS.md, issue 15.
-func Select(c *comm.Communicator, bytes int) Variant {
-	switch c.Pick(bytes) {
+// Select picks the variant Auto runs for a call of tokens rows of hidden f32 values: the
+// table's choice when t (tuned for this hidden size) has a row for the communicator's world
+// size, else the fused form of the all-reduce the communicator would pick for the message
+// (algorithms without a fused form, ring and flag-free, run unfused). Only a table picks
+// SeqParallel: measured here it ties two-shot where the size rule runs two-shot, and on
+// every GPU profile perf prices it above two-shot (it gathers the residual rows as well,
+// over the link, to save a norm pass in HBM), but at decode sizes on this CPU backend it
+// beats one-shot; see BENCHMARKS.md, issue 15.
+func Select(c *comm.Communicator, t *Table, tokens, hidden int) Variant {
+	if t != nil && t.Hidden == hidden {
+		if v, ok := t.Pick(c.Size(), tokens); ok {
+			return v
+		}
+	}
+	switch c.Pick(tokens * hidden * 4) {
 	case comm.OneShot:
 		return OneShot
 	case comm.TwoShot:
