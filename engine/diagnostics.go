@@ -106,10 +106,7 @@ func (e *Engine) logFusedPicks(mark string) {
 	}
 	for tokens := 1; ; tokens *= 2 {
 		tokens = min(tokens, e.cfg.MaxBatchTokens)
-		v := opt.Fused
-		if v == fused.Auto {
-			v = fused.Select(c, opt.FusedTable, tokens, hidden)
-		}
+		v := opt.Fused.Resolve(c, opt.FusedTable, tokens, hidden)
 		e.cfg.Debug.Infof(diag.Tuning, "%sfused all-reduce + rmsnorm of %d tokens × %d at TP %d: %v (%s)", mark, tokens, hidden, c.Size(), v, why)
 		if tokens == e.cfg.MaxBatchTokens {
 			return

@@ -274,10 +274,7 @@ func (e *Engine) callSites(prefill int) map[string]string {
 	m := e.Model()
 	c, h := m.Group().Comm(), e.mcfg.Hidden
 	name := func(tokens int) string {
-		v := m.Options().Fused
-		if v == fused.Auto {
-			v = fused.Select(c, m.Options().FusedTable, tokens, h)
-		}
+		v := m.Options().Fused.Resolve(c, m.Options().FusedTable, tokens, h)
 		if v == fused.Unfused {
 			return c.Pick(tokens*h*4).String() + " + separate rmsnorm"
 		}

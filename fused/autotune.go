@@ -168,8 +168,11 @@ func (b *tuneBuffers) free() {
 	}
 }
 
-// run issues iters calls of v on every rank and waits for them; it returns the wall time
-// per call.
+// run issues iters calls of v on every rank, one at a time, and returns the wall time per
+// call. Each call waits for the last to finish on every rank: in a decoder layer the call
+// depends on the GEMM that depends on the call before, so what counts is a call's latency,
+// not the throughput of calls queued back to back (which favours the variant with the
+// least total work on a node whose ranks share cores).
 func (b *tuneBuffers) run(c *comm.Communicator, streams []*device.Stream, v Variant, sh Shape, iters int) (time.Duration, error) {
 	start := time.Now()
 	for range iters {
@@ -178,10 +181,10 @@ func (b *tuneBuffers) run(c *comm.Communicator, streams []*device.Stream, v Vari
 				return 0, err
 			}
 		}
-	}
-	for r, s := range streams {
-		if err := s.Synchronize(); err != nil {
-			return 0, fmt.Errorf("fused: autotune %v at %d tokens: rank %d: %w", v, sh.Tokens, r, err)
+		for r, s := range streams {
+			if err := s.Synchronize(); err != nil {
+				return 0, fmt.Errorf("fused: autotune %v at %d tokens: rank %d: %w", v, sh.Tokens, r, err)
+			}
 		}
 	}
 	return time.Since(start) / time.Duration(max(iters, 1)), nil

@@ -33,10 +33,8 @@ func AllReduceAddRMSNorm(r *comm.Rank, s *device.Stream, v Variant, partial, res
 		return err
 	}
 	count := sh.Tokens * sh.Hidden
-	if v == Auto {
-		v = Select(r.Communicator(), nil, sh.Tokens, sh.Hidden)
-	}
 	c := r.Communicator()
+	v = v.Resolve(c, nil, sh.Tokens, sh.Hidden)
 	f := &fusedCall{residual: residual.Float32s(), weight: weight.Float32s()[:sh.Hidden], out: out.Float32s(), shape: sh}
 	var body func(*fusedCall, *comm.CallCtx, device.Block, int, int) error
 	switch v {

@@ -83,6 +83,15 @@ func Select(c *comm.Communicator, t *Table, tokens, hidden int) Variant {
 	return Unfused
 }
 
+// Resolve returns v, or Select's pick when v is Auto: the variant a call of tokens rows of
+// hidden values runs.
+func (v Variant) Resolve(c *comm.Communicator, t *Table, tokens, hidden int) Variant {
+	if v != Auto {
+		return v
+	}
+	return Select(c, t, tokens, hidden)
+}
+
 // algo is the all-reduce shape a fused variant follows, for comm's records and checks.
 func (v Variant) algo() comm.Algo {
 	switch v {

@@ -270,10 +270,7 @@ func (rk *llamaRank) nextNorm(l int) *device.Buffer {
 // reduce is the fused all-reduce + residual + RMSNorm that closes every block.
 func (rk *llamaRank) reduce(s *device.Stream, mb microBatch, norm *device.Buffer) error {
 	shape := fused.Shape{Tokens: mb.t1 - mb.t0, Hidden: rk.m.cfg.Hidden, Eps: float32(rk.m.cfg.RMSEps)}
-	v := rk.m.opt.Fused
-	if v == fused.Auto {
-		v = fused.Select(rk.m.group.Comm(), rk.m.opt.FusedTable, shape.Tokens, shape.Hidden)
-	}
+	v := rk.m.opt.Fused.Resolve(rk.m.group.Comm(), rk.m.opt.FusedTable, shape.Tokens, shape.Hidden)
 	return fused.AllReduceAddRMSNorm(rk.m.group.Rank(rk.rank), s, v, mb.x, mb.res, norm, mb.out, shape)
 }
 
