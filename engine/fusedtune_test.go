@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -69,6 +70,12 @@ func TestFusedTableSeqParallelSameTokens(t *testing.T) {
 		cfg.FusedTable = table
 		e, err = New(cfg)
 		require.NoError(t, err)
+		for _, bucket := range e.Graphs().Buckets {
+			nodes := e.decodeGraphs[bucket][1].Graph(0).Nodes
+			require.True(t, slices.ContainsFunc(nodes, func(n device.GraphNode) bool {
+				return n.Kernel.Work.Op == device.OpReduceScatterRMSNormAllGather
+			}), "TP %d: the decode graph of batch %d runs the table's variant", world, bucket)
+		}
 		counter := &seqParallelCounter{dev: e.Model().Group().Device(0)}
 		e.Model().Group().Node().SetTracer(counter)
 		got := generateMix(t, e)
