@@ -21,8 +21,8 @@ type TuneOptions struct {
 	MaxTokens int
 	// Eps is the RMSNorm epsilon (default 1e-5; it changes no timing).
 	Eps float32
-	// Measure says how long each variant runs per bucket (Target, Rounds, Budget, Warmup;
-	// the same defaults as comm's autotuner).
+	// Measure says how long each variant runs per bucket (Target, MinIters, Rounds, Budget
+	// and Warmup, with comm's autotuner's defaults; Op and Prune are not used).
 	Measure comm.MeasureOptions
 }
 
@@ -51,9 +51,9 @@ func Fingerprint(c *comm.Communicator, hidden int) string {
 	return fmt.Sprintf("%s/fused-hidden%d-%d-variants", c.Fingerprint(dtype.F32), hidden, len(Variants))
 }
 
-// Candidates returns the variants Autotune measures on c: every real variant, less NVLS
+// candidates returns the variants Autotune measures on c: every real variant, less NVLS
 // where the fabric has no multicast switch.
-func Candidates(c *comm.Communicator) []Variant {
+func candidates(c *comm.Communicator) []Variant {
 	var vs []Variant
 	for _, v := range Variants {
 		if v != NVLS || c.HasNVLS() {
@@ -86,7 +86,7 @@ func Autotune(c *comm.Communicator, streams []*device.Stream, o TuneOptions) (*T
 		return nil, err
 	}
 	defer b.free()
-	variants := Candidates(c)
+	variants := candidates(c)
 	table := &Table{Source: "tuned:" + Fingerprint(c, o.Hidden), Hidden: o.Hidden}
 	for bucket := lo; bucket <= hi; bucket++ {
 		sh := Shape{Tokens: int(comm.BucketBytes(bucket)), Hidden: o.Hidden, Eps: o.Eps}
@@ -175,9 +175,12 @@ func (b *tuneBuffers) free() {
 // least total work on a node whose ranks share cores).
 func (b *tuneBuffers) run(c *comm.Communicator, streams []*device.Stream, v Variant, sh Shape, iters int) (time.Duration, error) {
 	start := time.Now()
-	for range iters {
+	for i := range iters {
 		for r := range c.Size() {
 			if err := AllReduceAddRMSNorm(c.Rank(r), streams[r], v, b.partial[r], b.residual[r], b.weight[r], b.out[r], sh); err != nil {
+				if i == 0 && r == 0 {
+					return 0, refusedError{err} // nothing was launched on any rank
+				}
 				return 0, err
 			}
 		}
@@ -189,6 +192,12 @@ func (b *tuneBuffers) run(c *comm.Communicator, streams []*device.Stream, v Vari
 	}
 	return time.Since(start) / time.Duration(max(iters, 1)), nil
 }
+
+// refusedError is a variant's refusal of a shape (a row too long for its buffers), which
+// every rank would give alike: the variant is left out of that bucket, and nothing waits.
+type refusedError struct{ error }
+
+func (e refusedError) Unwrap() error { return e.error }
 
 // correct runs v once from the initial residual and reports whether every rank's residual
 // and output are bitwise the reference loop's.
@@ -219,13 +228,17 @@ func (b *tuneBuffers) correct(c *comm.Communicator, streams []*device.Stream, v 
 	return true, nil
 }
 
-// tuneBucket checks every variant at shape sh, then times the correct ones in interleaved
+// tuneBucket checks every variant at shape sh (one that refuses the shape is left out),
+// then times the correct ones in interleaved
 // rounds (rotating order, an untimed call before each timed run), each keeping its best.
 // It errors when no variant ran correctly.
 func (b *tuneBuffers) tuneBucket(c *comm.Communicator, streams []*device.Stream, variants []Variant, sh Shape, m comm.MeasureOptions) (TableRow, error) {
 	var ok []Variant
 	for _, v := range variants {
 		good, err := b.correct(c, streams, v, sh)
+		if errors.As(err, new(refusedError)) {
+			continue
+		}
 		if err != nil {
 			return TableRow{}, fmt.Errorf("fused: autotune: %w", err)
 		}

@@ -57,12 +57,12 @@ func TestAutotuneCheckRejects(t *testing.T) {
 	require.NoError(t, err)
 	defer b.free()
 	sh := Shape{Tokens: 8, Hidden: 64, Eps: 1e-5}
-	for _, v := range Candidates(g.c) {
+	for _, v := range candidates(g.c) {
 		good, err := b.correct(g.c, g.streams, v, sh)
 		require.NoError(t, err)
 		require.Equal(t, v != Tree, good, "%v", v)
 	}
-	require.Equal(t, g.c.HasNVLS(), slices.Contains(Candidates(g.c), NVLS))
+	require.Equal(t, g.c.HasNVLS(), slices.Contains(candidates(g.c), NVLS))
 }
 
 // TestTunedTableCache: the first call tunes and caches, the second reads the cache; a cache
@@ -103,4 +103,17 @@ func TestTunedTableCache(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, `{"source": "tuned:`, string(data))
+}
+
+// TestAutotuneSkipsRefusedVariants: a row too long for half the registered buffer, which
+// the sequence-parallel variant needs, leaves it out of the table, and the rest is tuned.
+func TestAutotuneSkipsRefusedVariants(t *testing.T) {
+	g := newRig(t, 4, comm.Config{BufferBytes: 4 << 10})
+	tb, err := Autotune(g.c, g.streams, quickTune(g.c.ChunkCapacity(4), 4))
+	require.NoError(t, err)
+	require.Len(t, tb.Rows, 3)
+	for _, r := range tb.Rows {
+		require.NotContains(t, r.MicrosPerCall, SeqParallel.String(), "bucket %d", r.Bucket)
+		require.Contains(t, r.MicrosPerCall, OneShot.String(), "bucket %d", r.Bucket)
+	}
 }
