@@ -65,7 +65,7 @@ func candidates(c *comm.Communicator) []Variant {
 
 // Autotune measures every candidate variant on c at 1, 2, 4, … tokens up to MaxTokens'
 // bucket, rows of Hidden f32 values (interleaved rounds, each variant keeping its best
-// round, as comm.Communicator.Measure does), and returns the table of the fastest per
+// round, as comm.Communicator.Measure does, but each call timed to completion), and returns the table of the fastest per
 // bucket among the variants whose result was correct: every rank's residual and output
 // bitwise those of the reference loop (the partials summed in rank order, then
 // vec.AddRMSNorm). A variant summing in another order (the tree; unfused over a ring)

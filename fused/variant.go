@@ -62,8 +62,9 @@ func ParseVariant(s string) (Variant, error) {
 // (algorithms without a fused form, ring and flag-free, run unfused). Only a table picks
 // SeqParallel: measured here it ties two-shot where the size rule runs two-shot, and on
 // every GPU profile perf prices it above two-shot (it gathers the residual rows as well,
-// over the link, to save a norm pass in HBM), but at decode sizes on this CPU backend it
-// beats one-shot; see BENCHMARKS.md, issue 15.
+// over the link, to save a norm pass in HBM); at 1-256 tokens on this CPU backend a tuned
+// table picks it, 1.02-1.3x faster per call, which a decode step here does not show (it
+// waits on its peers' GEMMs); see BENCHMARKS.md, issue 15.
 func Select(c *comm.Communicator, t *Table, tokens, hidden int) Variant {
 	if t != nil && t.Hidden == hidden {
 		if v, ok := t.Pick(c.Size(), tokens); ok {
