@@ -12,8 +12,9 @@ import (
 
 // logStartup writes what NCCL_DEBUG=INFO would tell of a communicator and what vLLM logs
 // of its CUDA graphs: the group's topology and the model on it (INIT), the all-reduce the
-// selector picks per message-size bucket and the fused variant per token bucket (TUNING), each captured decode graph (GRAPH) and
-// the algorithm of every collective call site of a decode step (COLL). After the n-th
+// selector picks per message-size bucket and the fused variant per token bucket (TUNING),
+// each captured decode graph (GRAPH) and the algorithm of every collective call site of a
+// decode step (COLL). After the n-th
 // rebuild of the TP group (rebuild = n > 0) it logs the new group the same way, each line
 // beginning "rebuild n: ".
 func (e *Engine) logStartup(rebuild int) {
