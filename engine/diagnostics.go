@@ -7,12 +7,14 @@ import (
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/diag"
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/fused"
 )
 
 // logStartup writes what NCCL_DEBUG=INFO would tell of a communicator and what vLLM logs
 // of its CUDA graphs: the group's topology and the model on it (INIT), the all-reduce the
-// selector picks per message-size bucket (TUNING), each captured decode graph (GRAPH) and
-// the algorithm of every collective call site of a decode step (COLL). After the n-th
+// selector picks per message-size bucket and the fused variant per token bucket (TUNING),
+// each captured decode graph (GRAPH) and the algorithm of every collective call site of a
+// decode step (COLL). After the n-th
 // rebuild of the TP group (rebuild = n > 0) it logs the new group the same way, each line
 // beginning "rebuild n: ".
 func (e *Engine) logStartup(rebuild int) {
@@ -43,6 +45,7 @@ func (e *Engine) logStartup(rebuild int) {
 		bytes := comm.BucketBytes(b)
 		d.Infof(diag.Tuning, "%sall-reduce of %d B at TP %d: %v", mark, bytes, g.World(), c.Pick(int(bytes)))
 	}
+	e.logFusedPicks(mark)
 	for _, bucket := range e.graphs.Buckets {
 		for k, graph := range e.decodeGraphs[bucket] {
 			d.Infof(diag.Graph, "%sdecode graph for batch %d (%s): %d nodes per rank, %d collectives in place, captured in %v", mark,
@@ -87,4 +90,27 @@ func orStored(t dtype.DType) string {
 		return "as stored"
 	}
 	return t.String()
+}
+
+// logFusedPicks writes the fused all-reduce + residual + RMSNorm variant that a step of
+// each token bucket (1, 2, 4, … up to the step's token budget) runs, and what chose it.
+func (e *Engine) logFusedPicks(mark string) {
+	m := e.model
+	c, opt, hidden := e.group.Comm(), m.Options(), m.Config().Hidden
+	why := "forced"
+	switch {
+	case opt.Fused != fused.Auto:
+	case opt.FusedTable != nil:
+		why = "table " + opt.FusedTable.Source
+	default:
+		why = "the fused form of the all-reduce pick"
+	}
+	for tokens := 1; ; tokens *= 2 {
+		tokens = min(tokens, e.cfg.MaxBatchTokens)
+		v := opt.Fused.Resolve(c, opt.FusedTable, tokens, hidden)
+		e.cfg.Debug.Infof(diag.Tuning, "%sfused all-reduce + rmsnorm of %d tokens × %d at TP %d: %v (%s)", mark, tokens, hidden, c.Size(), v, why)
+		if tokens == e.cfg.MaxBatchTokens {
+			return
+		}
+	}
 }

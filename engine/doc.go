@@ -29,4 +29,10 @@
 // by reference count, and free cached blocks are evicted least recently freed first. The kernels are batch-invariant, so a request's tokens are
 // bitwise the same alone, in any batch, at any budget, after a preemption and with its
 // prefix cached.
+//
+// The fused all-reduce + residual + RMSNorm variant of each token bucket comes, under
+// Fused Auto, from a fused selection table when the Config gives one or a tune directory
+// (fusedtune.go: autotuned on the group at start-up, cached per TP degree, fabric and
+// hidden size); the tuner admits only variants that sum in rank order, so the table
+// changes timings, never bits, and a decode graph fixes its bucket's variant at capture.
 package engine

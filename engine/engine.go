@@ -40,6 +40,12 @@ type Config struct {
 	MaxBatchTokens int
 	// Fused picks the all-reduce + residual + RMSNorm variant (Auto by size, Unfused, …).
 	Fused fused.Variant
+	// FusedTable, when set, picks Auto's fused variant per world size and token bucket
+	// (fused.Select). Else FusedTuneDir, when set, is the directory of the tables autotuned
+	// on this node, one file per TP degree, fabric and hidden size (tuned at start-up when
+	// missing or stale, see fused.TunedTable). Neither: the fused form of comm's pick.
+	FusedTable   *fused.Table
+	FusedTuneDir string
 	// Algo forces the all-reduce algorithm (Auto: the selector).
 	Algo comm.Algo
 	// AllReduceWire moves the all-reduces' inputs as bf16 or fp8 (comm.Config.Wire): fewer
@@ -194,9 +200,14 @@ func (e *Engine) build(src format.Source) error {
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
+	table, err := e.fusedTable(g)
+	if err != nil {
+		_ = g.Close()
+		return err
+	}
 	m, err := models.NewLlama(g, e.mcfg, src, models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens,
 		MaxSeqs: cfg.MaxRunning, BlockSize: BlockSize, KVBlocks: cfg.KVBlocks + 1, KVDType: cfg.KVDType,
-		Fused: cfg.Fused, Overlap: cfg.Overlap})
+		Fused: cfg.Fused, FusedTable: table, Overlap: cfg.Overlap})
 	if err != nil {
 		_ = g.Close()
 		return fmt.Errorf("engine: %w", err)

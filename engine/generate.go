@@ -276,10 +276,7 @@ func (e *Engine) callSites(prefill int) map[string]string {
 	m := e.Model()
 	c, h := m.Group().Comm(), e.mcfg.Hidden
 	name := func(tokens int) string {
-		v, wire := m.Options().Fused, ""
-		if v == fused.Auto {
-			v = fused.SelectRows(c, tokens, h)
-		}
+		v, wire := m.Options().Fused.Resolve(c, m.Options().FusedTable, tokens, h), ""
 		if w := c.Wire(); w != comm.WireExact && c.Size() > 1 {
 			wire = " (" + w.String() + " wire)"
 		}

@@ -34,9 +34,7 @@ func AllReduceAddRMSNorm(r *comm.Rank, s *device.Stream, v Variant, partial, res
 	}
 	count := sh.Tokens * sh.Hidden
 	c := r.Communicator()
-	if v == Auto {
-		v = SelectRows(c, sh.Tokens, sh.Hidden)
-	}
+	v = v.Resolve(c, nil, sh.Tokens, sh.Hidden)
 	if err := checkWire(r, v, sh.Hidden); err != nil {
 		return err
 	}

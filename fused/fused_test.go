@@ -218,10 +218,10 @@ func TestFusedBadArguments(t *testing.T) {
 // TestSelectFollowsAlgo: Auto runs the fused form of the all-reduce comm picks.
 func TestSelectFollowsAlgo(t *testing.T) {
 	for _, v := range []Variant{OneShot, TwoShot, Tree} {
-		require.Equal(t, v, Select(newRig(t, 2, comm.Config{Algo: v.algo()}).c, 1<<10))
+		require.Equal(t, v, Select(newRig(t, 2, comm.Config{Algo: v.algo()}).c, nil, 1, 256))
 		back, err := ParseVariant(v.String())
 		require.NoError(t, err)
 		require.Equal(t, v, back)
 	}
-	require.Equal(t, Unfused, Select(newRig(t, 2, comm.Config{Algo: comm.Ring}).c, 1<<10))
+	require.Equal(t, Unfused, Select(newRig(t, 2, comm.Config{Algo: comm.Ring}).c, nil, 1, 256))
 }

@@ -57,14 +57,26 @@ func ParseVariant(s string) (Variant, error) {
 	return 0, fmt.Errorf("unknown fused all-reduce variant %q (want auto, unfused, oneshot, twoshot, nvls, tree or seqparallel)", s)
 }
 
-// Select maps the all-reduce algorithm the communicator would pick for a message of bytes
-// onto a fused variant; algorithms without a fused form (ring, flag-free) run unfused.
-// It never picks SeqParallel, which runs when asked for: measured here it ties two-shot
-// where Auto runs two-shot, and on every GPU profile perf prices it above two-shot (it
-// gathers the residual rows as well, over the link, to save a norm pass in HBM); see
-// BENCHMARKS.md, issue 15.
-func Select(c *comm.Communicator, bytes int) Variant {
-	switch c.Pick(bytes) {
+// Select picks the variant Auto runs for a call of tokens rows of hidden f32 values: the
+// table's choice when t (tuned for this hidden size, on the exact wire) has a row for the
+// communicator's world size, else the fused form of the all-reduce the communicator would
+// pick for the bytes the rows take on its wire (algorithms without a fused form, ring and
+// flag-free, run unfused; so do rows the fp8 wire cannot stage fused, rowsFitWire). Only a table picks
+// SeqParallel: measured here it ties two-shot where the size rule runs two-shot, and on
+// every GPU profile perf prices it above two-shot (it gathers the residual rows as well,
+// over the link, to save a norm pass in HBM); at 1-256 tokens on this CPU backend a tuned
+// table picks it, 1.02-1.3x faster per call, which a decode step here does not show (it
+// waits on its peers' GEMMs); see BENCHMARKS.md, issue 15.
+func Select(c *comm.Communicator, t *Table, tokens, hidden int) Variant {
+	if !rowsFitWire(c, hidden) {
+		return Unfused
+	}
+	if t != nil && t.Hidden == hidden && c.Wire() == comm.WireExact {
+		if v, ok := t.Pick(c.Size(), tokens); ok {
+			return v
+		}
+	}
+	switch c.Pick(c.MessageBytes(tokens*hidden, dtype.F32)) {
 	case comm.OneShot:
 		return OneShot
 	case comm.TwoShot:
@@ -77,14 +89,13 @@ func Select(c *comm.Communicator, bytes int) Variant {
 	return Unfused
 }
 
-// SelectRows is the variant Auto runs for tokens rows of hidden f32 values: Select for
-// the bytes they take on the communicator's wire, or unfused where the fp8 wire cannot
-// stage the rows fused (rowsFitWire).
-func SelectRows(c *comm.Communicator, tokens, hidden int) Variant {
-	if !rowsFitWire(c, hidden) {
-		return Unfused
+// Resolve returns v, or Select's pick when v is Auto: the variant a call of tokens rows of
+// hidden values runs.
+func (v Variant) Resolve(c *comm.Communicator, t *Table, tokens, hidden int) Variant {
+	if v != Auto {
+		return v
 	}
-	return Select(c, c.MessageBytes(tokens*hidden, dtype.F32))
+	return Select(c, t, tokens, hidden)
 }
 
 // algo is the all-reduce shape a fused variant follows, for comm's records and checks.

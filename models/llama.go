@@ -31,6 +31,9 @@ type LlamaOptions struct {
 	KVDType dtype.DType
 	// Fused picks the all-reduce + residual + RMSNorm variant (Auto: by size).
 	Fused fused.Variant
+	// FusedTable, when set, is what Auto consults first: the variant per world size and
+	// token count (fused.Select); nil keeps the fused form of comm's all-reduce pick.
+	FusedTable *fused.Table
 	// Overlap runs steps of two or more tokens as two micro-batches whose all-reduces run
 	// on the group's comm stream while the other's compute runs (the group must have
 	// comm streams: tp.GroupConfig.CommSMs).

@@ -270,7 +270,8 @@ func (rk *llamaRank) nextNorm(l int) *device.Buffer {
 // reduce is the fused all-reduce + residual + RMSNorm that closes every block.
 func (rk *llamaRank) reduce(s *device.Stream, mb microBatch, norm *device.Buffer) error {
 	shape := fused.Shape{Tokens: mb.t1 - mb.t0, Hidden: rk.m.cfg.Hidden, Eps: float32(rk.m.cfg.RMSEps)}
-	return fused.AllReduceAddRMSNorm(rk.m.group.Rank(rk.rank), s, rk.m.opt.Fused, mb.x, mb.res, norm, mb.out, shape)
+	v := rk.m.opt.Fused.Resolve(rk.m.group.Comm(), rk.m.opt.FusedTable, shape.Tokens, shape.Hidden)
+	return fused.AllReduceAddRMSNorm(rk.m.group.Rank(rk.rank), s, v, mb.x, mb.res, norm, mb.out, shape)
 }
 
 // attention enqueues the attention block of layer l for mb: column-parallel Q, K and V,

@@ -138,6 +138,8 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16, f16, or quantized on load as q8_0, q4_0, q4_k, q5_k or q6_k (default: as the source stores them)")
 	fs.Var(dtypeFlag{&o.cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
+	var fusedSelect fusedSelectFlags
+	fusedSelect.register(fs)
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport, tree")
 	addWireFlag(fs, &o.cfg.AllReduceWire)
 	fs.BoolVar(&o.cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
@@ -166,6 +168,9 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	}
 	if o.cfg.Fused, err = fused.ParseVariant(fv); err != nil {
 		return o, fail("--fused: %w", err)
+	}
+	if err := fusedSelect.apply(&o.cfg); err != nil {
+		return o, fail("%w", err)
 	}
 	if o.cfg.Algo, err = comm.ParseAlgo(algo); err != nil {
 		return o, fail("--algo: %w", err)

@@ -117,6 +117,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--plot", filepath.Join(file, "sub")}, "--plot " + filepath.Join(file, "sub")},
 		{[]string{"--dtype", "f8"}, "--dtype"},
 		{[]string{"--fused", "maybe"}, "--fused"},
+		{[]string{"--fused-select", "fastest"}, `--fused-select: want comm or tuned, got "fastest"`},
 		{[]string{"--algo", "telepathy"}, "--algo"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {

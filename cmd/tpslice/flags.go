@@ -1,14 +1,17 @@
 package main
 
 import (
+	"flag"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
-	"io"
 )
 
 // modelUsage is the help of --model for the commands that load a model, whose default is
@@ -59,4 +62,33 @@ func printShardNotes(w io.Writer, m engine.Model) {
 	for _, n := range m.ShardNotes() {
 		fmt.Fprintf(w, "tpslice: TP=%d: %s\n", m.Group().World(), n)
 	}
+}
+
+// fusedSelectFlags are --fused-select and --fused-tune-dir, which generate, serve and bench
+// share: how --fused auto picks its variant per token count.
+type fusedSelectFlags struct{ selector, dir string }
+
+func (f *fusedSelectFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.selector, "fused-select", "comm", "how --fused auto picks: comm (the fused form of the all-reduce pick) or tuned (autotune the fused variants per token bucket on this node, once, cached)")
+	fs.StringVar(&f.dir, "fused-tune-dir", "", "directory of the fused autotuning cache (default: tpslice in the user cache directory)")
+}
+
+// apply sets cfg's fused tuning directory for --fused-select tuned.
+func (f *fusedSelectFlags) apply(cfg *engine.Config) error {
+	switch f.selector {
+	case "comm":
+		return nil
+	case "tuned":
+	default:
+		return fmt.Errorf("--fused-select: want comm or tuned, got %q", f.selector)
+	}
+	cfg.FusedTuneDir = f.dir
+	if cfg.FusedTuneDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("--fused-tune-dir: no user cache directory (%w); give one", err)
+		}
+		cfg.FusedTuneDir = filepath.Join(dir, "tpslice")
+	}
+	return nil
 }

@@ -77,6 +77,8 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16, f16, or quantized on load as q8_0, q4_0, q4_k, q5_k or q6_k (default: as the source stores them)")
 	fs.Var(dtypeFlag{&cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
+	var fusedSelect fusedSelectFlags
+	fusedSelect.register(fs)
 	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport, tree")
 	addWireFlag(fs, &cfg.AllReduceWire)
 	fs.IntVar(&cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
@@ -102,6 +104,9 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.Fused, err = fused.ParseVariant(fv); err != nil {
 		return fmt.Errorf("generate: --fused: %w", err)
+	}
+	if err := fusedSelect.apply(&cfg); err != nil {
+		return fmt.Errorf("generate: %w", err)
 	}
 	if cfg.Algo, err = comm.ParseAlgo(algo); err != nil {
 		return fmt.Errorf("generate: --algo: %w", err)

@@ -83,6 +83,7 @@ func TestGenerateBadFlags(t *testing.T) {
 		{[]string{"--dtype", "int4"}, `--dtype: unknown dtype "int4"`},
 		{[]string{"--kv-dtype", "fp8"}, `invalid value "fp8" for flag -kv-dtype: unknown dtype "fp8"`},
 		{[]string{"--fused", "magic"}, `--fused: unknown fused all-reduce variant "magic"`},
+		{[]string{"--fused-select", "fastest"}, `--fused-select: want comm or tuned, got "fastest"`},
 		{[]string{"stray"}, `unexpected argument "stray"`},
 	}
 	for _, tc := range cases {

@@ -144,6 +144,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--max-body-bytes", "12"}, "--max-body-bytes must be at least 1K, got 12"},
 		{[]string{"--chat-template", "/nonexistent/chat.jinja"}, "--chat-template: open /nonexistent/chat.jinja"},
 		{[]string{"--fused", "magic"}, `--fused: unknown fused all-reduce variant "magic"`},
+		{[]string{"--fused-select", "fastest"}, `--fused-select: want comm or tuned, got "fastest"`},
 		{[]string{"--model", "tiny", "--tp", "3", "--port", "0"}, "cannot shard over 3 ranks"},
 		{[]string{"--model", "gpt-9", "--port", "0"}, `model "gpt-9" is neither a file or directory`},
 		{[]string{"stray"}, `unexpected argument "stray"`},
