@@ -21,7 +21,13 @@ type group struct {
 
 func newGroup(t testing.TB, n int, fabric device.Fabric, cfg Config) *group {
 	t.Helper()
-	node, err := device.NewNode(device.NodeConfig{Devices: n, SMs: 2, Fabric: fabric})
+	return newNodeGroup(t, device.NodeConfig{Devices: n, SMs: 2, Fabric: fabric}, cfg)
+}
+
+// newNodeGroup is newGroup on a node configured as nc.
+func newNodeGroup(t testing.TB, nc device.NodeConfig, cfg Config) *group {
+	t.Helper()
+	node, err := device.NewNode(nc)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close() })
 	if cfg.Timeout == 0 {
@@ -31,7 +37,7 @@ func newGroup(t testing.TB, n int, fabric device.Fabric, cfg Config) *group {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	g := &group{node: node, c: c}
-	for r := range n {
+	for r := range c.Size() {
 		s, err := c.Rank(r).Device().NewStream("comm", 0)
 		require.NoError(t, err)
 		g.streams = append(g.streams, s)

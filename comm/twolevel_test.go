@@ -15,22 +15,7 @@ import (
 // newHostsGroup is newGroup on a node of hosts hosts of perHost devices each.
 func newHostsGroup(t testing.TB, hosts, perHost int, cfg Config) *group {
 	t.Helper()
-	node, err := device.NewNode(device.NodeConfig{Devices: hosts * perHost, Hosts: hosts, SMs: 2})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = node.Close() })
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 20 * time.Second
-	}
-	c, err := New(node, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	g := &group{node: node, c: c}
-	for r := range c.Size() {
-		s, err := c.Rank(r).Device().NewStream("comm", 0)
-		require.NoError(t, err)
-		g.streams = append(g.streams, s)
-	}
-	return g
+	return newNodeGroup(t, device.NodeConfig{Devices: hosts * perHost, Hosts: hosts, SMs: 2}, cfg)
 }
 
 // hostLayouts are the hosts × ranks per host the two-level tests run.
