@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/tpslice/tpslice/device"
 )
 
@@ -201,29 +203,12 @@ func SaveTable(path string, t *Table) error {
 	if err != nil {
 		return fmt.Errorf("comm: save table %s: %w", path, err)
 	}
-	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("comm: save table %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("comm: save table %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("comm: save table %s: writing %s: %w", path, tmp, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("comm: save table %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	// renameio writes a temporary file beside path and renames it over path, so a reader
+	// never sees half a table and a crash leaves the old one.
+	if err := renameio.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("comm: save table %s: %w", path, err)
 	}
 	return nil
