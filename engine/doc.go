@@ -8,7 +8,9 @@
 //
 // Data enters as a Request (prompt text and sampling parameters) and leaves as a stream of
 // Tokens and a Result with timings (Generate; GenerateBatch and GenerateEach for requests
-// that arrive together). Sampling's logit adjustments (penalties, logit bias, min_tokens)
+// that arrive together). A token is chosen (Pick, pick.go) without sorting the
+// vocabulary: a selection for top-k, a heap popped only as far as top-p's nucleus reaches,
+// and a pass in id order otherwise. Sampling's logit adjustments (penalties, logit bias, min_tokens)
 // apply on a sequence's own row of the full logits (sample.go); logprobs come from the
 // ranks' shard log-sum-exp terms and top candidates (TokenLogprobs), never a gather of the
 // full logits for them.
