@@ -18,7 +18,10 @@
 // The scheduler (scheduler.go) is continuous batching as vLLM V1 does it. Every step has
 // a token budget (Config.MaxBatchTokens): the decode token of every running sequence
 // first, then chunks of the prompts still prefilling, then chunks of waiting requests,
-// all in one forward pass of a mixed batch (step.go); a step of decode tokens only replays
+// all in one forward pass of a mixed batch (step.go); while sequences decode, the prompt
+// chunks of a step are bounded by a share of the prefill tokens pending
+// (Config.PrefillSteps), so that a newcomer's prompt is spread over several steps instead
+// of lengthening one; a step of decode tokens only replays
 // the captured decode graph of its batch bucket, any other runs eagerly. A sequence holds
 // the KV blocks of the tokens it has and takes one more as it crosses a block boundary
 // (kvblocks.go); when the pool runs out, the most recently admitted sequences are

@@ -36,6 +36,12 @@ const apiKeyEnv = "TPSLICE_API_KEY"
 // (BENCHMARKS.md, Serving (issue 13)).
 const serveMaxBatchTokens = 256
 
+// servePrefillSteps is serve's Config.PrefillSteps: while sequences decode, a prompt is
+// prefilled over this many steps, so that a newcomer's prompt does not make the steps it
+// rides in several times as long as a decode step (the ITL p99 with arrivals; BENCHMARKS.md,
+// Serving (issue 13), "Spreading the prefill").
+const servePrefillSteps = 4
+
 // serve runs the OpenAI-compatible server until SIGINT or SIGTERM, then shuts it down
 // gracefully and returns nil.
 func serve(args []string, stdout, stderr io.Writer) error {
@@ -150,6 +156,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of a preset's dummy weights")
 	fs.IntVar(&cfg.MaxBatchTokens, "max-batch-tokens", serveMaxBatchTokens, "tokens per step at most: decode tokens first, then prompt chunks fill the rest, in one forward pass (0: the engine's default, 2048)")
 	fs.IntVar(&cfg.MaxBatchTokens, "max-num-batched-tokens", serveMaxBatchTokens, "vLLM's name of --max-batch-tokens")
+	fs.IntVar(&cfg.PrefillSteps, "prefill-steps", servePrefillSteps, "while sequences decode, prefill a prompt over this many steps (a share of it a step) so that steps stay about as long as one another (0 or 1: all the budget leaves at once)")
 	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16, f16, or quantized on load as q8_0, q4_0, q4_k, q5_k or q6_k (default: as the source stores them)")
 	fs.Var(dtypeFlag{&cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls or tree")
@@ -192,6 +199,8 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 		return bad("--collective-timeout must be > 0, got %v", cfg.CollectiveTimeout)
 	case cfg.MaxBatchTokens < 0:
 		return bad("--max-batch-tokens must be ≥ 0, got %d", cfg.MaxBatchTokens)
+	case cfg.PrefillSteps < 0:
+		return bad("--prefill-steps must be ≥ 0, got %d", cfg.PrefillSteps)
 	}
 	var err error
 	if dt != "" {
