@@ -164,7 +164,7 @@ type plan struct {
 
 // scheduleRunning gives every running sequence with one token to compute its decode
 // token, then the running sequences still prefilling chunks of what is left of the
-// budget, oldest first. A sequence takes the KV blocks its chunk reaches; when the pool
+// budget (bounded by spreadPrefill), oldest first. A sequence takes the KV blocks its chunk reaches; when the pool
 // runs out, the most recently admitted sequences are preempted (possibly the one asking).
 // The oldest sequence always gets its chunk (the budget holds every running sequence's
 // decode token and the pool one sequence of the whole context alone), so the loop never
