@@ -78,3 +78,8 @@ func TestPrefillStepsSpreadPrompts(t *testing.T) {
 		require.LessOrEqual(t, firstToken[s]-at, 3*steps, "the newcomer of step %d waited too long", at)
 	}
 }
+
+func TestPrefillStepsMustNotBeNegative(t *testing.T) {
+	_, err := New(Config{Model: "tiny", PrefillSteps: -1})
+	require.ErrorContains(t, err, "engine: prefill steps must be ≥ 0, got -1")
+}

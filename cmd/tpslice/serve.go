@@ -37,11 +37,11 @@ const apiKeyEnv = "TPSLICE_API_KEY"
 const serveMaxBatchTokens = 256
 
 // servePrefillSteps is serve's Config.PrefillSteps: while sequences decode, a step's
-// prompt chunks hold at most 1/8 of the prefill tokens pending, so that a newcomer's prompt does
-// not make the steps it rides in several times as long as a decode step. Against 4 and
-// none it gave the lowest ITL p99 / p50 with arrivals at concurrency 32, the same
-// throughput and a TTFT p50 1.0-3.2× as long (BENCHMARKS.md, Serving (issue 13),
-// "Spreading the prefill").
+// prompt chunks hold at most 1/8 of the prefill tokens pending, so that a newcomer's
+// prompt does not make the steps it rides in several times as long as a decode step.
+// Against 4 and none it gave the lowest ITL p99 / p50 with arrivals at concurrency 32,
+// the same throughput and a TTFT p50 1.0-3.2× as long (BENCHMARKS.md, Serving (issue
+// 13), "Spreading the prefill").
 const servePrefillSteps = 8
 
 // serve runs the OpenAI-compatible server until SIGINT or SIGTERM, then shuts it down
