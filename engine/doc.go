@@ -8,7 +8,9 @@
 //
 // Data enters as a Request (prompt text and sampling parameters) and leaves as a stream of
 // Tokens and a Result with timings (Generate; GenerateBatch and GenerateEach for requests
-// that arrive together). Sampling's logit adjustments (penalties, logit bias, min_tokens)
+// that arrive together). A token is chosen (Pick, pick.go) without sorting the
+// vocabulary: a selection for top-k, a heap popped only as far as top-p's nucleus reaches,
+// and a pass in id order otherwise. Sampling's logit adjustments (penalties, logit bias, min_tokens)
 // apply on a sequence's own row of the full logits (sample.go); logprobs come from the
 // ranks' shard log-sum-exp terms and top candidates (TokenLogprobs), never a gather of the
 // full logits for them.
@@ -16,7 +18,10 @@
 // The scheduler (scheduler.go) is continuous batching as vLLM V1 does it. Every step has
 // a token budget (Config.MaxBatchTokens): the decode token of every running sequence
 // first, then chunks of the prompts still prefilling, then chunks of waiting requests,
-// all in one forward pass of a mixed batch (step.go); a step of decode tokens only replays
+// all in one forward pass of a mixed batch (step.go); while sequences decode, the prompt
+// chunks of a step are bounded by a share of the prefill tokens pending
+// (Config.PrefillSteps), so that a newcomer's prompt is spread over several steps instead
+// of lengthening one; a step of decode tokens only replays
 // the captured decode graph of its batch bucket, any other runs eagerly. A sequence holds
 // the KV blocks of the tokens it has and takes one more as it crosses a block boundary
 // (kvblocks.go); when the pool runs out, the most recently admitted sequences are

@@ -38,6 +38,15 @@ type Config struct {
 	// default 2048, vLLM V1's for its API server): the running sequences' decode tokens
 	// first, then chunks of the prompts being prefilled fill the rest, in one forward pass.
 	MaxBatchTokens int
+	// PrefillSteps spreads the prefill over steps while sequences decode (0 or 1: prompt
+	// chunks take all the budget leaves): a step's prefill chunks hold at most
+	// 1/PrefillSteps of the prefill tokens pending (the prompts being prefilled and those
+	// queued), and at least as many as its decode tokens or a block. A newcomer's prompt
+	// is then spread over several steps instead of lengthening one, and the decode steps
+	// stay about as long as one another where a step's time grows with its tokens (a CPU;
+	// on a GPU a step of a few hundred tokens costs about what a decode step does). A
+	// step with no decode token has nobody's inter-token latency to protect: not bounded.
+	PrefillSteps int
 	// Fused picks the all-reduce + residual + RMSNorm variant (Auto by size, Unfused, …).
 	Fused fused.Variant
 	// FusedTable, when set, picks Auto's fused variant per world size and token bucket
@@ -148,6 +157,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.MaxBatchTokens == 0 {
 		cfg.MaxBatchTokens = DefaultMaxBatchTokens
+	}
+	if cfg.PrefillSteps < 0 {
+		return nil, fmt.Errorf("engine: prefill steps must be ≥ 0, got %d", cfg.PrefillSteps)
 	}
 	if cfg.MaxWaiting == 0 {
 		cfg.MaxWaiting = 256

@@ -164,13 +164,16 @@ type plan struct {
 
 // scheduleRunning gives every running sequence with one token to compute its decode
 // token, then the running sequences still prefilling chunks of what is left of the
-// budget, oldest first. A sequence takes the KV blocks its chunk reaches; when the pool
+// budget (bounded by spreadPrefill), oldest first. A sequence takes the KV blocks its chunk reaches; when the pool
 // runs out, the most recently admitted sequences are preempted (possibly the one asking).
 // The oldest sequence always gets its chunk (the budget holds every running sequence's
 // decode token and the pool one sequence of the whole context alone), so the loop never
 // deadlocks.
 func (e *Engine) scheduleRunning(p *plan) {
 	for _, decoding := range []bool{true, false} {
+		if !decoding {
+			e.spreadPrefill(p)
+		}
 		for i := 0; i < len(p.running) && p.budget > 0; i++ {
 			s := p.running[i]
 			left := len(s.ids) - s.pos
@@ -193,6 +196,36 @@ func (e *Engine) scheduleRunning(p *plan) {
 			}
 		}
 	}
+}
+
+// spreadPrefill bounds what the budget leaves for prefill chunks beside the step's decode
+// tokens (Config.PrefillSteps) to 1/PrefillSteps of the prefill tokens pending: those the
+// running sequences still prefilling have left and those of the queued sequences there is
+// room to admit. Each step thus takes a share of a backlog that follows the arrivals,
+// however they bunch, and a steady stream of prompts is prefilled as fast as it comes.
+// The bound is never below the step's decode tokens nor a block, so that a lone prompt's
+// last tokens are not spread thinner and thinner; a step without decode tokens is not
+// bounded. Called between the decode and the prefill passes, with the queue locked.
+func (e *Engine) spreadPrefill(p *plan) {
+	steps, decodes := e.cfg.PrefillSteps, len(p.chunks) // the decode pass's
+	if steps <= 1 || decodes == 0 {
+		return
+	}
+	pending := 0
+	for _, s := range p.running {
+		if left := len(s.ids) - s.pos; left > 1 {
+			pending += left
+		}
+	}
+	q := &e.sched
+	room := e.cfg.MaxRunning - len(p.running)
+	for _, queue := range [][]*sequence{q.resuming, q.waiting} {
+		for _, s := range queue[:min(room, len(queue))] {
+			pending += len(s.ids) - s.pos
+		}
+		room -= min(room, len(queue))
+	}
+	p.budget = min(p.budget, max((pending+steps-1)/steps, decodes, BlockSize))
 }
 
 // admit moves sequences from the queue (the preempted ones first) into the running batch

@@ -106,8 +106,9 @@ func longPrompt(n int) []int32 {
 
 // TestChunkedPrefillKeepsOutputs: under token budgets of 1, 7 and 64 a step holds decode
 // tokens and prompt chunks of several sequences (a prompt of 150 tokens over many steps),
-// also split into two overlapped micro-batches; every request's tokens equal those of the
-// default budget, alone and running together.
+// also split into two overlapped micro-batches, and with prompts spread over a few steps
+// while others decode (PrefillSteps); every request's tokens equal those of the default
+// budget, alone and running together.
 func TestChunkedPrefillKeepsOutputs(t *testing.T) {
 	reqs := append(longRequests(6, 12), Request{PromptIDs: longPrompt(150), MaxTokens: 10},
 		Request{PromptIDs: longPrompt(40), MaxTokens: 10, Sampling: Sampling{Temperature: 1.2, TopP: 0.9, Seed: 9}})
@@ -116,11 +117,11 @@ func TestChunkedPrefillKeepsOutputs(t *testing.T) {
 	want := alone(t, ref, reqs)
 	require.NoError(t, ref.Close())
 	for _, tc := range []struct {
-		budget  int
-		overlap bool
-	}{{1, false}, {7, false}, {64, false}, {7, true}} {
-		t.Run(fmt.Sprintf("budget=%d/overlap=%v", tc.budget, tc.overlap), func(t *testing.T) {
-			e, err := New(Config{Model: "tiny", TP: 2, MaxBatchTokens: tc.budget, Overlap: tc.overlap})
+		budget, prefillSteps int
+		overlap              bool
+	}{{1, 0, false}, {7, 0, false}, {64, 0, false}, {7, 0, true}, {64, 4, false}, {2048, 3, true}} {
+		t.Run(fmt.Sprintf("budget=%d/prefill-steps=%d/overlap=%v", tc.budget, tc.prefillSteps, tc.overlap), func(t *testing.T) {
+			e, err := New(Config{Model: "tiny", TP: 2, MaxBatchTokens: tc.budget, PrefillSteps: tc.prefillSteps, Overlap: tc.overlap})
 			require.NoError(t, err)
 			defer e.Close()
 			require.Equal(t, want, alone(t, e, reqs))

@@ -180,14 +180,18 @@ func TestServeSchedulerFlags(t *testing.T) {
 	require.Equal(t, serveMaxBatchTokens, cfg.MaxBatchTokens, "serve's step budget")
 	require.Zero(t, cfg.KVBlocks)
 	require.False(t, cfg.NoPrefixCaching, "prefix caching is on by default")
-	cfg, _, err = parseServeFlags([]string{"--model", "tiny", "--max-num-batched-tokens", "512", "--kv-blocks", "100", "--no-prefix-caching", "--max-running", "8"}, io.Discard)
+	require.Equal(t, servePrefillSteps, cfg.PrefillSteps, "serve spreads prefills")
+	cfg, _, err = parseServeFlags([]string{"--model", "tiny", "--max-num-batched-tokens", "512", "--kv-blocks", "100", "--no-prefix-caching", "--max-running", "8", "--prefill-steps", "1"}, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, 512, cfg.MaxBatchTokens, "vLLM's name of --max-batch-tokens")
 	require.Equal(t, 100, cfg.KVBlocks)
 	require.True(t, cfg.NoPrefixCaching)
 	require.Equal(t, 8, cfg.MaxRunning)
+	require.Equal(t, 1, cfg.PrefillSteps)
 	_, _, err = parseServeFlags([]string{"--model", "tiny", "--kv-blocks", "-1"}, io.Discard)
 	require.ErrorContains(t, err, "--kv-blocks must be ≥ 0")
+	_, _, err = parseServeFlags([]string{"--model", "tiny", "--prefill-steps", "-2"}, io.Discard)
+	require.ErrorContains(t, err, "--prefill-steps must be ≥ 0, got -2")
 }
 
 // url is the base URL serve printed.
