@@ -3,8 +3,8 @@
 #include "textflag.h"
 
 // AVX-512 (F, BW, VL, VNNI) kernels of Dot for the grouped layouts (group.go), one group
-// of 16 rows after another (Q4_0's and Q4_K's several at once, in lockstep) against one
-// row of activations split into byte planes:
+// of 16 rows after another (Q8_0's, Q4_0's and Q4_K's several at once, in lockstep)
+// against one row of activations split into byte planes:
 //
 //	func dot<T>GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 //
@@ -124,27 +124,47 @@ GLOBL gnibshift<>(SB), RODATA|NOPTR, $64
 	VPDPBUSD        AH, T, HI
 
 // Q4_0: per block of 32, isum_r = 256·hi + lo - 8·s (exact: below 2^25) is scaled by
-// float32(dw_r·da) and added to row r's sum. Eight groups go in lockstep while eight are
-// left, the rest one at a time: one core reads eight streams of weights a group apart
-// 1.3-1.5× faster than one (BENCHMARKS.md, issue 11; BenchmarkDotLockstep). Registers of
-// the eight: R9 group 0, R10 group 1, BX group 6, AX a group's bytes (the others at R9 or
-// R10 + 2·AX or 4·AX, and BX + AX); Z0-Z15 the groups' lo and hi sums of the block, Z16-Z23
-// the rows' sums, Z24/Z25 the quad's activations, Z26-Z28, Z30, Z31 temps.
+// float32(dw_r·da) and added to row r's sum. Q4_0 and Q8_0 read eight groups in lockstep
+// while eight are left, the rest one at a time: one core reads eight streams of weights a
+// group apart 1.3-1.5× faster than one (BENCHMARKS.md, issue 11; BenchmarkDotLockstep).
+// Registers of the eight: R9 group 0, R10 group 1, BX group 6, AX a group's bytes (the
+// others at R9 or R10 + 2·AX or 4·AX, and BX + AX); Z0-Z15 the groups' lo and hi sums of
+// the block, Z16-Z23 the rows' sums, Z24/Z25 the quad's activations, Z26-Z28, Z30, Z31
+// temps, Z29 the kernel's byte mask (gnibmask, or 0x80 bytes for Q8_0).
 
-// Q4O(K) adds quad K of the eight groups' blocks.
-#define Q4O(K) \
+// OCTQUAD(K, QUAD) adds quad K of the eight groups' blocks, QUAD(K, G, T, LO, HI) adding
+// that of the group at G into LO and HI through T.
+#define OCTQUAD(K, QUAD) \
 	VPBROADCASTD (4*(K))(R11), Z24; \
 	VPBROADCASTD (32+4*(K))(R11), Z25; \
-	NQUAD((32*(K))(R9), Z26, Z24, Z25, Z0, Z1); \
-	NQUAD((32*(K))(R10), Z27, Z24, Z25, Z2, Z3); \
-	NQUAD((32*(K))(R9)(AX*2), Z26, Z24, Z25, Z4, Z5); \
-	NQUAD((32*(K))(R10)(AX*2), Z27, Z24, Z25, Z6, Z7); \
-	NQUAD((32*(K))(R9)(AX*4), Z26, Z24, Z25, Z8, Z9); \
-	NQUAD((32*(K))(R10)(AX*4), Z27, Z24, Z25, Z10, Z11); \
-	NQUAD((32*(K))(BX), Z26, Z24, Z25, Z12, Z13); \
-	NQUAD((32*(K))(BX)(AX*1), Z27, Z24, Z25, Z14, Z15)
+	QUAD(K, (R9), Z26, Z0, Z1); \
+	QUAD(K, (R10), Z27, Z2, Z3); \
+	QUAD(K, (R9)(AX*2), Z26, Z4, Z5); \
+	QUAD(K, (R10)(AX*2), Z27, Z6, Z7); \
+	QUAD(K, (R9)(AX*4), Z26, Z8, Z9); \
+	QUAD(K, (R10)(AX*4), Z27, Z10, Z11); \
+	QUAD(K, (BX), Z26, Z12, Z13); \
+	QUAD(K, (BX)(AX*1), Z27, Z14, Z15)
 
-// Q4PF(G) prefetches the lines of the block four blocks ahead of the group at G.
+#define Q4OCTQUAD(K, G, T, LO, HI) NQUAD((32*(K))G, T, Z24, Z25, LO, HI)
+
+#define Q8OCTQUAD(K, G, T, LO, HI) \
+	VPXORD   (64*(K))G, Z29, T; \
+	VPDPBUSD Z24, T, LO; \
+	VPDPBUSD Z25, T, HI
+
+// OCTPF(PF) prefetches, PF(G) for the group at G.
+#define OCTPF(PF) \
+	PF((R9)); \
+	PF((R10)); \
+	PF((R9)(AX*2)); \
+	PF((R10)(AX*2)); \
+	PF((R9)(AX*4)); \
+	PF((R10)(AX*4)); \
+	PF((BX)); \
+	PF((BX)(AX*1))
+
+// Q4PF(G) and Q8PF(G) prefetch the lines of the block four blocks ahead of the group at G.
 #define Q4PF(G) \
 	PREFETCHT0 1152 G; \
 	PREFETCHT0 1216 G; \
@@ -152,24 +172,82 @@ GLOBL gnibshift<>(SB), RODATA|NOPTR, $64
 	PREFETCHT0 1344 G; \
 	PREFETCHT0 1408 G
 
-// Q4TERM(LO, HI, ACC, G, T): ACC += float32(dw·da)·float32(isum) for the block of the
-// group at G, Z24 holding 8·s and Z25 da broadcast.
-#define Q4TERM(LO, HI, ACC, G, T) \
+#define Q8PF(G) \
+	PREFETCHT0 2176 G; \
+	PREFETCHT0 2240 G; \
+	PREFETCHT0 2304 G; \
+	PREFETCHT0 2368 G; \
+	PREFETCHT0 2432 G; \
+	PREFETCHT0 2496 G; \
+	PREFETCHT0 2560 G; \
+	PREFETCHT0 2624 G; \
+	PREFETCHT0 2688 G
+
+// GTERM(LO, HI, ACC, G, T, FIX, D): ACC += float32(dw·da)·float32(isum) for the block of
+// the group at G, its scales at D G; isum = FIX(256·HI + LO) - Z24, Z25 holding da. FIX is
+// NIBFIX for split nibbles (NQUAD), NOFIX otherwise.
+#define GTERM(LO, HI, ACC, G, T, FIX, D) \
 	VPSLLD    $8, HI, HI; \
 	VPADDD    HI, LO, LO; \
-	VPSRAVD   gnibshift<>(SB), LO, LO; \
+	FIX(LO); \
 	VPSUBD    Z24, LO, LO; \
 	VCVTDQ2PS LO, LO; \
-	VCVTPH2PS 256 G, T; \
+	VCVTPH2PS D G, T; \
 	VMULPS    Z25, T, T; \
 	VMULPS    T, LO, LO; \
 	VADDPS    LO, ACC, ACC
 
-// Q4SUMS loads Z24 = 8·s and Z25 = da for the block.
-#define Q4SUMS \
+#define NIBFIX(R) VPSRAVD gnibshift<>(SB), R, R
+#define NOFIX(R)
+
+// GSUMS(SHIFT) loads Z24 = s << SHIFT and Z25 = da for the block.
+#define GSUMS(SHIFT) \
 	VPBROADCASTD (R13), Z24; \
-	VPSLLD       $3, Z24, Z24; \
+	VPSLLD       $SHIFT, Z24, Z24; \
 	VBROADCASTSS (R12), Z25
+
+// OCTBLOCK(QUAD, PF, FIX, SHIFT, D) is a block of the eight groups.
+#define OCTBLOCK(QUAD, PF, FIX, SHIFT, D) \
+	OCTPF(PF); \
+	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7); \
+	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
+	OCTQUAD(0, QUAD); \
+	OCTQUAD(1, QUAD); \
+	OCTQUAD(2, QUAD); \
+	OCTQUAD(3, QUAD); \
+	OCTQUAD(4, QUAD); \
+	OCTQUAD(5, QUAD); \
+	OCTQUAD(6, QUAD); \
+	OCTQUAD(7, QUAD); \
+	GSUMS(SHIFT); \
+	GTERM(Z0, Z1, Z16, (R9), Z26, FIX, D); \
+	GTERM(Z2, Z3, Z17, (R10), Z27, FIX, D); \
+	GTERM(Z4, Z5, Z18, (R9)(AX*2), Z28, FIX, D); \
+	GTERM(Z6, Z7, Z19, (R10)(AX*2), Z30, FIX, D); \
+	GTERM(Z8, Z9, Z20, (R9)(AX*4), Z31, FIX, D); \
+	GTERM(Z10, Z11, Z21, (R10)(AX*4), Z26, FIX, D); \
+	GTERM(Z12, Z13, Z22, (BX), Z27, FIX, D); \
+	GTERM(Z14, Z15, Z23, (BX)(AX*1), Z28, FIX, D)
+
+// OCTSETUP sets up eight groups (after GROW); OCTEND stores their sums and steps past them.
+#define OCTSETUP \
+	LEAQ (SI)(AX*1), R10; \
+	LEAQ (AX)(AX*2), BX; \
+	LEAQ (SI)(BX*2), BX; \
+	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+
+#define OCTEND \
+	VMOVUPS Z16, (DI); \
+	VMOVUPS Z17, 64(DI); \
+	VMOVUPS Z18, 128(DI); \
+	VMOVUPS Z19, 192(DI); \
+	VMOVUPS Z20, 256(DI); \
+	VMOVUPS Z21, 320(DI); \
+	VMOVUPS Z22, 384(DI); \
+	VMOVUPS Z23, 448(DI); \
+	ADDQ    $512, DI; \
+	LEAQ    (SI)(AX*8), SI; \
+	SUBQ    $8, CX
 
 #define ZERO8(A, B, C, D, E, F, G, H) \
 	VPXORD A, A, A; \
@@ -191,56 +269,17 @@ TEXT ·dotQ4_0GroupsAVX512(SB), NOSPLIT, $0-40
 
 g4eight:
 	GROW(6)
-	LEAQ (SI)(AX*1), R10
-	LEAQ (AX)(AX*2), BX
-	LEAQ (SI)(BX*2), BX
-	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	OCTSETUP
 
 g4eightblock:
-	Q4PF((R9))
-	Q4PF((R10))
-	Q4PF((R9)(AX*2))
-	Q4PF((R10)(AX*2))
-	Q4PF((R9)(AX*4))
-	Q4PF((R10)(AX*4))
-	Q4PF((BX))
-	Q4PF((BX)(AX*1))
-	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
-	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
-	Q4O(0)
-	Q4O(1)
-	Q4O(2)
-	Q4O(3)
-	Q4O(4)
-	Q4O(5)
-	Q4O(6)
-	Q4O(7)
-	Q4SUMS
-	Q4TERM(Z0, Z1, Z16, (R9), Z26)
-	Q4TERM(Z2, Z3, Z17, (R10), Z27)
-	Q4TERM(Z4, Z5, Z18, (R9)(AX*2), Z28)
-	Q4TERM(Z6, Z7, Z19, (R10)(AX*2), Z30)
-	Q4TERM(Z8, Z9, Z20, (R9)(AX*4), Z31)
-	Q4TERM(Z10, Z11, Z21, (R10)(AX*4), Z26)
-	Q4TERM(Z12, Z13, Z22, (BX), Z27)
-	Q4TERM(Z14, Z15, Z23, (BX)(AX*1), Z28)
+	OCTBLOCK(Q4OCTQUAD, Q4PF, NIBFIX, 3, 256)
 	ADDQ $288, R10
 	ADDQ $288, BX
 	GNEXT(288, 64, 4)
 	JNZ  g4eightblock
-	VMOVUPS Z16, (DI)
-	VMOVUPS Z17, 64(DI)
-	VMOVUPS Z18, 128(DI)
-	VMOVUPS Z19, 192(DI)
-	VMOVUPS Z20, 256(DI)
-	VMOVUPS Z21, 320(DI)
-	VMOVUPS Z22, 384(DI)
-	VMOVUPS Z23, 448(DI)
-	ADDQ    $512, DI
-	LEAQ    (SI)(AX*8), SI
-	SUBQ    $8, CX
-	CMPQ    CX, $8
-	JAE     g4eight
+	OCTEND
+	CMPQ CX, $8
+	JAE  g4eight
 
 // One group: the quads alternate between two pairs of sums, halving their chains.
 g4group:
@@ -281,8 +320,8 @@ g4block:
 	NQUAD(224(R9), Z17, Z6, Z7, Z2, Z3)
 	VPADDD  Z2, Z0, Z0
 	VPADDD  Z3, Z1, Z1
-	Q4SUMS
-	Q4TERM(Z0, Z1, Z30, (R9), Z26)
+	GSUMS(3)
+	GTERM(Z0, Z1, Z30, (R9), Z26, NIBFIX, 256)
 	GNEXT(288, 64, 4)
 	JNZ     g4block
 	GEND
@@ -295,7 +334,7 @@ g4done:
 // Q8_0: the weights' bytes are made unsigned, u = w + 128 (VPXORD 0x80), for VPDPBUSD;
 // per block of 32, isum_r = 256·hi + lo - 128·s = Σ w·q (each term below 2^29 in
 // magnitude, the sum below 2^28) is scaled by float32(dw_r·da) and added to row r's sum.
-// Z28 holds 0x80 bytes.
+// Z28 holds 0x80 bytes in the one-group loop, Z29 in the eight-group one.
 
 // G8QUAD(K) adds quad K (64 bytes: four values of each row) times the activations into Z0
 // (lo plane) and Z1 (hi plane).
@@ -307,6 +346,28 @@ g4done:
 // func dotQ8_0GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 TEXT ·dotQ8_0GroupsAVX512(SB), NOSPLIT, $0-40
 	GSETUP
+	VPBROADCASTD gbytes80<>(SB), Z29
+	IMUL3Q       $544, R8, AX
+	CMPQ         CX, $8
+	JB           g8one
+
+g8eight:
+	GROW(6)
+	OCTSETUP
+
+g8eightblock:
+	OCTBLOCK(Q8OCTQUAD, Q8PF, NOFIX, 7, 512)
+	ADDQ $544, R10
+	ADDQ $544, BX
+	GNEXT(544, 64, 4)
+	JNZ  g8eightblock
+	OCTEND
+	CMPQ CX, $8
+	JAE  g8eight
+
+g8one:
+	TESTQ        CX, CX
+	JZ           g8done
 	VPBROADCASTD gbytes80<>(SB), Z28
 
 g8group:
@@ -340,6 +401,8 @@ g8block:
 	JNZ          g8block
 	GEND
 	JNZ          g8group
+
+g8done:
 	VZEROUPPER
 	RET
 

@@ -17,8 +17,8 @@ import (
 
 // BenchmarkDotLockstep reports GB/s of weight bytes for the GEMVs of a decode step of the
 // medium preset at TP 1 (BenchmarkDecodeGEMVs' 33 matrices, in layers), on one worker and
-// on two, with the AVX-512 kernels as Dot runs them ("lockstep": Q4_0's eight groups, Q4_K's
-// four at a time) beside the same kernels called one group at a time ("onegroup": one
+// on two, with the AVX-512 kernels as Dot runs them ("lockstep": Q8_0's and Q4_0's eight
+// groups, Q4_K's four at a time) beside the same kernels called one group at a time ("onegroup": one
 // stream of weight bytes, the order of the kernels before them). Pair it with the read
 // probe in the same command:
 //
@@ -36,7 +36,7 @@ func BenchmarkDotLockstep(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	x := randValues(r, 5632, 1)
 	y := make([]float32, 16384)
-	for _, typ := range []dtype.DType{dtype.Q4_0, dtype.Q4_K} {
+	for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K} {
 		ws := make([][]byte, len(shapes))
 		var total int64
 		for k, s := range shapes {
