@@ -1,4 +1,4 @@
-//go:build amd64 && !noasm
+//go:build amd64 && !noasm && unix
 
 package quant
 
@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -19,8 +21,10 @@ import (
 // medium preset at TP 1 (BenchmarkDecodeGEMVs' 33 matrices, in layers), on one worker and
 // on two, with the AVX-512 kernels as Dot runs them ("lockstep": Q8_0's and Q4_0's eight
 // groups, Q4_K's four at a time) beside the same kernels called one group at a time ("onegroup": one
-// stream of weight bytes, the order of the kernels before them). Pair it with the read
-// probe in the same command:
+// stream of weight bytes, the order of the kernels before them). cpuGB/s divides the bytes
+// by the process's CPU time per worker, which holds still on a machine whose neighbours
+// take the cores away for a while (the wall-clock MB/s then drops, cpuGB/s barely moves).
+// Pair it with the read probe in the same command:
 //
 //	go test -run '^$' -bench 'DotLockstep|ReadBandwidth/256MiB' -benchtime 10x ./quant/ ./vec/
 func BenchmarkDotLockstep(b *testing.B) {
@@ -59,6 +63,7 @@ func BenchmarkDotLockstep(b *testing.B) {
 			}{{"lockstep", lockstep}, {"onegroup", oneGroup}} {
 				b.Run(fmt.Sprintf("medium/%v/workers=%d/impl=%s", typ, workers, impl.name), func(b *testing.B) {
 					b.SetBytes(total)
+					cpu0 := cpuSeconds(b)
 					for b.Loop() {
 						for k, s := range shapes {
 							require.NoError(b, QuantizeActs(a, xq[:a.RowBytes(s.in)], x[:s.in], s.in))
@@ -73,10 +78,18 @@ func BenchmarkDotLockstep(b *testing.B) {
 							wg.Wait()
 						}
 					}
+					b.ReportMetric(float64(total)*float64(b.N)*float64(workers)/(cpuSeconds(b)-cpu0)/1e9, "cpuGB/s")
 				})
 			}
 		}
 	}
+}
+
+// cpuSeconds is the CPU time this process has used, user and system.
+func cpuSeconds(b *testing.B) float64 {
+	var ru syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // repeatedRowMatrix is a device matrix of rows × cols values of t whose rows all hold one
