@@ -94,8 +94,8 @@ GLOBL gf64x256<>(SB), RODATA|NOPTR, $8
 // register (VBROADCASTI64X4, a load) and ANDed with Z29's [0x0f × 32 | 0xf0 × 32] leave
 // rows 0-7's values in the low half and 16 times rows 8-15's in the high half, where one
 // VPDPBUSD takes them as the three-instruction split (shift, insert, mask) of GQUAD does.
-// Lanes 8-15 of a block's integer sum are then exact multiples of 16, and VPSRAVD by
-// gnibshift (0 in lanes 0-7, 4 in 8-15) divides them back exactly.
+// Lanes 8-15 of a block's integer sum are then exact multiples of 16 (Q4_0's below 2^29),
+// and VPSRAVD by gnibshift (0 in lanes 0-7, 4 in 8-15) divides them back exactly.
 DATA gnibmask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA gnibmask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA gnibmask<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
