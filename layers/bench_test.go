@@ -69,7 +69,9 @@ func benchLinear(b *testing.B, m int, shapes []struct{ out, in int }) {
 // gate-up and a 2048×5632 down, then the 16384×2048 head: 33 matrices, 0.82 GB in f16),
 // one matrix after another, on one worker or split between two and waited for, as the
 // step's GEMMs run with nothing between them; f16 beside every block type, so that the
-// kernels' reach of the memory is compared on the same bytes' pattern:
+// kernels' reach of the memory is compared on the same bytes' pattern. cpuGB/s divides the
+// bytes by the process's CPU time per worker: it holds still where neighbours take the
+// cores away for a while, which the wall-clock MB/s does not:
 //
 //	go test -run '^$' -bench 'DecodeGEMVs|ReadBandwidth/256MiB' -benchtime 10x ./layers/ ./vec/
 func BenchmarkDecodeGEMVs(b *testing.B) {
@@ -96,6 +98,7 @@ func BenchmarkDecodeGEMVs(b *testing.B) {
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("medium/%v/workers=%d", dt, workers), func(b *testing.B) {
 				b.SetBytes(total)
+				cpu0 := cpuSeconds(b)
 				for b.Loop() {
 					for _, w := range ws {
 						run := func(o0, o1 int) { require.NoError(b, LinearRows(y[:w.Rows], x[:w.Cols], w, o0, o1)) }
@@ -114,6 +117,7 @@ func BenchmarkDecodeGEMVs(b *testing.B) {
 						wg.Wait()
 					}
 				}
+				b.ReportMetric(float64(total)*float64(b.N)*float64(workers)/(cpuSeconds(b)-cpu0)/1e9, "cpuGB/s")
 			})
 		}
 	}

@@ -64,8 +64,13 @@ var (
 )
 
 // dotCallBytes bounds the weight bytes one assembly call reads, so that a goroutine in
-// assembly (which the runtime cannot preempt) returns within microseconds.
+// assembly (which the runtime cannot preempt) returns within microseconds; a call takes
+// lockstepGroups groups all the same (1 MiB of Q4_0 rows of 14336 values, 0.1 ms).
 const dotCallBytes = 64 << 10
+
+// lockstepGroups is the most groups a kernel reads in lockstep (Q8_0's and Q4_0's eight;
+// Q4_K's four divide it): a run of groups given to one call is a multiple of it where it can be.
+const lockstepGroups = 8
 
 // dotRows is Dot: the assembly where the CPU runs it (AVX-512 with VNNI, else AVX2), else
 // Go.
@@ -90,7 +95,7 @@ func dotGroupsAsm(g groupKernel, t dtype.DType, y []float32, ystride int, xq []b
 		return
 	}
 	gb, arb, n := GroupRows*t.Bytes(cols), ActsFor(t).RowBytes(cols), cols/t.BlockSize()
-	run := max(1, dotCallBytes/gb)
+	run := max(lockstepGroups, dotCallBytes/gb/lockstepGroups*lockstepGroups)
 	whole := (o1 - o0) / GroupRows // groups whose rows all exist
 	g0 := o0 / GroupRows
 	for i := range m {

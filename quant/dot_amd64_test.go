@@ -66,7 +66,7 @@ func TestAsmKernelsExtremes(t *testing.T) {
 }
 
 func requireExtremesMatchGo(t *testing.T, isa string, typ dtype.DType) {
-	rows, cols := 2*RowAlign(typ)+1, 4*kBlock
+	rows, cols := 13*RowAlign(typ)+1, 4*kBlock // 13 groups: eight, four and one in lockstep
 	ggml := make([]byte, rows*typ.Bytes(cols))
 	fill := byte(0xff)
 	if typ == dtype.Q8_0 {
@@ -103,8 +103,10 @@ func requireExtremesMatchGo(t *testing.T, isa string, typ dtype.DType) {
 }
 
 // TestAsmKernelsMatchGo: every assembly kernel gives the Go kernel's bits for every count
-// of blocks around the chunk sizes (1 to 40 32-value blocks, 1 to 20 super-blocks), row
-// counts that end inside a group, sub-ranges of rows and several rows of activations.
+// of blocks around the chunk sizes (1 to 40 32-value blocks, 1 to 20 super-blocks) on 5
+// rows, 1 to 9 and the most on 13 groups and 5 rows (every lockstep width, eight, four and
+// one, then a cut group), row counts that end inside a group, sub-ranges of rows and several rows of
+// activations.
 func TestAsmKernelsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, isa := range kernelISAs(t) {
@@ -117,6 +119,9 @@ func TestAsmKernelsMatchGo(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%v", isa, typ), func(t *testing.T) {
 				for n := 1; n <= maxBlocks; n++ {
 					requireKernelMatchesGo(t, isa, typ, r, 5, n*typ.BlockSize(), 1, 0, 5)
+					if n <= 9 || n == maxBlocks {
+						requireKernelMatchesGo(t, isa, typ, r, 13*g+5, n*typ.BlockSize(), 1, 0, 13*g+5)
+					}
 				}
 				requireKernelMatchesGo(t, isa, typ, r, 2*g+7, 16*typ.BlockSize(), 3, g, 2*g+6)
 				requireKernelMatchesGo(t, isa, typ, r, 40*g+5, 2*typ.BlockSize(), 2, 3*g, 40*g+5) // several calls
@@ -131,6 +136,7 @@ func TestAsmKernelsMatchGo(t *testing.T) {
 func FuzzAsmKernels(f *testing.F) {
 	f.Add(uint64(1), uint8(3), uint8(1), uint8(2))
 	f.Add(uint64(7), uint8(17), uint8(4), uint8(1))
+	f.Add(uint64(3), uint8(5), uint8(200), uint8(1))
 	f.Fuzz(func(t *testing.T, seed uint64, blocks, rows, m uint8) {
 		r := rand.New(rand.NewPCG(seed, seed^0x9e37))
 		for _, isa := range kernelISAs(t) {
@@ -139,7 +145,7 @@ func FuzzAsmKernels(f *testing.F) {
 				if typ.BlockSize() == kBlock {
 					n = 1 + int(blocks)%12
 				}
-				nr := 1 + int(rows)%40
+				nr := 1 + int(rows) // up to 16 groups: every lockstep width
 				requireKernelMatchesGo(t, isa, typ, r, nr, n*typ.BlockSize(), 1+int(m)%4, 0, nr)
 			}
 		}

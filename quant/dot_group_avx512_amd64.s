@@ -3,7 +3,8 @@
 #include "textflag.h"
 
 // AVX-512 (F, BW, VL, VNNI) kernels of Dot for the grouped layouts (group.go), one group
-// of 16 rows after another against one row of activations split into byte planes:
+// of 16 rows after another (Q8_0's, Q4_0's and Q4_K's several at once, in lockstep)
+// against one row of activations split into byte planes:
 //
 //	func dot<T>GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 //
@@ -16,7 +17,7 @@
 //
 // Registers: DI y, SI the group, CX groups left, DX a, R8 n; per group R9 the block, R11
 // the activations' planes, R12 their scales, R13 their sums, R14 blocks left, Z30 the
-// rows' sums; Z29 holds 0x0f bytes.
+// rows' sums; Z29 holds 0x0f bytes (the lockstep loops say what they change).
 
 DATA gbytes0f<>+0(SB)/4, $0x0f0f0f0f
 GLOBL gbytes0f<>(SB), RODATA|NOPTR, $4
@@ -89,50 +90,251 @@ GLOBL gf64x256<>(SB), RODATA|NOPTR, $8
 	PREFETCHT0 (OFF+256)(R9); \
 	PREFETCHT0 (OFF+320)(R9)
 
+// Nibble quads split in one instruction: a quad's 32 bytes broadcast to both halves of a
+// register (VBROADCASTI64X4, a load) and ANDed with Z29's [0x0f × 32 | 0xf0 × 32] leave
+// rows 0-7's values in the low half and 16 times rows 8-15's in the high half, where one
+// VPDPBUSD takes them as the three-instruction split (shift, insert, mask) of GQUAD does.
+// Lanes 8-15 of a block's integer sum are then exact multiples of 16 (Q4_0's below 2^29),
+// and VPSRAVD by gnibshift (0 in lanes 0-7, 4 in 8-15) divides them back exactly.
+DATA gnibmask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA gnibmask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA gnibmask<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA gnibmask<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA gnibmask<>+32(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA gnibmask<>+40(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA gnibmask<>+48(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA gnibmask<>+56(SB)/8, $0xf0f0f0f0f0f0f0f0
+GLOBL gnibmask<>(SB), RODATA|NOPTR, $64
+DATA gnibshift<>+0(SB)/8, $0
+DATA gnibshift<>+8(SB)/8, $0
+DATA gnibshift<>+16(SB)/8, $0
+DATA gnibshift<>+24(SB)/8, $0
+DATA gnibshift<>+32(SB)/8, $0x0000000400000004
+DATA gnibshift<>+40(SB)/8, $0x0000000400000004
+DATA gnibshift<>+48(SB)/8, $0x0000000400000004
+DATA gnibshift<>+56(SB)/8, $0x0000000400000004
+GLOBL gnibshift<>(SB), RODATA|NOPTR, $64
+
+// NQUAD(WADDR, T, AL, AH, LO, HI) adds the nibble quad at WADDR times the broadcast
+// activations AL (lo plane) and AH (hi plane) into LO and HI, through T.
+#define NQUAD(WADDR, T, AL, AH, LO, HI) \
+	VBROADCASTI64X4 WADDR, T; \
+	VPANDD          Z29, T, T; \
+	VPDPBUSD        AL, T, LO; \
+	VPDPBUSD        AH, T, HI
+
 // Q4_0: per block of 32, isum_r = 256·hi + lo - 8·s (exact: below 2^25) is scaled by
-// float32(dw_r·da) and added to row r's sum.
+// float32(dw_r·da) and added to row r's sum. Q4_0 and Q8_0 read eight groups in lockstep
+// while eight are left, the rest one at a time: one core reads eight streams of weights a
+// group apart 1.3-1.5× faster than one (BENCHMARKS.md, issue 11; BenchmarkDotLockstep).
+// Registers of the eight: R9 group 0, R10 group 1, BX group 6, AX a group's bytes (the
+// others at R9 or R10 + 2·AX or 4·AX, and BX + AX); Z0-Z15 the groups' lo and hi sums of
+// the block, Z16-Z23 the rows' sums, Z24/Z25 the quad's activations, Z26-Z28, Z30, Z31
+// temps, Z29 the kernel's byte mask (gnibmask, or 0x80 bytes for Q8_0).
+
+// OCTQUAD(K, QUAD) adds quad K of the eight groups' blocks, QUAD(K, G, T, LO, HI) adding
+// that of the group at G into LO and HI through T.
+#define OCTQUAD(K, QUAD) \
+	VPBROADCASTD (4*(K))(R11), Z24; \
+	VPBROADCASTD (32+4*(K))(R11), Z25; \
+	QUAD(K, (R9), Z26, Z0, Z1); \
+	QUAD(K, (R10), Z27, Z2, Z3); \
+	QUAD(K, (R9)(AX*2), Z26, Z4, Z5); \
+	QUAD(K, (R10)(AX*2), Z27, Z6, Z7); \
+	QUAD(K, (R9)(AX*4), Z26, Z8, Z9); \
+	QUAD(K, (R10)(AX*4), Z27, Z10, Z11); \
+	QUAD(K, (BX), Z26, Z12, Z13); \
+	QUAD(K, (BX)(AX*1), Z27, Z14, Z15)
+
+#define Q4OCTQUAD(K, G, T, LO, HI) NQUAD((32*(K))G, T, Z24, Z25, LO, HI)
+
+#define Q8OCTQUAD(K, G, T, LO, HI) \
+	VPXORD   (64*(K))G, Z29, T; \
+	VPDPBUSD Z24, T, LO; \
+	VPDPBUSD Z25, T, HI
+
+// OCTPF(PF) prefetches, PF(G) for the group at G.
+#define OCTPF(PF) \
+	PF((R9)); \
+	PF((R10)); \
+	PF((R9)(AX*2)); \
+	PF((R10)(AX*2)); \
+	PF((R9)(AX*4)); \
+	PF((R10)(AX*4)); \
+	PF((BX)); \
+	PF((BX)(AX*1))
+
+// Q4PF(G) and Q8PF(G) prefetch the lines of the block four blocks ahead of the group at G.
+#define Q4PF(G) \
+	PREFETCHT0 1152 G; \
+	PREFETCHT0 1216 G; \
+	PREFETCHT0 1280 G; \
+	PREFETCHT0 1344 G; \
+	PREFETCHT0 1408 G
+
+#define Q8PF(G) \
+	PREFETCHT0 2176 G; \
+	PREFETCHT0 2240 G; \
+	PREFETCHT0 2304 G; \
+	PREFETCHT0 2368 G; \
+	PREFETCHT0 2432 G; \
+	PREFETCHT0 2496 G; \
+	PREFETCHT0 2560 G; \
+	PREFETCHT0 2624 G; \
+	PREFETCHT0 2688 G
+
+// GTERM(LO, HI, ACC, G, T, FIX, D): ACC += float32(dw·da)·float32(isum) for the block of
+// the group at G, its scales at D G; isum = FIX(256·HI + LO) - Z24, Z25 holding da. FIX is
+// NIBFIX for split nibbles (NQUAD), NOFIX otherwise.
+#define GTERM(LO, HI, ACC, G, T, FIX, D) \
+	VPSLLD    $8, HI, HI; \
+	VPADDD    HI, LO, LO; \
+	FIX(LO); \
+	VPSUBD    Z24, LO, LO; \
+	VCVTDQ2PS LO, LO; \
+	VCVTPH2PS D G, T; \
+	VMULPS    Z25, T, T; \
+	VMULPS    T, LO, LO; \
+	VADDPS    LO, ACC, ACC
+
+#define NIBFIX(R) VPSRAVD gnibshift<>(SB), R, R
+#define NOFIX(R)
+
+// GSUMS(SHIFT) loads Z24 = s << SHIFT and Z25 = da for the block.
+#define GSUMS(SHIFT) \
+	VPBROADCASTD (R13), Z24; \
+	VPSLLD       $SHIFT, Z24, Z24; \
+	VBROADCASTSS (R12), Z25
+
+// OCTBLOCK(QUAD, PF, FIX, SHIFT, D) is a block of the eight groups.
+#define OCTBLOCK(QUAD, PF, FIX, SHIFT, D) \
+	OCTPF(PF); \
+	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7); \
+	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
+	OCTQUAD(0, QUAD); \
+	OCTQUAD(1, QUAD); \
+	OCTQUAD(2, QUAD); \
+	OCTQUAD(3, QUAD); \
+	OCTQUAD(4, QUAD); \
+	OCTQUAD(5, QUAD); \
+	OCTQUAD(6, QUAD); \
+	OCTQUAD(7, QUAD); \
+	GSUMS(SHIFT); \
+	GTERM(Z0, Z1, Z16, (R9), Z26, FIX, D); \
+	GTERM(Z2, Z3, Z17, (R10), Z27, FIX, D); \
+	GTERM(Z4, Z5, Z18, (R9)(AX*2), Z28, FIX, D); \
+	GTERM(Z6, Z7, Z19, (R10)(AX*2), Z30, FIX, D); \
+	GTERM(Z8, Z9, Z20, (R9)(AX*4), Z31, FIX, D); \
+	GTERM(Z10, Z11, Z21, (R10)(AX*4), Z26, FIX, D); \
+	GTERM(Z12, Z13, Z22, (BX), Z27, FIX, D); \
+	GTERM(Z14, Z15, Z23, (BX)(AX*1), Z28, FIX, D)
+
+// OCTSETUP sets up eight groups (after GROW); OCTEND stores their sums and steps past them.
+#define OCTSETUP \
+	LEAQ (SI)(AX*1), R10; \
+	LEAQ (AX)(AX*2), BX; \
+	LEAQ (SI)(BX*2), BX; \
+	ZERO8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+
+#define OCTEND \
+	VMOVUPS Z16, (DI); \
+	VMOVUPS Z17, 64(DI); \
+	VMOVUPS Z18, 128(DI); \
+	VMOVUPS Z19, 192(DI); \
+	VMOVUPS Z20, 256(DI); \
+	VMOVUPS Z21, 320(DI); \
+	VMOVUPS Z22, 384(DI); \
+	VMOVUPS Z23, 448(DI); \
+	ADDQ    $512, DI; \
+	LEAQ    (SI)(AX*8), SI; \
+	SUBQ    $8, CX
+
+#define ZERO8(A, B, C, D, E, F, G, H) \
+	VPXORD A, A, A; \
+	VPXORD B, B, B; \
+	VPXORD C, C, C; \
+	VPXORD D, D, D; \
+	VPXORD E, E, E; \
+	VPXORD F, F, F; \
+	VPXORD G, G, G; \
+	VPXORD H, H, H
 
 // func dotQ4_0GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 TEXT ·dotQ4_0GroupsAVX512(SB), NOSPLIT, $0-40
 	GSETUP
+	VMOVDQU32 gnibmask<>(SB), Z29
+	IMUL3Q    $288, R8, AX
+	CMPQ      CX, $8
+	JB        g4group
 
+g4eight:
+	GROW(6)
+	OCTSETUP
+
+g4eightblock:
+	OCTBLOCK(Q4OCTQUAD, Q4PF, NIBFIX, 3, 256)
+	ADDQ $288, R10
+	ADDQ $288, BX
+	GNEXT(288, 64, 4)
+	JNZ  g4eightblock
+	OCTEND
+	CMPQ CX, $8
+	JAE  g4eight
+
+// One group: the quads alternate between two pairs of sums, halving their chains.
 g4group:
+	TESTQ CX, CX
+	JZ    g4done
 	GROW(6)
 
 g4block:
 	PREFETCH(2048)
-	PREFETCHT0   2304(R9)
-	VPXORD       Z0, Z0, Z0
-	VPXORD       Z1, Z1, Z1
-	GQUAD(0, 0, 32)
-	GQUAD(32, 4, 32)
-	GQUAD(64, 8, 32)
-	GQUAD(96, 12, 32)
-	GQUAD(128, 16, 32)
-	GQUAD(160, 20, 32)
-	GQUAD(192, 24, 32)
-	GQUAD(224, 28, 32)
-	VPSLLD       $8, Z1, Z1
-	VPADDD       Z1, Z0, Z0
-	VPBROADCASTD (R13), Z2
-	VPSLLD       $3, Z2, Z2
-	VPSUBD       Z2, Z0, Z0
-	VCVTDQ2PS    Z0, Z0
-	VCVTPH2PS    256(R9), Z3
-	VMULPS.BCST  (R12), Z3, Z3
-	VMULPS       Z3, Z0, Z0
-	VADDPS       Z0, Z30, Z30
+	PREFETCHT0 2304(R9)
+	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
+	VPBROADCASTD 0(R11), Z4
+	VPBROADCASTD 32(R11), Z5
+	NQUAD(0(R9), Z16, Z4, Z5, Z0, Z1)
+	VPBROADCASTD 4(R11), Z6
+	VPBROADCASTD 36(R11), Z7
+	NQUAD(32(R9), Z17, Z6, Z7, Z2, Z3)
+	VPBROADCASTD 8(R11), Z4
+	VPBROADCASTD 40(R11), Z5
+	NQUAD(64(R9), Z16, Z4, Z5, Z0, Z1)
+	VPBROADCASTD 12(R11), Z6
+	VPBROADCASTD 44(R11), Z7
+	NQUAD(96(R9), Z17, Z6, Z7, Z2, Z3)
+	VPBROADCASTD 16(R11), Z4
+	VPBROADCASTD 48(R11), Z5
+	NQUAD(128(R9), Z16, Z4, Z5, Z0, Z1)
+	VPBROADCASTD 20(R11), Z6
+	VPBROADCASTD 52(R11), Z7
+	NQUAD(160(R9), Z17, Z6, Z7, Z2, Z3)
+	VPBROADCASTD 24(R11), Z4
+	VPBROADCASTD 56(R11), Z5
+	NQUAD(192(R9), Z16, Z4, Z5, Z0, Z1)
+	VPBROADCASTD 28(R11), Z6
+	VPBROADCASTD 60(R11), Z7
+	NQUAD(224(R9), Z17, Z6, Z7, Z2, Z3)
+	VPADDD  Z2, Z0, Z0
+	VPADDD  Z3, Z1, Z1
+	GSUMS(3)
+	GTERM(Z0, Z1, Z30, (R9), Z26, NIBFIX, 256)
 	GNEXT(288, 64, 4)
-	JNZ          g4block
+	JNZ     g4block
 	GEND
-	JNZ          g4group
+	JMP     g4group
+
+g4done:
 	VZEROUPPER
 	RET
 
 // Q8_0: the weights' bytes are made unsigned, u = w + 128 (VPXORD 0x80), for VPDPBUSD;
 // per block of 32, isum_r = 256·hi + lo - 128·s = Σ w·q (each term below 2^29 in
 // magnitude, the sum below 2^28) is scaled by float32(dw_r·da) and added to row r's sum.
-// Z28 holds 0x80 bytes.
+// Z28 holds 0x80 bytes in the one-group loop, Z29 in the eight-group one.
 
 // G8QUAD(K) adds quad K (64 bytes: four values of each row) times the activations into Z0
 // (lo plane) and Z1 (hi plane).
@@ -144,6 +346,28 @@ g4block:
 // func dotQ8_0GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 TEXT ·dotQ8_0GroupsAVX512(SB), NOSPLIT, $0-40
 	GSETUP
+	VPBROADCASTD gbytes80<>(SB), Z29
+	IMUL3Q       $544, R8, AX
+	CMPQ         CX, $8
+	JB           g8one
+
+g8eight:
+	GROW(6)
+	OCTSETUP
+
+g8eightblock:
+	OCTBLOCK(Q8OCTQUAD, Q8PF, NOFIX, 7, 512)
+	ADDQ $544, R10
+	ADDQ $544, BX
+	GNEXT(544, 64, 4)
+	JNZ  g8eightblock
+	OCTEND
+	CMPQ CX, $8
+	JAE  g8eight
+
+g8one:
+	TESTQ        CX, CX
+	JZ           g8done
 	VPBROADCASTD gbytes80<>(SB), Z28
 
 g8group:
@@ -177,6 +401,8 @@ g8block:
 	JNZ          g8block
 	GEND
 	JNZ          g8group
+
+g8done:
 	VZEROUPPER
 	RET
 
@@ -188,23 +414,24 @@ g8block:
 // The scale bytes are transposed (byte p of the 16 rows at SC+16p), so VPMOVZXBD of byte p
 // gives it for every row; Z28, Z27, Z26 hold dwords 63, 15 and 48, Z31 the f64 256.
 
-// K4SUBLO(J, SC) and K4SUBHI(J, SC) leave sub-block J's scales in Z2 and mins in Z3: for
-// J < 4, sc = p_J & 63, m = p_{J+4} & 63; for J ≥ 4, sc = p_{J+4} & 15 | (p_{J-4} >> 6) <<
-// 4, m = p_{J+4} >> 4 | (p_J >> 6) << 4, with ((p >> 6) << 4) = (p >> 2) & 48.
-#define K4SUBLO(J, SC) \
-	VPMOVZXBD (SC+16*(J))(R9), Z2; \
+// K4SUBLO(J, SC, G) and K4SUBHI(J, SC, G) leave sub-block J's scales in Z2 and mins in
+// Z3, the block's scale bytes at SC G:
+// for J < 4, sc = p_J & 63, m = p_{J+4} & 63; for J ≥ 4, sc = p_{J+4} & 15 | (p_{J-4} >>
+// 6) << 4, m = p_{J+4} >> 4 | (p_J >> 6) << 4, with ((p >> 6) << 4) = (p >> 2) & 48.
+#define K4SUBLO(J, SC, G) \
+	VPMOVZXBD (SC+16*(J))G, Z2; \
 	VPANDD    Z28, Z2, Z2; \
-	VPMOVZXBD (SC+16*((J)+4))(R9), Z3; \
+	VPMOVZXBD (SC+16*((J)+4))G, Z3; \
 	VPANDD    Z28, Z3, Z3
 
-#define K4SUBHI(J, SC) \
-	VPMOVZXBD (SC+16*((J)+4))(R9), Z4; \
-	VPMOVZXBD (SC+16*((J)-4))(R9), Z5; \
+#define K4SUBHI(J, SC, G) \
+	VPMOVZXBD (SC+16*((J)+4))G, Z4; \
+	VPMOVZXBD (SC+16*((J)-4))G, Z5; \
 	VPANDD    Z27, Z4, Z2; \
 	VPSRLD    $2, Z5, Z5; \
 	VPANDD    Z26, Z5, Z5; \
 	VPORD     Z5, Z2, Z2; \
-	VPMOVZXBD (SC+16*(J))(R9), Z5; \
+	VPMOVZXBD (SC+16*(J))G, Z5; \
 	VPSRLD    $4, Z4, Z3; \
 	VPSRLD    $2, Z5, Z5; \
 	VPANDD    Z26, Z5, Z5; \
@@ -253,7 +480,7 @@ g8block:
 
 #define K4SUB(J, QUAD, SUB, SC, BB) \
 	K4QUADS(J, QUAD, BB); \
-	SUB(J, SC); \
+	SUB(J, SC, (R9)); \
 	K4SCALE(J)
 
 // ISUMF64(HI, LO, ZH, ZL) leaves 256·HI + LO (int32 lanes, eight at a time) in Z5 (lanes
@@ -293,6 +520,10 @@ g8block:
 
 #define KSETUP \
 	GSETUP; \
+	KCONST
+
+#define KCONST \
+	VPBROADCASTD gbytes0f<>(SB), Z29; \
 	VPBROADCASTD gdwords63<>(SB), Z28; \
 	VPBROADCASTD gdwords15<>(SB), Z27; \
 	VPBROADCASTD gdwords48<>(SB), Z26; \
@@ -321,9 +552,139 @@ GLOBL gbytes10<>(SB), RODATA|NOPTR, $4
 	K4SUB(7, QUAD, K4SUBHI, SC, BB); \
 	K4TERM(SC+192)
 
+// Q4_K: four groups go in lockstep while four are left (as Q4_0's eight, for the streams),
+// their nibbles split as Q4_0's (NQUAD), so that the planes' sums of lanes 8-15 are 16
+// times theirs until the super-block's end (|lo|, |hi| < 16·8·63·15·128·32 < 2^31).
+// Registers of the four: R9 group 0, R10 group 2, AX a group's bytes; Z0-Z3 a
+// sub-block's sums (two pairs, alternate quads), Z6 the activations' sum over it, Z8-Z11
+// the groups' scaled lo sums, Z12-Z15 the hi, Z20-Z23 the mins, Z16-Z19 the rows' sums,
+// Z24 a quad, Z29 the nibble mask, Z25 gnibshift; the rest as the one-group loop's.
+
+// K4FQUAD(Q, G, LO, HI) adds quad Q of the group at G into LO and HI.
+#define K4FQUAD(Q, G, LO, HI) \
+	VBROADCASTI64X4 (32*(Q))G, Z24; \
+	VPANDD          Z29, Z24, Z24; \
+	VPDPBUSD.BCST   (4*(Q))(R11), Z24, LO; \
+	VPDPBUSD.BCST   (256+4*(Q))(R11), Z24, HI
+
+// K4FSUB(J, G, SUB, L, H, M) is sub-block J of the group at G: its sums scaled into L
+// (lo) and H (hi), its mins times Z6 into M; it prefetches its bytes of the next block.
+#define K4FSUB(J, G, SUB, L, H, M) \
+	PREFETCHT0 (2304+288*(J))G; \
+	PREFETCHT0 (2368+288*(J))G; \
+	PREFETCHT0 (2432+288*(J))G; \
+	PREFETCHT0 (2496+288*(J))G; \
+	PREFETCHT0 (2560+288*(J))G; \
+	VPXORD     Z0, Z0, Z0; \
+	VPXORD     Z1, Z1, Z1; \
+	VPXORD     Z2, Z2, Z2; \
+	VPXORD     Z3, Z3, Z3; \
+	K4FQUAD(8*(J), G, Z0, Z1); \
+	K4FQUAD(8*(J)+1, G, Z2, Z3); \
+	K4FQUAD(8*(J)+2, G, Z0, Z1); \
+	K4FQUAD(8*(J)+3, G, Z2, Z3); \
+	K4FQUAD(8*(J)+4, G, Z0, Z1); \
+	K4FQUAD(8*(J)+5, G, Z2, Z3); \
+	K4FQUAD(8*(J)+6, G, Z0, Z1); \
+	K4FQUAD(8*(J)+7, G, Z2, Z3); \
+	VPADDD     Z2, Z0, Z0; \
+	VPADDD     Z3, Z1, Z1; \
+	SUB(J, 2048, G); \
+	VPMULLD    Z2, Z0, Z0; \
+	VPADDD     Z0, L, L; \
+	VPMULLD    Z2, Z1, Z1; \
+	VPADDD     Z1, H, H; \
+	VPMULLD    Z3, Z6, Z4; \
+	VPADDD     Z4, M, M
+
+#define K4FSTEP(J, SUB) \
+	VPBROADCASTD (8*(J))(R13), Z6; \
+	VPADDD.BCST  (8*(J)+4)(R13), Z6, Z6; \
+	K4FSUB(J, (R9), SUB, Z8, Z12, Z20); \
+	K4FSUB(J, (R9)(AX*1), SUB, Z9, Z13, Z21); \
+	K4FSUB(J, (R10), SUB, Z10, Z14, Z22); \
+	K4FSUB(J, (R10)(AX*1), SUB, Z11, Z15, Z23)
+
+// K4FTERM(L, YL, H, YH, M, ACC, G): K4TERM for the group at G, through Z0-Z5; YL and YH
+// name L and H as Y registers.
+#define K4FTERM(L, YL, H, YH, M, ACC, G) \
+	VPSRAVD       Z25, L, L; \
+	VPSRAVD       Z25, H, H; \
+	VCVTDQ2PD     YH, Z0; \
+	VEXTRACTI64X4 $1, H, Y1; \
+	VCVTDQ2PD     Y1, Z1; \
+	VCVTDQ2PD     YL, Z2; \
+	VEXTRACTI64X4 $1, L, Y3; \
+	VCVTDQ2PD     Y3, Z3; \
+	VMULPD        Z31, Z0, Z0; \
+	VADDPD        Z2, Z0, Z0; \
+	VMULPD        Z31, Z1, Z1; \
+	VADDPD        Z3, Z1, Z1; \
+	VCVTPD2PS     Z0, Y0; \
+	VCVTPD2PS     Z1, Y1; \
+	VINSERTF64X4  $1, Y1, Z0, Z0; \
+	VCVTDQ2PS     M, M; \
+	VCVTPH2PS     2240 G, Z4; \
+	VMULPS.BCST   (R12), Z4, Z4; \
+	VCVTPH2PS     2272 G, Z5; \
+	VMULPS.BCST   (R12), Z5, Z5; \
+	VMULPS        Z4, Z0, Z0; \
+	VMULPS        Z5, M, M; \
+	VSUBPS        M, Z0, Z0; \
+	VADDPS        Z0, ACC, ACC
+
 // func dotQ4_KGroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 TEXT ·dotQ4_KGroupsAVX512(SB), NOSPLIT, $0-40
 	KSETUP
+	VMOVDQU32 gnibmask<>(SB), Z29
+	VMOVDQU32 gnibshift<>(SB), Z25
+	IMUL3Q    $2304, R8, AX
+	CMPQ      CX, $4
+	JB        gk4one
+
+gk4four:
+	GROW(9)
+	LEAQ   (SI)(AX*2), R10
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+
+gk4fourblock:
+	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	K4FSTEP(0, K4SUBLO)
+	K4FSTEP(1, K4SUBLO)
+	K4FSTEP(2, K4SUBLO)
+	K4FSTEP(3, K4SUBLO)
+	K4FSTEP(4, K4SUBHI)
+	K4FSTEP(5, K4SUBHI)
+	K4FSTEP(6, K4SUBHI)
+	K4FSTEP(7, K4SUBHI)
+	K4FTERM(Z8, Y8, Z12, Y12, Z20, Z16, (R9))
+	K4FTERM(Z9, Y9, Z13, Y13, Z21, Z17, (R9)(AX*1))
+	K4FTERM(Z10, Y10, Z14, Y14, Z22, Z18, (R10))
+	K4FTERM(Z11, Y11, Z15, Y15, Z23, Z19, (R10)(AX*1))
+	ADDQ $2304, R10
+	GNEXT(2304, 512, 64)
+	JNZ  gk4fourblock
+	VMOVUPS Z16, (DI)
+	VMOVUPS Z17, 64(DI)
+	VMOVUPS Z18, 128(DI)
+	VMOVUPS Z19, 192(DI)
+	ADDQ    $256, DI
+	LEAQ    (SI)(AX*4), SI
+	SUBQ    $4, CX
+	CMPQ    CX, $4
+	JAE     gk4four
+
+gk4one:
+	KCONST
+	TESTQ CX, CX
+	JZ    gk4done
 
 gk4group:
 	GROW(9)
@@ -334,6 +695,8 @@ gk4block:
 	JNZ gk4block
 	GEND
 	JNZ gk4group
+
+gk4done:
 	VZEROUPPER
 	RET
 

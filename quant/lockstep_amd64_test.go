@@ -1,0 +1,107 @@
+//go:build amd64 && !noasm && unix
+
+package quant
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/vec"
+)
+
+// BenchmarkDotLockstep reports GB/s of weight bytes for the GEMVs of a decode step of the
+// medium preset at TP 1 (BenchmarkDecodeGEMVs' 33 matrices, in layers), on one worker and
+// on two, with the AVX-512 kernels as Dot runs them ("lockstep": Q8_0's and Q4_0's eight
+// groups, Q4_K's four at a time) beside the same kernels called one group at a time ("onegroup": one
+// stream of weight bytes, the order of the kernels before them). cpuGB/s divides the bytes
+// by the process's CPU time per worker, which holds still on a machine whose neighbours
+// take the cores away for a while (the wall-clock MB/s then drops, cpuGB/s barely moves).
+// Pair it with the read probe in the same command:
+//
+//	go test -run '^$' -bench 'DotLockstep|ReadBandwidth/256MiB' -benchtime 10x ./quant/ ./vec/
+func BenchmarkDotLockstep(b *testing.B) {
+	if !vec.AcceleratedAVX512() {
+		b.Skip("this CPU runs no AVX-512 kernels")
+	}
+	type shape struct{ out, in int }
+	var shapes []shape
+	for range 8 {
+		shapes = append(shapes, shape{4096, 2048}, shape{2048, 2048}, shape{11264, 2048}, shape{2048, 5632})
+	}
+	shapes = append(shapes, shape{16384, 2048})
+	r := rand.New(rand.NewPCG(1, 1))
+	x := randValues(r, 5632, 1)
+	y := make([]float32, 16384)
+	for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K} {
+		ws := make([][]byte, len(shapes))
+		var total int64
+		for k, s := range shapes {
+			ws[k] = repeatedRowMatrix(b, r, typ, s.out, s.in)
+			total += int64(len(ws[k]))
+		}
+		a := ActsFor(typ)
+		xq := make([]byte, a.RowBytes(5632))
+		lockstep := avx512Groups[typ]
+		oneGroup := func(y *float32, w *byte, groups int, a *byte, n int) {
+			gb := uintptr(GroupRows * n * typ.BlockBytes())
+			for g := range uintptr(groups) {
+				lockstep((*float32)(unsafe.Add(unsafe.Pointer(y), 4*GroupRows*g)), (*byte)(unsafe.Add(unsafe.Pointer(w), gb*g)), 1, a, n)
+			}
+		}
+		for _, workers := range []int{1, 2} {
+			for _, impl := range []struct {
+				name string
+				g    groupKernel
+			}{{"lockstep", lockstep}, {"onegroup", oneGroup}} {
+				b.Run(fmt.Sprintf("medium/%v/workers=%d/impl=%s", typ, workers, impl.name), func(b *testing.B) {
+					b.SetBytes(total)
+					cpu0 := cpuSeconds(b)
+					for b.Loop() {
+						for k, s := range shapes {
+							require.NoError(b, QuantizeActs(a, xq[:a.RowBytes(s.in)], x[:s.in], s.in))
+							run := func(o0, o1 int) { dotGroupsAsm(impl.g, typ, y, s.out, xq, 1, ws[k], s.out, s.in, o0, o1) }
+							cut := s.out
+							var wg sync.WaitGroup
+							if workers == 2 {
+								cut = s.out / 2 / GroupRows * GroupRows
+								wg.Go(func() { run(cut, s.out) })
+							}
+							run(0, cut)
+							wg.Wait()
+						}
+					}
+					b.ReportMetric(float64(total)*float64(b.N)*float64(workers)/(cpuSeconds(b)-cpu0)/1e9, "cpuGB/s")
+				})
+			}
+		}
+	}
+}
+
+// cpuSeconds is the CPU time this process has used, user and system.
+func cpuSeconds(b *testing.B) float64 {
+	var ru syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// repeatedRowMatrix is a device matrix of rows × cols values of t whose rows all hold one
+// row of normal values: real weights' bytes, made without quantizing the whole matrix.
+func repeatedRowMatrix(b *testing.B, r *rand.Rand, t dtype.DType, rows, cols int) []byte {
+	rb := t.Bytes(cols)
+	ggml := make([]byte, rows*rb)
+	require.NoError(b, Quantize(t, ggml[:rb], randValues(r, cols, 1)))
+	for o := 1; o < rows; o++ {
+		copy(ggml[o*rb:], ggml[:rb])
+	}
+	w := make([]byte, PackedBytes(t, rows, cols))
+	require.NoError(b, Pack(t, w, ggml, rows, cols))
+	return w
+}
