@@ -221,7 +221,16 @@ func TestRecordedWait(t *testing.T) {
 		t.Run(algo.String(), func(t *testing.T) {
 			g := newGroup(t, 2, device.NVSwitch, Config{Algo: algo})
 			ins, outs := g.alloc(t, dtype.F32, 64), g.alloc(t, dtype.F32, 64)
-			require.NoError(t, g.streams[1].HostFunc(func() { time.Sleep(late) }))
+			// Rank 1 holds back until rank 0's call has begun, then for late: on a loaded
+			// machine rank 0's kernel may itself start after a fixed sleep has run out.
+			require.NoError(t, g.streams[1].HostFunc(func() {
+				for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+					if rec, ok := g.c.Recorder(0).Last(); ok && rec.State == Running {
+						break
+					}
+				}
+				time.Sleep(late)
+			}))
 			for r := range 2 {
 				require.NoError(t, g.c.Rank(r).AllReduce(g.streams[r], ins[r], outs[r], 64))
 			}
