@@ -30,19 +30,27 @@ func (o TuneOptions) withDefaults() TuneOptions {
 	}
 	es := int64(o.DType.Size())
 	o.MinBytes, o.MaxBytes = max(o.MinBytes, es), max(o.MaxBytes, o.MinBytes, es)
-	if o.Measure.Target <= 0 {
-		o.Measure.Target = time.Millisecond
+	o.Measure = o.Measure.TuneDefaults()
+	return o
+}
+
+// TuneDefaults fills what o leaves unset with the autotuner's settings: rounds of at least
+// 1 ms, 30 rounds, 300 ms per candidate and size, one warm-up call, pruning at 3× the
+// fastest. The fused variants' autotuner measures with the same.
+func (o MeasureOptions) TuneDefaults() MeasureOptions {
+	if o.Target <= 0 {
+		o.Target = time.Millisecond
 	}
-	if o.Measure.Rounds <= 0 {
-		o.Measure.Rounds = 30
+	if o.Rounds <= 0 {
+		o.Rounds = 30
 	}
-	if o.Measure.Budget <= 0 {
-		o.Measure.Budget = 300 * time.Millisecond
+	if o.Budget <= 0 {
+		o.Budget = 300 * time.Millisecond
 	}
-	if o.Measure.Prune == 0 {
-		o.Measure.Prune = 3
+	if o.Prune == 0 {
+		o.Prune = 3
 	}
-	o.Measure.Warmup = max(o.Measure.Warmup, 1)
+	o.Warmup = max(o.Warmup, 1)
 	return o
 }
 

@@ -31,16 +31,7 @@ func (o TuneOptions) withDefaults() TuneOptions {
 	if !(o.Eps > 0) {
 		o.Eps = 1e-5
 	}
-	if o.Measure.Target <= 0 {
-		o.Measure.Target = time.Millisecond
-	}
-	if o.Measure.Rounds <= 0 {
-		o.Measure.Rounds = 30
-	}
-	if o.Measure.Budget <= 0 {
-		o.Measure.Budget = 300 * time.Millisecond
-	}
-	o.Measure.Warmup = max(o.Measure.Warmup, 1)
+	o.Measure = o.Measure.TuneDefaults()
 	return o
 }
 
