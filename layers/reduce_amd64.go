@@ -29,6 +29,9 @@ func maxAVX2(x *float32, n int) float32
 //go:noescape
 func expSubAVX2(x *float32, m float32, n int)
 
+//go:noescape
+func swigluAVX2(out, gate, up *float32, n int)
+
 // The re-slicing in each function below is the length check of the Go version (a short w or
 // x panics rather than letting the kernel read past it). Each runs the assembly where the CPU
 // has it, for n ≥ Lanes.
@@ -109,4 +112,14 @@ func expSub(x []float32, m float32) {
 		return
 	}
 	expSubAVX2(&x[0], m, len(x))
+}
+
+// swiglu is swigluGo: out[i] = silu(gate[i]) · up[i], gate and up at least len(out) long.
+func swiglu(out, gate, up []float32) {
+	gate, up = gate[:len(out)], up[:len(out)]
+	if !vec.Accelerated() || len(out) < Lanes {
+		swigluGo(out, gate, up)
+		return
+	}
+	swigluAVX2(&out[0], &gate[0], &up[0], len(out))
 }

@@ -11,6 +11,7 @@
 //	func axpy4AVX2(y *float32, a *[4]float32, x0, x1, x2, x3 *float32, n int)
 //	func maxAVX2(x *float32, n int) float32
 //	func expSubAVX2(x *float32, m float32, n int)
+//	func swigluAVX2(out, gate, up *float32, n int)
 //
 // n ≥ 8 for all of them. A reduction keeps its 8 partial sums in one YMM register: lane j
 // takes elements j, j+8, j+16, … in increasing order, one VMULPS and one VADDPS per
@@ -462,5 +463,53 @@ expsubloop:
 	VMOVUPS Y6, -32(DI)(CX*4)
 
 expsubdone:
+	VZEROUPPER
+	RET
+
+// SILU8(G, U) sets Y2 to silu(G)·U for 8 lanes, G a register of gates and U the address of
+// the 8 ups: Go's gate / (1 + expf(-gate)) * up, its operands in that order. Y6 holds the
+// f32 sign bits (-x flips it, as Go's negation does, NaNs included). Clobbers Y1, Y3-Y5.
+#define SILU8(G, U) \
+	VXORPS Y6, G, Y1; \
+	EXPF; \
+	VADDPS ONE, Y2, Y2; \
+	VDIVPS Y2, G, Y2; \
+	VMULPS U, Y2, Y2
+
+// func swigluAVX2(out, gate, up *float32, n int)
+//
+//	for i := range n { out[i] = gate[i] / (1 + expf(-gate[i])) * up[i] }
+//
+// out may be gate or up: the last 8 outputs are computed before the loop stores anything.
+TEXT ·swigluAVX2(SB), NOSPLIT, $0-32
+	MOVQ         out+0(FP), DI
+	MOVQ         gate+8(FP), SI
+	MOVQ         up+16(FP), R8
+	MOVQ         n+24(FP), CX
+	MOVL         $0x80000000, DX
+	MOVQ         DX, X6
+	VPBROADCASTD X6, Y6
+	MOVQ         CX, BX
+	ANDQ         $-8, BX
+	XORQ         AX, AX
+	TESTQ        $7, CX
+	JZ           swigluloop
+	VMOVUPS      -32(SI)(CX*4), Y0 // the last 8 outputs, stored after the loop
+	SILU8(Y0, -32(R8)(CX*4))
+	VMOVUPS      Y2, Y7
+
+swigluloop:
+	VMOVUPS (SI)(AX*4), Y0
+	SILU8(Y0, (R8)(AX*4))
+	VMOVUPS Y2, (DI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, BX
+	JB      swigluloop
+
+	TESTQ   $7, CX
+	JZ      swiglulast
+	VMOVUPS Y7, -32(DI)(CX*4)
+
+swiglulast:
 	VZEROUPPER
 	RET

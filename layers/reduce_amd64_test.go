@@ -166,6 +166,15 @@ func checkReduceKernels(t *testing.T, r *rand.Rand, x []float32, w [4][]float32,
 		expSubAVX2(&out[0], mm, n)
 		checkGuarded(t, buf, out, want, true, fmt.Sprintf("expSub m=%v %s", mm, msg))
 	}
+
+	want = make([]float32, n)
+	swigluGo(want, x, w[0])
+	buf, out = guarded(make([]float32, n), off)
+	swigluAVX2(&out[0], &x[0], &w[0][0], n)
+	checkGuarded(t, buf, out, want, true, "swiglu "+msg)
+	buf, out = guarded(x, off) // in place, as the MLP runs it
+	swigluAVX2(&out[0], &out[0], &w[0][0], n)
+	checkGuarded(t, buf, out, want, true, "swiglu in place "+msg)
 }
 
 // checkGuarded requires out to hold want (NaN payloads too if nanBits) and the rest of buf
@@ -215,6 +224,10 @@ func TestReduceDispatch(t *testing.T) {
 				expSub(got, m)
 				requireBits(t, want, got, "expSub "+msg)
 			}
+			want, got = make([]float32, n), make([]float32, n)
+			swigluGo(want, x, w0)
+			swiglu(got, x, w0)
+			requireBits(t, want, got, "swiglu "+msg)
 		}
 	}
 }

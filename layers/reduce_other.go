@@ -26,3 +26,6 @@ func rowMax(x []float32) float32 { return rowMaxGo(x) }
 
 // expSub is expSubGo.
 func expSub(x []float32, m float32) { expSubGo(x, m) }
+
+// swiglu is swigluGo.
+func swiglu(out, gate, up []float32) { swigluGo(out, gate, up) }

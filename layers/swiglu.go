@@ -33,8 +33,9 @@ func SwiGLUMerged(out, gateUp []float32, inter int) error {
 	return nil
 }
 
-// swiglu is SwiGLU after validation.
-func swiglu(out, gate, up []float32) {
+// swigluGo is SwiGLU after validation, in portable Go; swiglu (reduce_amd64.go) runs the
+// AVX2 kernel where the CPU has it, bitwise this loop.
+func swigluGo(out, gate, up []float32) {
 	gate, up = gate[:len(out)], up[:len(out)]
 	for i, g := range gate {
 		out[i] = silu(g) * up[i]
