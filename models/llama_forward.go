@@ -518,7 +518,7 @@ func (rk *llamaRank) linear(s *device.Stream, name string, y []float32, in linea
 		b = values(bias)
 		gemm.Bytes += int64(len(b)*4 + 2*T*w.Rows*4)
 	}
-	align := quant.RowAlign(w.DType) // the SMs split whole groups of a grouped layout
+	align := quant.SplitRows(w.DType) // the SMs split whole lockstep runs of a grouped layout
 	units := (w.Rows + align - 1) / align
 	return rk.grid(s, name, units, T*w.Rows*w.Cols, gemm, func(_ device.Block, u0, u1 int) error {
 		o0, o1 := u0*align, min(u1*align, w.Rows)

@@ -68,10 +68,6 @@ var (
 // lockstepGroups groups all the same (1 MiB of Q4_0 rows of 14336 values, 0.1 ms).
 const dotCallBytes = 64 << 10
 
-// lockstepGroups is the most groups a kernel reads in lockstep (Q8_0's and Q4_0's eight;
-// Q4_K's four divide it): a run of groups given to one call is a multiple of it where it can be.
-const lockstepGroups = 8
-
 // dotRows is Dot: the assembly where the CPU runs it (AVX-512 with VNNI, else AVX2), else
 // Go.
 func dotRows(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {

@@ -61,6 +61,22 @@ func RowAlign(t dtype.DType) int {
 	return 1
 }
 
+// lockstepGroups is the most groups a kernel reads in lockstep (Q8_0's and Q4_0's eight;
+// Q4_K's four divide it): a run of groups given to one call is a multiple of it where it
+// can be.
+const lockstepGroups = 8
+
+// SplitRows is the granularity in which a caller should split t's rows among workers: a
+// whole lockstep run of groups for the grouped types (one core reads several streams of
+// weights faster than one, BENCHMARKS.md issue 11), 1 otherwise. A split finer than this,
+// down to RowAlign, computes the same bits more slowly.
+func SplitRows(t dtype.DType) int {
+	if grouped(t) {
+		return GroupRows * lockstepGroups
+	}
+	return 1
+}
+
 // PackedRows is the number of rows a device matrix of rows rows of t takes room for: rows
 // rounded up to a whole group where t groups them.
 func PackedRows(t dtype.DType, rows int) int {
