@@ -13,6 +13,9 @@ type columnLinear struct {
 	bias *device.Buffer // nil: no bias
 }
 
+// out is the layer as one output y of a launch of linears.
+func (c columnLinear) out(y []float32) linearOut { return linearOut{y, c.w, c.bias} }
+
 // rowLinear is one rank's shard of a row-parallel linear layer (RowParallelLinear: o_proj,
 // down): input columns [c0, c1) of W, as whole blocks of a quantized type whose own
 // columns begin at lead (see loadMatrix). Its outputs are partial sums that the fused

@@ -293,9 +293,7 @@ func (rk *llamaRank) attention(s *device.Stream, l int, mb microBatch) error {
 	ain, quantizeAttn := rk.quantizeInput(s, "quantize_attn", att, nq*hd, ly.o.lead, t0, ly.o.w)
 	ops := []func() error{
 		quantizeH,
-		rk.column(s, "q_proj", q, hin, ly.q),
-		rk.column(s, "k_proj", k, hin, ly.k),
-		rk.column(s, "v_proj", v, hin, ly.v),
+		rk.linears(s, "qkv_proj", hin, ly.q.out(q), ly.k.out(k), ly.v.out(v)),
 		rk.single(s, "rope+kv_write", ropeWork, func() error {
 			if err := ly.normQK(q, k, float32(cfg.RMSEps)); err != nil {
 				return err
@@ -340,8 +338,7 @@ func (rk *llamaRank) mlp(s *device.Stream, l int, mb microBatch) error {
 	gin, quantizeGate := rk.quantizeInput(s, "quantize_act", gate, fr, ly.down.lead, t0, ly.down.w)
 	return run([]func() error{
 		quantizeH,
-		rk.column(s, "gate_proj", gate, hin, ly.gate),
-		rk.column(s, "up_proj", up, hin, ly.up),
+		rk.linears(s, "gate_up_proj", hin, ly.gate.out(gate), ly.up.out(up)),
 		rk.single(s, "swiglu", device.Work{Class: device.ClassElementwise, Bytes: int64(3 * len(gate) * 4)},
 			func() error { return layers.SwiGLU(gate, gate, up) }),
 		quantizeGate,
@@ -507,37 +504,74 @@ func (rk *llamaRank) grid(s *device.Stream, name string, units, work int, w devi
 // adds it to the outputs it computed, the epilogue of its GEMM) with w's output rows split
 // among the SMs: from the f32 input, or from its quantization for w's type.
 func (rk *llamaRank) linear(s *device.Stream, name string, y []float32, in linearInput, w layers.Matrix, bias *device.Buffer) func() error {
+	return rk.linears(s, name, in, linearOut{y, w, bias})
+}
+
+// linearOut is one matrix of a launch of linears and the output it writes: y = x·wᵀ (+
+// bias).
+type linearOut struct {
+	y    []float32
+	w    layers.Matrix
+	bias *device.Buffer
+}
+
+// linears returns an op that computes every output of outs from the same input in one
+// kernel, as vLLM's merged QKV and gate/up projections do in one GEMM: its blocks split the
+// matrices' row runs (quant.SplitRows) taken one matrix after another, so that a small
+// matrix (a TP 8 shard's k_proj) shares the SMs with its neighbours instead of ending its
+// own kernel on a barrier. The matrices stay apart in memory (each its own type), and each
+// row is computed as linear computes it alone.
+func (rk *llamaRank) linears(s *device.Stream, name string, in linearInput, outs ...linearOut) func() error {
 	T := in.rows
-	inBytes := len(in.x) * 4
-	if w.DType.Quantized() {
-		inBytes = layers.QuantizedInputBytes(w, T)
-	}
-	gemm := device.Work{Class: device.ClassGEMM, Bytes: int64(w.Bytes() + inBytes + T*w.Rows*4), FLOPs: 2 * int64(T) * int64(w.Rows) * int64(w.Cols)}
-	var b []float32
-	if bias != nil {
-		b = values(bias)
-		gemm.Bytes += int64(len(b)*4 + 2*T*w.Rows*4)
-	}
-	align := quant.SplitRows(w.DType) // the SMs split whole lockstep runs of a grouped layout
-	units := (w.Rows + align - 1) / align
-	return rk.grid(s, name, units, T*w.Rows*w.Cols, gemm, func(_ device.Block, u0, u1 int) error {
-		o0, o1 := u0*align, min(u1*align, w.Rows)
-		var err error
-		if w.DType.Quantized() {
-			err = layers.LinearQuantRows(y, in.q[quant.ActsFor(w.DType)], w, o0, o1)
-		} else {
-			err = layers.LinearRows(y, in.x, w, o0, o1)
+	var gemm device.Work
+	gemm.Class = device.ClassGEMM
+	first := make([]int, len(outs)+1) // outs[i]'s units are [first[i], first[i+1])
+	for i, o := range outs {
+		inBytes := len(in.x) * 4
+		if o.w.DType.Quantized() {
+			inBytes = layers.QuantizedInputBytes(o.w, T)
 		}
-		for t := 0; b != nil && err == nil && t < T; t++ {
-			vec.AddF32(y[t*w.Rows+o0:t*w.Rows+o1], b[o0:o1])
+		gemm.Bytes += int64(o.w.Bytes() + inBytes + T*o.w.Rows*4)
+		gemm.FLOPs += 2 * int64(T) * int64(o.w.Rows) * int64(o.w.Cols)
+		if o.bias != nil {
+			gemm.Bytes += int64(o.bias.Len()*4 + 2*T*o.w.Rows*4)
 		}
-		return err
+		align := quant.SplitRows(o.w.DType)
+		first[i+1] = first[i] + (o.w.Rows+align-1)/align
+	}
+	units := first[len(outs)]
+	return rk.grid(s, name, units, int(gemm.FLOPs/2), gemm, func(_ device.Block, u0, u1 int) error {
+		for i, o := range outs {
+			lo, hi := max(u0, first[i]), min(u1, first[i+1])
+			if lo >= hi {
+				continue
+			}
+			align := quant.SplitRows(o.w.DType)
+			if err := rk.linearRows(o, in, (lo-first[i])*align, min((hi-first[i])*align, o.w.Rows)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
-// column returns the op of a column-parallel layer: its rows of y = x·Wᵀ + bias.
-func (rk *llamaRank) column(s *device.Stream, name string, y []float32, in linearInput, c columnLinear) func() error {
-	return rk.linear(s, name, y, in, c.w, c.bias)
+// linearRows computes output rows [o0, o1) of o for every token of in.
+func (rk *llamaRank) linearRows(o linearOut, in linearInput, o0, o1 int) error {
+	w, y := o.w, o.y
+	var err error
+	if w.DType.Quantized() {
+		err = layers.LinearQuantRows(y, in.q[quant.ActsFor(w.DType)], w, o0, o1)
+	} else {
+		err = layers.LinearRows(y, in.x, w, o0, o1)
+	}
+	if err != nil || o.bias == nil {
+		return err
+	}
+	b := values(o.bias)
+	for t := range in.rows {
+		vec.AddF32(y[t*w.Rows+o0:t*w.Rows+o1], b[o0:o1])
+	}
+	return nil
 }
 
 // row returns the op of a row-parallel layer: its partial sums of y = x·Wᵀ, which the
