@@ -105,7 +105,7 @@ func (c *Communicator) TunedTable(path string, streams []*device.Stream, o TuneO
 	o = o.withDefaults()
 	// A missing, damaged or foreign cache is retuned and overwritten.
 	cached, err := LoadTable(path)
-	if err == nil && cached.Source == "tuned:"+c.Fingerprint(o.DType) && cached.covers(c.n, Bucket(o.MinBytes), Bucket(o.MaxBytes)) {
+	if err == nil && cached.Source == "tuned:"+c.Fingerprint(o.DType) && CoversRows(cached.Rows, c.n, Bucket(o.MinBytes), Bucket(o.MaxBytes)) {
 		return cached, false, nil
 	}
 	t, err = c.Autotune(streams, o)
@@ -116,16 +116,6 @@ func (c *Communicator) TunedTable(path string, streams []*device.Stream, o TuneO
 		return t, true, fmt.Errorf("comm: autotuned, but could not cache the table: %w", err)
 	}
 	return t, true, nil
-}
-
-// covers reports whether the table has a row for world n in every bucket from lo to hi.
-func (t *Table) covers(n, lo, hi int) bool {
-	for b := lo; b <= hi; b++ {
-		if !slices.ContainsFunc(t.Rows, func(r TableRow) bool { return r.World == n && r.Bucket == b }) {
-			return false
-		}
-	}
-	return true
 }
 
 // Fingerprint names what a tuned table depends on: the backend, the machine, the node,

@@ -1,7 +1,6 @@
 package comm
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,12 +70,8 @@ type Table struct {
 	Rows []TableRow `json:"rows"`
 }
 
-func compareRow(r TableRow, world, bucket int) int {
-	if c := cmp.Compare(r.World, world); c != 0 {
-		return c
-	}
-	return cmp.Compare(r.Bucket, bucket)
-}
+// Key is the row's place in its table (Keyed).
+func (r TableRow) Key() BucketKey { return BucketKey{r.World, r.Bucket} }
 
 // Pick returns the algorithm for an all-reduce of bytes per rank over n ranks. It uses the
 // row of the message's bucket; where the table has no such row it uses the nearest larger
@@ -92,17 +87,8 @@ func (t *Table) PickChoice(n int, bytes int64) (Choice, bool) {
 	if t == nil {
 		return Choice{}, false
 	}
-	b := Bucket(bytes)
-	i, found := slices.BinarySearchFunc(t.Rows, b, func(r TableRow, b int) int { return compareRow(r, n, b) })
-	switch {
-	case found:
-	case i < len(t.Rows) && t.Rows[i].World == n: // nearest larger bucket
-	case i > 0 && t.Rows[i-1].World == n: // above the largest bucket
-		i--
-	default:
-		return Choice{}, false
-	}
-	return Choice{t.Rows[i].Algo, t.Rows[i].Proto}, true
+	r, ok := PickRow(t.Rows, n, Bucket(bytes))
+	return Choice{r.Algo, r.Proto}, ok
 }
 
 // Set records algo for world size n and size bucket, replacing any row already there and
@@ -117,12 +103,7 @@ func (t *Table) SetChoice(n, bucket int, ch Choice) error {
 	if err := checkRow(row); err != nil {
 		return fmt.Errorf("comm: table %q: set: %w", t.Source, err)
 	}
-	i, found := slices.BinarySearchFunc(t.Rows, bucket, func(r TableRow, b int) int { return compareRow(r, n, b) })
-	if found {
-		t.Rows[i] = row
-		return nil
-	}
-	t.Rows = slices.Insert(t.Rows, i, row)
+	t.Rows = SetRow(t.Rows, row)
 	return nil
 }
 
@@ -151,16 +132,9 @@ func (t *Table) Validate() error {
 		if err := checkRow(r); err != nil {
 			return fmt.Errorf("comm: table %q: row %d: %w", t.Source, i, err)
 		}
-		if i == 0 {
-			continue
-		}
-		switch c := compareRow(t.Rows[i-1], r.World, r.Bucket); {
-		case c == 0:
-			return fmt.Errorf("comm: table %q: row %d: duplicate of row %d (world %d, bucket %d)", t.Source, i, i-1, r.World, r.Bucket)
-		case c > 0:
-			return fmt.Errorf("comm: table %q: row %d (world %d, bucket %d) is out of order after (world %d, bucket %d)",
-				t.Source, i, r.World, r.Bucket, t.Rows[i-1].World, t.Rows[i-1].Bucket)
-		}
+	}
+	if err := RowOrderError(t.Rows); err != nil {
+		return fmt.Errorf("comm: table %q: %w", t.Source, err)
 	}
 	return nil
 }
@@ -181,12 +155,6 @@ func checkRow(r TableRow) error {
 	return nil
 }
 
-// sortRows sorts rows by (World, Bucket), keeping the file order of duplicates so that
-// Validate reports them.
-func sortRows(rows []TableRow) {
-	slices.SortStableFunc(rows, func(a, b TableRow) int { return compareRow(a, b.World, b.Bucket) })
-}
-
 // SaveTable writes t to path as indented JSON, atomically: it writes a temporary file in
 // the same directory (creating directories as needed) and renames it over path. Rows are
 // written sorted; a table that does not validate is not written.
@@ -195,7 +163,7 @@ func SaveTable(path string, t *Table) error {
 		return fmt.Errorf("comm: save table %s: nil table", path)
 	}
 	out := Table{Source: t.Source, Hosts: t.Hosts, Rows: slices.Clone(t.Rows)}
-	sortRows(out.Rows)
+	SortRows(out.Rows)
 	if err := out.Validate(); err != nil {
 		return fmt.Errorf("comm: save table %s: %w", path, err)
 	}
@@ -258,7 +226,7 @@ func LoadTable(path string) (*Table, error) {
 		}
 		t.Rows[i] = TableRow{World: r.World, Bucket: r.Bucket, Algo: a, Proto: p}
 	}
-	sortRows(t.Rows)
+	SortRows(t.Rows)
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("comm: load table %s: %w", path, err)
 	}

@@ -103,7 +103,7 @@ func TunedTable(path string, c *comm.Communicator, streams []*device.Stream, o T
 	cached, err := LoadTable(path)
 	switch {
 	case err == nil && cached.Source == "tuned:"+Fingerprint(c, o.Hidden) && cached.Hidden == o.Hidden &&
-		cached.covers(c.Size(), TokenBucket(1), TokenBucket(o.MaxTokens)):
+		comm.CoversRows(cached.Rows, c.Size(), TokenBucket(1), TokenBucket(o.MaxTokens)):
 		return cached, false, nil
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, false, fmt.Errorf("%w (remove it to retune)", err)

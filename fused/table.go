@@ -1,7 +1,6 @@
 package fused
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,9 +42,8 @@ type Table struct {
 	Rows   []TableRow
 }
 
-func compareRow(r TableRow, world, bucket int) int {
-	return cmp.Or(cmp.Compare(r.World, world), cmp.Compare(r.Bucket, bucket))
-}
+// Key is the row's place in its table (comm.Keyed).
+func (r TableRow) Key() comm.BucketKey { return comm.BucketKey{World: r.World, Bucket: r.Bucket} }
 
 // Pick returns the variant for a call of tokens rows over n ranks: the row of the call's
 // bucket, else the nearest larger bucket of world n, else (above the largest) the largest.
@@ -54,15 +52,8 @@ func (t *Table) Pick(n, tokens int) (v Variant, ok bool) {
 	if t == nil {
 		return 0, false
 	}
-	b := TokenBucket(tokens)
-	i, found := slices.BinarySearchFunc(t.Rows, b, func(r TableRow, b int) int { return compareRow(r, n, b) })
-	switch {
-	case found, i < len(t.Rows) && t.Rows[i].World == n:
-		return t.Rows[i].Variant, true
-	case i > 0 && t.Rows[i-1].World == n:
-		return t.Rows[i-1].Variant, true
-	}
-	return 0, false
+	r, ok := comm.PickRow(t.Rows, n, TokenBucket(tokens))
+	return r.Variant, ok
 }
 
 // Set records row, replacing any row of the same world and bucket, keeping rows sorted.
@@ -70,23 +61,8 @@ func (t *Table) Set(row TableRow) error {
 	if err := checkRow(row); err != nil {
 		return fmt.Errorf("fused: table %q: set: %w", t.Source, err)
 	}
-	i, found := slices.BinarySearchFunc(t.Rows, row.Bucket, func(r TableRow, b int) int { return compareRow(r, row.World, b) })
-	if found {
-		t.Rows[i] = row
-		return nil
-	}
-	t.Rows = slices.Insert(t.Rows, i, row)
+	t.Rows = comm.SetRow(t.Rows, row)
 	return nil
-}
-
-// covers reports whether the table has a row for world n in every bucket from lo to hi.
-func (t *Table) covers(n, lo, hi int) bool {
-	for b := lo; b <= hi; b++ {
-		if _, found := slices.BinarySearchFunc(t.Rows, b, func(r TableRow, b int) int { return compareRow(r, n, b) }); !found {
-			return false
-		}
-	}
-	return true
 }
 
 // Validate reports the first thing wrong with the table, naming the row: no rows, a hidden
@@ -105,10 +81,9 @@ func (t *Table) Validate() error {
 		if err := checkRow(r); err != nil {
 			return fmt.Errorf("fused: table %q: row %d: %w", t.Source, i, err)
 		}
-		if i > 0 && compareRow(t.Rows[i-1], r.World, r.Bucket) >= 0 {
-			return fmt.Errorf("fused: table %q: row %d (world %d, bucket %d) is a duplicate of or out of order after (world %d, bucket %d)",
-				t.Source, i, r.World, r.Bucket, t.Rows[i-1].World, t.Rows[i-1].Bucket)
-		}
+	}
+	if err := comm.RowOrderError(t.Rows); err != nil {
+		return fmt.Errorf("fused: table %q: %w", t.Source, err)
 	}
 	return nil
 }
