@@ -21,7 +21,7 @@ import (
 //	two-level  Fixed(two-shot) + 2(L-1)/L·S/(β·eff) + λ + (H-1)·(S/L)/β_net
 //	one-shot   Fixed + max((L-1)·S/(β·eff), (n-L)·S/β_net) + 2λ
 //	two-shot   Fixed + max(2(L-1)/n·S/(β·eff), 2(n-L)/n·S/β_net) + 2λ
-//	ring       Base + 2(n-1)·max(PerStep, λ) + 2(n-1)/n·S/min(β·eff, β_net)
+//	ring       Base + 2(n-1)·max(PerStep·lat_P, λ) + 2(n-1)/n·S/(min(β·eff, β_net)·bw_P)
 //
 // The two-level all-reduce (comm.TwoLevel) is a two-shot inside each host around one
 // exchange of 1/L of the message across hosts. The flat algorithms read every peer as if
@@ -29,24 +29,32 @@ import (
 // through its own NIC, in parallel with its reads inside the host (hence the max), and
 // every barrier over all ranks is an exchange across the network (λ each). The ring's
 // cross-host edge carries the same bytes as every other, so the network's rate and latency
-// pace every one of its 2(n-1) steps. An all-gather moves (n-1)·S in one-shot's pattern
-// and the ring's n-1 steps of S. These are the algorithms comm.OfferedHosts offers.
+// pace every one of its 2(n-1) steps; lat_P and bw_P are its protocol's (protoCostOf, 1
+// for Simple). An all-gather moves (n-1)·S in one-shot's pattern and the ring's n-1 steps
+// of S. These are the algorithms comm.OfferedHosts offers.
 
 // ErrNoNetwork is wrapped by the errors of pricing across hosts on a profile without an
 // InterHost network.
 var ErrNoNetwork = errors.New("the profile has no network between hosts")
 
-// CollectiveTimeHosts is CollectiveTime on a node of hosts hosts that the n ranks split
-// over evenly; with one host it is CollectiveTime. It fails, naming what was wrong, for a
-// profile without an InterHost network, ranks that do not split evenly, the two-level
-// all-reduce on one host, and algorithms the model does not price across hosts.
-func CollectiveTimeHosts(p hw.Profile, hosts int, op device.CollectiveOp, a comm.Algo, n int, bytes int64) (time.Duration, error) {
+// CollectiveTimeHosts is CollectiveTimeProto on a node of hosts hosts that the n ranks
+// split over evenly; with one host it is CollectiveTimeProto. It is the one entry point a
+// pricer needs: every choice, protocol and host count. The ring across hosts runs its
+// protocol as on one host (protoCostOf: its in-host step's latency, and the payload share
+// of every link, the network's included); the network's own latency per exchange does not
+// change with it. It fails, naming what was wrong, for a profile without an InterHost
+// network, ranks that do not split evenly, the two-level all-reduce on one host, a protocol
+// for anything but the ring's all-reduce or reduce-scatter, and algorithms the model does
+// not price across hosts.
+func CollectiveTimeHosts(p hw.Profile, hosts int, op device.CollectiveOp, ch comm.Choice, n int, bytes int64) (time.Duration, error) {
+	a := ch.Algo
 	if hosts <= 1 {
 		if a == comm.TwoLevel {
 			return 0, fmt.Errorf("perf: %v needs ranks on several hosts", a)
 		}
-		return CollectiveTime(p, op, a, n, bytes)
+		return CollectiveTimeProto(p, op, ch, n, bytes)
 	}
+	gather := op == device.OpAllGather
 	switch {
 	case !p.InterHost.Network():
 		return 0, fmt.Errorf("perf: %v across %d hosts on %s: %w", a, hosts, p.Name, ErrNoNetwork)
@@ -54,8 +62,9 @@ func CollectiveTimeHosts(p hw.Profile, hosts int, op device.CollectiveOp, a comm
 		return 0, fmt.Errorf("perf: %d ranks do not split evenly over %d hosts", n, hosts)
 	case bytes < 0:
 		return 0, fmt.Errorf("perf: message size %d bytes, want ≥ 0", bytes)
+	case ch.Proto != comm.ProtoAuto && ch.Proto != comm.Simple && (a != comm.Ring || gather):
+		return 0, fmt.Errorf("perf: %v %v across hosts: protocol %v applies to the ring's all-reduce and reduce-scatter only", op, a, ch.Proto)
 	}
-	gather := op == device.OpAllGather
 	L, H, s := float64(n/hosts), float64(hosts), float64(bytes)
 	nf := float64(n)
 	lat, net := p.InterHost.Latency.Seconds(), p.InterHost.BytesPerSec
@@ -73,7 +82,8 @@ func CollectiveTimeHosts(p hw.Profile, hosts int, op device.CollectiveOp, a comm
 		if gather {
 			steps, coef = nf-1, nf-1
 		}
-		secs = k.ringBase + steps*math.Max(k.ringStep, lat) + coef*s/math.Min(k.ringBW, net)
+		pc := protoCostOf(ch.Proto)
+		secs = k.ringBase + steps*math.Max(k.ringStep*pc.latency, lat) + coef*s/(math.Min(k.ringBW, net)*pc.bandwidth)
 	default:
 		return 0, fmt.Errorf("perf: %s %v is not priced across hosts (want %v)", op, a, comm.OfferedHosts(p.Fabric, p.NVLS, hosts, n))
 	}
@@ -118,7 +128,7 @@ func fastestHosts(p hw.Profile, hosts, n int, bytes int64) comm.Algo {
 	var best comm.Algo
 	bestT := time.Duration(math.MaxInt64)
 	for _, a := range OfferedHosts(p, hosts, n) {
-		if t, err := CollectiveTimeHosts(p, hosts, device.OpAllReduce, a, n, bytes); err == nil && t < bestT {
+		if t, err := CollectiveTimeHosts(p, hosts, device.OpAllReduce, comm.Choice{Algo: a}, n, bytes); err == nil && t < bestT {
 			best, bestT = a, t
 		}
 	}

@@ -33,7 +33,7 @@ func TestCollectiveTimeHostsIdeal(t *testing.T) {
 		// ring all-gather: 15·λ + 15·S/β_net = 40.5 + 314.5728
 		{comm.Ring, device.OpAllGather, 355.0728},
 	} {
-		got, err := CollectiveTimeHosts(p, 2, tc.op, tc.algo, 16, s)
+		got, err := CollectiveTimeHosts(p, 2, tc.op, comm.Choice{Algo: tc.algo}, 16, s)
 		require.NoError(t, err)
 		require.InDelta(t, tc.want, float64(got)/float64(time.Microsecond), 1e-3, "%v %s", tc.algo, tc.op)
 	}
@@ -46,17 +46,17 @@ func TestCollectiveTimeHosts(t *testing.T) {
 	p, err := hw.Lookup("h100-sxm")
 	require.NoError(t, err)
 	for _, a := range comm.Algos {
-		one, err := CollectiveTimeHosts(p, 1, device.OpAllReduce, a, 8, 1<<20)
+		one, err := CollectiveTimeHosts(p, 1, device.OpAllReduce, comm.Choice{Algo: a}, 8, 1<<20)
 		require.NoError(t, err)
 		flat, err := CollectiveTime(p, device.OpAllReduce, a, 8, 1<<20)
 		require.NoError(t, err)
 		require.Equal(t, flat, one, "%v", a)
 	}
 	for _, bytes := range []int64{256 << 10, 1 << 20, 16 << 20} {
-		two, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.TwoLevel, 16, bytes)
+		two, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.TwoLevel}, 16, bytes)
 		require.NoError(t, err)
 		for _, a := range []comm.Algo{comm.OneShot, comm.TwoShot, comm.Ring} {
-			flat, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, a, 16, bytes)
+			flat, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: a}, 16, bytes)
 			require.NoError(t, err)
 			require.Less(t, two, flat, "%v at %d bytes", a, bytes)
 		}
@@ -65,16 +65,43 @@ func TestCollectiveTimeHosts(t *testing.T) {
 		require.Greater(t, two, intra, "crossing hosts costs more than staying in one")
 	}
 
-	_, err = CollectiveTimeHosts(p, 1, device.OpAllReduce, comm.TwoLevel, 8, 64)
+	_, err = CollectiveTimeHosts(p, 1, device.OpAllReduce, comm.Choice{Algo: comm.TwoLevel}, 8, 64)
 	require.ErrorContains(t, err, "twolevel needs ranks on several hosts")
-	_, err = CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.TwoLevel, 15, 64)
+	_, err = CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.TwoLevel}, 15, 64)
 	require.ErrorContains(t, err, "15 ranks do not split evenly over 2 hosts")
-	_, err = CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.NVLS, 16, 64)
+	_, err = CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.NVLS}, 16, 64)
 	require.ErrorContains(t, err, "allreduce nvls is not priced across hosts")
+	_, err = CollectiveTimeHosts(p, 2, device.OpAllGather, comm.Choice{Algo: comm.Ring, Proto: comm.LL}, 16, 64)
+	require.ErrorContains(t, err, "protocol LL applies to the ring's all-reduce and reduce-scatter only")
 	pcie, err := hw.Lookup("pcie")
 	require.NoError(t, err)
-	_, err = CollectiveTimeHosts(pcie, 2, device.OpAllReduce, comm.TwoLevel, 4, 64)
+	_, err = CollectiveTimeHosts(pcie, 2, device.OpAllReduce, comm.Choice{Algo: comm.TwoLevel}, 4, 64)
 	require.ErrorIs(t, err, ErrNoNetwork)
+}
+
+// TestRingProtocolAcrossHosts: across hosts the ring's protocol scales its in-host step
+// and every link's payload share, by hand at three points (h100-sxm, 2 × 8 GPUs); Simple
+// and ProtoAuto price alike.
+func TestRingProtocolAcrossHosts(t *testing.T) {
+	p, err := hw.Lookup("h100-sxm")
+	require.NoError(t, err)
+	k := intraCosts(p)
+	for _, tc := range []struct {
+		proto comm.Proto
+		bytes int64
+	}{{comm.LL, 4 << 10}, {comm.LL128, 64 << 20}, {comm.Simple, 1 << 20}} {
+		pc := protoCostOf(tc.proto)
+		s, lat := float64(tc.bytes), p.InterHost.Latency.Seconds()
+		want := k.ringBase + 30*max(k.ringStep*pc.latency, lat) + 30.0/16*s/(min(k.ringBW, p.InterHost.BytesPerSec)*pc.bandwidth)
+		got, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.Ring, Proto: tc.proto}, 16, tc.bytes)
+		require.NoError(t, err)
+		require.InDelta(t, want*1e9, float64(got.Nanoseconds()), 1, "%v at %d bytes", tc.proto, tc.bytes)
+	}
+	simple, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.Ring, Proto: comm.Simple}, 16, 1<<20)
+	require.NoError(t, err)
+	auto, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.Ring}, 16, 1<<20)
+	require.NoError(t, err)
+	require.Equal(t, simple, auto)
 }
 
 // TestModelTableHosts: the table records its hosts and picks among OfferedHosts only.
@@ -153,7 +180,7 @@ func TestNCCLTimeHosts(t *testing.T) {
 	best, proto, ok := NCCLFastestHosts(p, 2, device.OpAllReduce, 16, 64<<20)
 	require.True(t, ok)
 	require.Equal(t, comm.Simple, proto, "bulk copies win large messages")
-	two, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.TwoLevel, 16, 64<<20)
+	two, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.TwoLevel}, 16, 64<<20)
 	require.NoError(t, err)
 	require.Less(t, best, two, "NCCL's rings use every NIC and the faster Simple copies: two-level's two-shot inside the host sustains 0.47 of the link")
 	ideal, err := hw.Lookup("h100-sxm-ideal")

@@ -107,16 +107,8 @@ func (pr pricer) collective(w device.Work) (time.Duration, error) {
 	if !ok {
 		return 0, fmt.Errorf("perf: collective %s: algorithm %v is not a comm.Algo", w.Op, w.Algo)
 	}
-	var (
-		t   time.Duration
-		err error
-	)
-	if pr.hosts > 1 {
-		t, err = CollectiveTimeHosts(pr.p, pr.hosts, w.Op, algo, pr.world, w.Message)
-	} else {
-		proto, _ := w.Proto.(comm.Proto) // nil: the algorithm's default
-		t, err = CollectiveTimeProto(pr.p, w.Op, comm.Choice{Algo: algo, Proto: proto}, pr.world, w.Message)
-	}
+	proto, _ := w.Proto.(comm.Proto) // nil: the algorithm's default
+	t, err := CollectiveTimeHosts(pr.p, pr.hosts, w.Op, comm.Choice{Algo: algo, Proto: proto}, pr.world, w.Message)
 	return t + local, err
 }
 

@@ -412,9 +412,6 @@ func modelReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64) (*ben
 		return nil, err
 	}
 	n, hosts := o.ranks, o.hosts
-	if hosts > 1 {
-		protos = nil // the model prices rings across hosts under NCCL's protocols only
-	}
 	report := &benchReport{Op: string(op.op), Ranks: n, DType: t.String(), Source: "model:" + p.Name, Fabric: p.Fabric.String(),
 		Model: "idealised α-β model (one α per step, full link bandwidth)"}
 	if p.Calibration != nil {
@@ -439,12 +436,7 @@ func modelReport(o benchOptions, op benchOp, t dtype.DType, sizes []int64) (*ben
 		priced := int64(op.perRank(s, t) * t.Size()) // a reduce-scatter's and an all-gather's: each rank's slice
 		var best time.Duration
 		for _, ch := range op.choices(algos, protos) {
-			var d time.Duration
-			if hosts > 1 {
-				d, err = perf.CollectiveTimeHosts(p, hosts, op.op, ch.Algo, n, priced)
-			} else {
-				d, err = perf.CollectiveTimeProto(p, op.op, ch, n, priced)
-			}
+			d, err := perf.CollectiveTimeHosts(p, hosts, op.op, ch, n, priced)
 			if err != nil {
 				return nil, err
 			}
