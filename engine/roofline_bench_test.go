@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/internal/testutil"
 	"github.com/tpslice/tpslice/vec"
 )
 
@@ -35,13 +36,18 @@ func BenchmarkDecodeRoofline(b *testing.B) {
 				// This machine's bandwidth swings with its neighbours' load (40–80 GB/s within
 				// a minute), so every run is paired with read-bandwidth probes right before and
 				// after it, and the median pair's ratio is reported.
-				var fractions, rates, bws []float64
+				// cpuMs/tok, the process's CPU time over the tokens generated (prefill
+				// included), moves far less with the neighbours' load than tok/s: it says
+				// what a step costs the cores, including what its ranks spend waiting.
+				var fractions, rates, bws, cpuMs []float64
 				for b.Loop() {
 					before := vec.ReadBandwidth(runtime.GOMAXPROCS(0), 256<<20, 1)
-					res, err := e.Generate(context.Background(), Request{Prompt: "Hello my name is", MaxTokens: tokens}, func(Token) error { return nil })
+					cpu0, n := testutil.CPUSeconds(b), 0
+					res, err := e.Generate(context.Background(), Request{Prompt: "Hello my name is", MaxTokens: tokens}, func(Token) error { n++; return nil })
 					if err != nil {
 						b.Fatal(err)
 					}
+					cpuMs = append(cpuMs, (testutil.CPUSeconds(b)-cpu0)*1e3/float64(n))
 					bw := max(before, vec.ReadBandwidth(runtime.GOMAXPROCS(0), 256<<20, 1))
 					rates, bws = append(rates, res.DecodeTokensPerSec), append(bws, bw)
 					fractions = append(fractions, res.DecodeTokensPerSec*float64(weights)/bw)
@@ -50,6 +56,7 @@ func BenchmarkDecodeRoofline(b *testing.B) {
 				b.ReportMetric(median(rates)*float64(weights)/1e9, "weightGB/s")
 				b.ReportMetric(median(bws)/1e9, "readGB/s")
 				b.ReportMetric(median(fractions), "roofline")
+				b.ReportMetric(median(cpuMs), "cpuMs/tok")
 			})
 		}
 	}

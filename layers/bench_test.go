@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/internal/testutil"
 	"github.com/tpslice/tpslice/quant"
 )
 
@@ -68,7 +69,8 @@ func benchLinear(b *testing.B, m int, shapes []struct{ out, in int }) {
 // the medium preset at TP 1 (8 layers of a 4096×2048 QKV, a 2048×2048 O, an 11264×2048
 // gate-up and a 2048×5632 down, then the 16384×2048 head: 33 matrices, 0.82 GB in f16),
 // one matrix after another, on one worker or split between two and waited for, as the
-// step's GEMMs run with nothing between them; f16 beside every block type, so that the
+// step's GEMMs run with nothing between them, and the same for one rank's shards at TP 8
+// (medium-tp8: 512×2048, 2048×256, 1408×2048, 2048×704, then 2048×2048); f16 beside every block type, so that the
 // kernels' reach of the memory is compared on the same bytes' pattern. cpuGB/s divides the
 // bytes by the process's CPU time per worker: it holds still where neighbours take the
 // cores away for a while, which the wall-clock MB/s does not:
@@ -76,49 +78,57 @@ func benchLinear(b *testing.B, m int, shapes []struct{ out, in int }) {
 //	go test -run '^$' -bench 'DecodeGEMVs|ReadBandwidth/256MiB' -benchtime 10x ./layers/ ./vec/
 func BenchmarkDecodeGEMVs(b *testing.B) {
 	type shape struct{ out, in int }
-	var shapes []shape
+	// The step's matrices at TP 1 and one rank's shards of them at TP 8 (Q, K and V, then
+	// gate and up, merged; the vocabulary split over the ranks).
+	steps := map[string][]shape{}
 	for range 8 {
-		shapes = append(shapes, shape{4096, 2048}, shape{2048, 2048}, shape{11264, 2048}, shape{2048, 5632})
+		steps["medium"] = append(steps["medium"], shape{4096, 2048}, shape{2048, 2048}, shape{11264, 2048}, shape{2048, 5632})
+		steps["medium-tp8"] = append(steps["medium-tp8"], shape{512, 2048}, shape{2048, 256}, shape{1408, 2048}, shape{2048, 704})
 	}
-	shapes = append(shapes, shape{16384, 2048})
+	steps["medium"] = append(steps["medium"], shape{16384, 2048})
+	steps["medium-tp8"] = append(steps["medium-tp8"], shape{2048, 2048})
 	r := rand.New(rand.NewPCG(1, 1))
 	x := randF32(r, 5632, 1)
 	y := make([]float32, 16384)
-	for _, dt := range []dtype.DType{dtype.F16, dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q6_K} {
-		ws := make([]Matrix, len(shapes))
-		var total int64
-		for k, s := range shapes {
-			ws[k] = repeatedRowMatrix(b, r, dt, s.out, s.in)
-			total += int64(ws[k].Bytes())
-		}
-		var xq []byte
-		if dt.Quantized() {
-			xq = make([]byte, QuantizedInputBytes(Matrix{DType: dt, Cols: 5632}, 1))
-		}
-		for _, workers := range []int{1, 2} {
-			b.Run(fmt.Sprintf("medium/%v/workers=%d", dt, workers), func(b *testing.B) {
-				b.SetBytes(total)
-				cpu0 := cpuSeconds(b)
-				for b.Loop() {
-					for _, w := range ws {
-						run := func(o0, o1 int) { require.NoError(b, LinearRows(y[:w.Rows], x[:w.Cols], w, o0, o1)) }
-						if dt.Quantized() {
-							a := quant.ActsFor(dt)
-							require.NoError(b, quant.QuantizeActs(a, xq[:a.RowBytes(w.Cols)], x[:w.Cols], w.Cols))
-							run = func(o0, o1 int) { require.NoError(b, LinearQuantRows(y[:w.Rows], xq, w, o0, o1)) }
+	for _, step := range []string{"medium", "medium-tp8"} {
+		for _, dt := range []dtype.DType{dtype.F16, dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q6_K} {
+			shapes := steps[step]
+			ws := make([]Matrix, len(shapes))
+			var total int64
+			for k, s := range shapes {
+				bs := dt.BlockSize() // a shard keeps the whole blocks it cuts, as the model loads it
+				ws[k] = repeatedRowMatrix(b, r, dt, s.out, (s.in+bs-1)/bs*bs)
+				total += int64(ws[k].Bytes())
+			}
+			var xq []byte
+			if dt.Quantized() {
+				xq = make([]byte, QuantizedInputBytes(Matrix{DType: dt, Cols: 5632}, 1))
+			}
+			for _, workers := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/%v/workers=%d", step, dt, workers), func(b *testing.B) {
+					b.SetBytes(total)
+					cpu0 := testutil.CPUSeconds(b)
+					for b.Loop() {
+						for _, w := range ws {
+							run := func(o0, o1 int) { require.NoError(b, LinearRows(y[:w.Rows], x[:w.Cols], w, o0, o1)) }
+							if dt.Quantized() {
+								a := quant.ActsFor(dt)
+								require.NoError(b, quant.QuantizeActs(a, xq[:a.RowBytes(w.Cols)], x[:w.Cols], w.Cols))
+								run = func(o0, o1 int) { require.NoError(b, LinearQuantRows(y[:w.Rows], xq, w, o0, o1)) }
+							}
+							cut := w.Rows // the second worker's rows begin at a whole group
+							var wg sync.WaitGroup
+							if workers == 2 {
+								cut = w.Rows / 2 / quant.GroupRows * quant.GroupRows
+								wg.Go(func() { run(cut, w.Rows) })
+							}
+							run(0, cut)
+							wg.Wait()
 						}
-						cut := w.Rows // the second worker's rows begin at a whole group
-						var wg sync.WaitGroup
-						if workers == 2 {
-							cut = w.Rows / 2 / quant.GroupRows * quant.GroupRows
-							wg.Go(func() { run(cut, w.Rows) })
-						}
-						run(0, cut)
-						wg.Wait()
 					}
-				}
-				b.ReportMetric(float64(total)*float64(b.N)*float64(workers)/(cpuSeconds(b)-cpu0)/1e9, "cpuGB/s")
-			})
+					b.ReportMetric(float64(total)*float64(b.N)*float64(workers)/(testutil.CPUSeconds(b)-cpu0)/1e9, "cpuGB/s")
+				})
+			}
 		}
 	}
 }
