@@ -68,8 +68,9 @@ var (
 // lockstepGroups groups all the same (1 MiB of Q4_0 rows of 14336 values, 0.1 ms).
 const dotCallBytes = 64 << 10
 
-// lockstepGroups is the most groups a kernel reads in lockstep (Q8_0's and Q4_0's eight;
-// Q4_K's four divide it): a run of groups given to one call is a multiple of it where it can be.
+// lockstepGroups is the most groups a kernel reads in lockstep (AVX-512's Q8_0 and Q4_0
+// eight and AVX2's Q8_0 eight; AVX-512's Q4_K four and AVX2's Q4_0 four divide it): a run
+// of groups given to one call is a multiple of it where it can be.
 const lockstepGroups = 8
 
 // dotRows is Dot: the assembly where the CPU runs it (AVX-512 with VNNI, else AVX2), else
