@@ -13,7 +13,8 @@
 // int32 lane. Y8/Y9 (lo/hi plane) gather rows 0-7, Y10/Y11 rows 8-15, Y14/Y15 the rows'
 // sums. Registers as the AVX-512 kernels: DI y, SI the group, CX groups left, DX a, R8 n,
 // R9 the block, R11 the planes, R12 their scales, R13 their sums, R14 blocks left. Q8_0's
-// and Q4_0's kernels read several groups in lockstep (below).
+// and Q4_0's kernels read several groups in lockstep (below), Q4_K's sums its quads'
+// products as words (K4SUBW2).
 
 DATA g2bytes0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA g2bytes0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
@@ -539,6 +540,38 @@ GLOBL g2bytes10<>(SB), RODATA|NOPTR, $32
 	QUAD(8*(J)+6); \
 	QUAD(8*(J)+7)
 
+// K4SUBW2 is K4SUB2 for Q4_K (QUAD unused): its quads' products summed as words, as
+// Q4_0's are in lockstep (GQUADW2, the same bounds), and each pair of words multiplied by
+// the row's scale (in both words of its dword) in one VPMADDWD, sc·(w0 + w1): K4SCALE2's
+// product without K4QUADS2's VPMADDWD a quad and K4SCALE2's VPMULLD. Q4_K's kernel reads
+// 1.2× faster for it (BENCHMARKS.md, issue 11); a second group in lockstep gained nothing
+// more, its arithmetic, not its one stream, being what bounds it.
+#define K4SUBW2(J, QUAD, SCALES, BASE, BB) \
+	LINES6_2(4*(BB)+(BB)/8*(J)); \
+	GZERO2; \
+	GQUADW2(32*(8*(J)), 4*(8*(J)), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+1), 4*(8*(J)+1), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+2), 4*(8*(J)+2), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+3), 4*(8*(J)+3), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+4), 4*(8*(J)+4), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+5), 4*(8*(J)+5), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+6), 4*(8*(J)+6), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+7), 4*(8*(J)+7), 256, g2bytes0f<>(SB)); \
+	SCALES(J, 0, BASE, Y2); \
+	SCALES(J, 1, BASE, Y3); \
+	VPSLLD   $16, Y2, Y4; \
+	VPOR     Y4, Y2, Y2; \
+	VPSLLD   $16, Y3, Y5; \
+	VPOR     Y5, Y3, Y3; \
+	VPMADDWD Y2, Y8, Y8; \
+	VPADDD   Y8, Y6, Y6; \
+	VPMADDWD Y2, Y9, Y9; \
+	VPADDD   Y9, Y7, Y7; \
+	VPMADDWD Y3, Y10, Y10; \
+	VPADDD   Y10, Y12, Y12; \
+	VPMADDWD Y3, Y11, Y11; \
+	VPADDD   Y11, Y13, Y13
+
 // K4SCALE2: the sums Y8-Y11 times the scales of rows 0-7 (Y2) and 8-15 (Y3).
 #define K4SCALE2 \
 	VPMULLD Y2, Y8, Y8; \
@@ -606,15 +639,23 @@ GLOBL g2bytes10<>(SB), RODATA|NOPTR, $32
 // K4BLOCK2(QUAD, BASE, BB): a Q4_K or Q5_K super-block, its scales at BASE(R9), its bytes
 // BB.
 #define K4BLOCK2(QUAD, BASE, BB) \
+	K4SUMS2(K4SUB2, QUAD, BASE, BB); \
+	VBROADCASTSS (R12), Y1; \
+	K4TERM2(Y7, X7, Y6, X6, Y8, BASE+192, Y14); \
+	K4TERM2(Y13, X13, Y12, X12, Y9, BASE+208, Y15)
+
+// K4SUMS2(SUB, QUAD, BASE, BB) leaves a super-block's sums in Y6, Y7, Y12, Y13 (scaled)
+// and Y8, Y9 (mins), SUB (K4SUB2 or K4SUBW2) taking each sub-block.
+#define K4SUMS2(SUB, QUAD, BASE, BB) \
 	KZERO2; \
-	K4SUB2(0, QUAD, K4SCLO2, BASE, BB); \
-	K4SUB2(1, QUAD, K4SCLO2, BASE, BB); \
-	K4SUB2(2, QUAD, K4SCLO2, BASE, BB); \
-	K4SUB2(3, QUAD, K4SCLO2, BASE, BB); \
-	K4SUB2(4, QUAD, K4SCHI2, BASE, BB); \
-	K4SUB2(5, QUAD, K4SCHI2, BASE, BB); \
-	K4SUB2(6, QUAD, K4SCHI2, BASE, BB); \
-	K4SUB2(7, QUAD, K4SCHI2, BASE, BB); \
+	SUB(0, QUAD, K4SCLO2, BASE, BB); \
+	SUB(1, QUAD, K4SCLO2, BASE, BB); \
+	SUB(2, QUAD, K4SCLO2, BASE, BB); \
+	SUB(3, QUAD, K4SCLO2, BASE, BB); \
+	SUB(4, QUAD, K4SCHI2, BASE, BB); \
+	SUB(5, QUAD, K4SCHI2, BASE, BB); \
+	SUB(6, QUAD, K4SCHI2, BASE, BB); \
+	SUB(7, QUAD, K4SCHI2, BASE, BB); \
 	VPXOR        Y8, Y8, Y8; \
 	VPXOR        Y9, Y9, Y9; \
 	K4MINS2(0, K4MLO2, BASE); \
@@ -624,7 +665,12 @@ GLOBL g2bytes10<>(SB), RODATA|NOPTR, $32
 	K4MINS2(4, K4MHI2, BASE); \
 	K4MINS2(5, K4MHI2, BASE); \
 	K4MINS2(6, K4MHI2, BASE); \
-	K4MINS2(7, K4MHI2, BASE); \
+	K4MINS2(7, K4MHI2, BASE)
+
+// K4BLOCKW2(BASE, BB) is K4BLOCK2 for Q4_K with its quads' products summed as words
+// (K4SUBW2).
+#define K4BLOCKW2(BASE, BB) \
+	K4SUMS2(K4SUBW2, Q4KQUAD2, BASE, BB); \
 	VBROADCASTSS (R12), Y1; \
 	K4TERM2(Y7, X7, Y6, X6, Y8, BASE+192, Y14); \
 	K4TERM2(Y13, X13, Y12, X12, Y9, BASE+208, Y15)
@@ -637,7 +683,7 @@ gk4group2:
 	GROW2(9)
 
 gk4block2:
-	K4BLOCK2(Q4KQUAD2, 2048, 2304)
+	K4BLOCKW2(2048, 2304)
 	GNEXT2(2304, 512, 64)
 	JNZ gk4block2
 	GEND2
