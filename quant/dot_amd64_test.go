@@ -3,6 +3,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -56,7 +57,9 @@ func requireKernelMatchesGoOn(t *testing.T, isa string, typ dtype.DType, w, xq [
 // TestAsmKernelsExtremes: the integer sums stay exact, and the kernels bitwise the Go
 // ones, where every product takes its largest magnitude: every weight byte (values,
 // scales, mins, high bits) at 0xff (Q6_K's scales at -128, Q8_0's values at -128), the
-// block scales 1, and activations of one magnitude, of one sign or alternating.
+// block scales 1, and activations of one magnitude, of one sign or alternating, and a row
+// whose every activation is -128 (its low byte -128: the most negative sums of the AVX2
+// kernels' word sums).
 func TestAsmKernelsExtremes(t *testing.T) {
 	for _, isa := range kernelISAs(t) {
 		for _, typ := range blockTypes {
@@ -97,16 +100,39 @@ func requireExtremesMatchGo(t *testing.T, isa string, typ dtype.DType) {
 	for i := range cols {
 		x[i], x[cols+i], x[2*cols+i] = 1, -1, float32(1-2*(i%2))
 	}
-	xq := make([]byte, 3*a.RowBytes(cols))
+	rb := a.RowBytes(cols)
+	xq := make([]byte, 4*rb)
 	require.NoError(t, QuantizeActs(a, xq, x, cols))
-	requireKernelMatchesGoOn(t, isa, typ, w, xq, rows, cols, 3, 0, rows)
+	putActsInts(a, xq[3*rb:], -128, cols)
+	requireKernelMatchesGoOn(t, isa, typ, w, xq, rows, cols, 4, 0, rows)
+}
+
+// putActsInts writes a row of cols quantized activations all q (|q| ≤ splitLimit), each
+// block's scale 1, as QuantizeActs lays them out.
+func putActsInts(a Acts, row []byte, q int16, cols int) {
+	bs, per := a.Block(), a.sumSpan()
+	nb := cols / bs
+	lo := int8(q)
+	hi := int8((int32(q) - int32(lo)) / 256)
+	for b := range nb {
+		for i := range bs {
+			row[2*bs*b+i], row[2*bs*b+bs+i] = byte(lo), byte(hi)
+		}
+		binary.LittleEndian.PutUint32(row[2*cols+4*b:], math.Float32bits(1))
+	}
+	sums := row[2*cols+4*nb:]
+	for k := range cols / per {
+		binary.LittleEndian.PutUint32(sums[4*k:], uint32(int32(per)*int32(q)))
+	}
 }
 
 // TestAsmKernelsMatchGo: every assembly kernel gives the Go kernel's bits for every count
 // of blocks around the chunk sizes (1 to 40 32-value blocks, 1 to 20 super-blocks) on 5
-// rows, 1 to 9 and the most on 13 groups and 5 rows (every lockstep width, eight, four and
-// one, then a cut group), row counts that end inside a group, sub-ranges of rows and several rows of
-// activations.
+// rows, 1 to 9 and the most on 13 groups and 5 rows (every lockstep width, AVX-512's eight
+// and four, AVX2's eight, four and two, and one, then a cut group), every count of groups
+// up to twice lockstepGroups and one, each with a cut group (every lockstep width beside
+// every remainder), row counts that end inside a group, sub-ranges of rows and several
+// rows of activations.
 func TestAsmKernelsMatchGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, isa := range kernelISAs(t) {
@@ -122,6 +148,9 @@ func TestAsmKernelsMatchGo(t *testing.T) {
 					if n <= 9 || n == maxBlocks {
 						requireKernelMatchesGo(t, isa, typ, r, 13*g+5, n*typ.BlockSize(), 1, 0, 13*g+5)
 					}
+				}
+				for groups := 1; groups <= 2*lockstepGroups+1; groups++ {
+					requireKernelMatchesGo(t, isa, typ, r, groups*g+3, 3*typ.BlockSize(), 1, 0, groups*g+3)
 				}
 				requireKernelMatchesGo(t, isa, typ, r, 2*g+7, 16*typ.BlockSize(), 3, g, 2*g+6)
 				requireKernelMatchesGo(t, isa, typ, r, 40*g+5, 2*typ.BlockSize(), 2, 3*g, 40*g+5) // several calls
@@ -145,7 +174,7 @@ func FuzzAsmKernels(f *testing.F) {
 				if typ.BlockSize() == kBlock {
 					n = 1 + int(blocks)%12
 				}
-				nr := 1 + int(rows) // up to 16 groups: every lockstep width
+				nr := 1 + int(rows) // up to 16 groups: every lockstep width of both instruction sets
 				requireKernelMatchesGo(t, isa, typ, r, nr, n*typ.BlockSize(), 1+int(m)%4, 0, nr)
 			}
 		}

@@ -12,7 +12,9 @@
 // 2·15·128 in magnitude) and VPMADDWD with ones summing each row's four products into its
 // int32 lane. Y8/Y9 (lo/hi plane) gather rows 0-7, Y10/Y11 rows 8-15, Y14/Y15 the rows'
 // sums. Registers as the AVX-512 kernels: DI y, SI the group, CX groups left, DX a, R8 n,
-// R9 the block, R11 the planes, R12 their scales, R13 their sums, R14 blocks left.
+// R9 the block, R11 the planes, R12 their scales, R13 their sums, R14 blocks left. Q8_0's
+// and Q4_0's kernels read several groups in lockstep (below), Q4_K's sums its quads'
+// products as words (K4SUBW2).
 
 DATA g2bytes0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA g2bytes0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
@@ -160,9 +162,148 @@ GLOBL g2f64x256<>(SB), RODATA|NOPTR, $32
 	VPMADDWD     Y2, Y1, Y1; \
 	VPADDD       Y1, Y11, Y11
 
+// Lockstep (Q8_0: 8 groups, Q4_0: 4): W groups at a time while W are left, the rest one at
+// a time, as the AVX-512 kernels do, for the memory streams (one core reads several
+// faster than one): block b of each of the W groups, one group after the other, then block
+// b+1, each group's prefetch in its own stream. The one-group loops' registers leave none
+// for W groups' rows' sums, so those stay in y (zeroed first, then y = y + term a block
+// and row, the reference's additions in its order). Registers besides the one-group
+// loops': R10 group 0's block, AX a group's bytes, BX the groups left in the block.
+
+// GADDY2(TERM, SUM, T): SUM, 8 f32 in y, += TERM through T.
+#define GADDY2(TERM, SUM, T) \
+	VMOVUPS SUM, T; \
+	VADDPS  TERM, T, T; \
+	VMOVUPS T, SUM
+
+// GSCALEY2(ISUM, DW, DA, T, SUM) is GSCALE2 into SUM in y, da in DA, through T.
+#define GSCALEY2(ISUM, DW, DA, T, SUM) \
+	VCVTDQ2PS ISUM, ISUM; \
+	VCVTPH2PS DW, T; \
+	VMULPS    DA, T, T; \
+	VMULPS    T, ISUM, ISUM; \
+	GADDY2(ISUM, SUM, T)
+
+// LOCKSTART2(W, ZEROED) sets up W groups (after GROW2): R10 = SI, y[0:16W] zeroed.
+#define LOCKSTART2(W, ZEROED) \
+	MOVQ   SI, R10; \
+	MOVQ   DI, BX; \
+	VXORPS Y0, Y0, Y0; \
+	MOVQ   $W, R9; \
+ZEROED: \
+	VMOVUPS Y0, (BX); \
+	VMOVUPS Y0, 32(BX); \
+	ADDQ    $64, BX; \
+	DECQ    R9; \
+	JNZ     ZEROED
+
+// LOCKGROUP2(W) starts the block of the W groups: R9 group 0's block, BX = W.
+#define LOCKGROUP2(W) \
+	MOVQ R10, R9; \
+	MOVQ $W, BX
+
+// LOCKNEXTGROUP2 steps to the block of the next of the W groups.
+#define LOCKNEXTGROUP2 \
+	ADDQ AX, R9; \
+	ADDQ $64, DI; \
+	DECQ BX
+
+// LOCKNEXTBLOCK2(W, BB, PLANES, SUMS) steps to the next block of the W groups.
+#define LOCKNEXTBLOCK2(W, BB, PLANES, SUMS) \
+	SUBQ $(64*(W)), DI; \
+	ADDQ $BB, R10; \
+	ADDQ $PLANES, R11; \
+	ADDQ $4, R12; \
+	ADDQ $SUMS, R13; \
+	DECQ R14
+
+// LOCKEND2(W) steps past the W groups.
+#define LOCKEND2(W) \
+	ADDQ $(64*(W)), DI; \
+	LEAQ (SI)(AX*W), SI; \
+	SUBQ $W, CX
+
+// Q8_0 in lockstep: the quads' activation words are built once a block, for every group,
+// into Y4-Y7 and Y12-Y15.
+#define Q8W 8
+
+// G8ACTS2(K, OUT): quad K's activation words into OUT, as G8QUAD2 builds them.
+#define G8ACTS2(K, OUT) \
+	VPBROADCASTD (4*(K))(R11), X2; \
+	VPMOVSXBW    X2, OUT; \
+	VPBROADCASTD (32+4*(K))(R11), X3; \
+	VPMOVSXBW    X3, Y3; \
+	VPSLLW       $8, Y3, Y3; \
+	VPADDW       Y3, OUT, OUT
+
+// G8LQUAD2(K, ACTS): G8QUAD2 with the words in ACTS.
+#define G8LQUAD2(K, ACTS) \
+	VPMOVSXBW (64*(K))(R9), Y0; \
+	VPMADDWD  ACTS, Y0, Y0; \
+	VPADDD    Y0, Y8, Y8; \
+	VPMOVSXBW (64*(K)+16)(R9), Y1; \
+	VPMADDWD  ACTS, Y1, Y1; \
+	VPADDD    Y1, Y9, Y9; \
+	VPMOVSXBW (64*(K)+32)(R9), Y2; \
+	VPMADDWD  ACTS, Y2, Y2; \
+	VPADDD    Y2, Y10, Y10; \
+	VPMOVSXBW (64*(K)+48)(R9), Y3; \
+	VPMADDWD  ACTS, Y3, Y3; \
+	VPADDD    Y3, Y11, Y11
+
 // func dotQ8_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 TEXT ·dotQ8_0GroupsAVX2(SB), NOSPLIT, $0-40
 	GSETUP2
+	IMUL3Q $544, R8, AX
+	CMPQ   CX, $Q8W
+	JB     g8one2
+
+g8lock2:
+	GROW2(6)
+	LOCKSTART2(Q8W, g8zero2)
+
+g8lockblock2:
+	G8ACTS2(0, Y4)
+	G8ACTS2(1, Y5)
+	G8ACTS2(2, Y6)
+	G8ACTS2(3, Y7)
+	G8ACTS2(4, Y12)
+	G8ACTS2(5, Y13)
+	G8ACTS2(6, Y14)
+	G8ACTS2(7, Y15)
+	LOCKGROUP2(Q8W)
+
+g8lockgroup2:
+	PREFETCH2(4096)
+	PREFETCH2(4352)
+	PREFETCHT0   4608(R9)
+	GZERO2
+	G8LQUAD2(0, Y4)
+	G8LQUAD2(1, Y5)
+	G8LQUAD2(2, Y6)
+	G8LQUAD2(3, Y7)
+	G8LQUAD2(4, Y12)
+	G8LQUAD2(5, Y13)
+	G8LQUAD2(6, Y14)
+	G8LQUAD2(7, Y15)
+	VBROADCASTSS (R12), Y1
+	VPHADDD      Y9, Y8, Y8
+	VPERMQ       $0xd8, Y8, Y8
+	GSCALEY2(Y8, 512(R9), Y1, Y0, (DI))
+	VPHADDD      Y11, Y10, Y10
+	VPERMQ       $0xd8, Y10, Y10
+	GSCALEY2(Y10, 528(R9), Y1, Y2, 32(DI))
+	LOCKNEXTGROUP2
+	JNZ          g8lockgroup2
+	LOCKNEXTBLOCK2(Q8W, 544, 64, 4)
+	JNZ          g8lockblock2
+	LOCKEND2(Q8W)
+	CMPQ         CX, $Q8W
+	JAE          g8lock2
+
+g8one2:
+	TESTQ CX, CX
+	JZ    g8done2
 
 g8group2:
 	GROW2(6)
@@ -191,12 +332,95 @@ g8block2:
 	JNZ          g8block2
 	GEND2
 	JNZ          g8group2
+
+g8done2:
 	VZEROUPPER
 	RET
+
+// Q4_0 in lockstep: 8·s and da broadcast once a block, for every group. A block's
+// VPMADDUBSW products are summed as words (GQUADW2) and widened to dwords once, at its
+// end: each word is two products of a nibble and an activation byte, at most 2·15·128 =
+// 3840 in magnitude, and eight quads' sum at most 30720, so the words stay exact. Y12
+// holds 0x0f bytes, Y13 ones.
+#define Q4W 4
+
+// GQUADW2(WOFF, AOFF, HI, MASK) is GQUAD2 summing words, MASK holding 0x0f bytes.
+#define GQUADW2(WOFF, AOFF, HI, MASK) \
+	VMOVDQU      WOFF(R9), Y0; \
+	VPAND        MASK, Y0, Y1; \
+	VPSRLW       $4, Y0, Y0; \
+	VPAND        MASK, Y0, Y0; \
+	VPBROADCASTD AOFF(R11), Y2; \
+	VPBROADCASTD (HI+AOFF)(R11), Y3; \
+	VPMADDUBSW   Y2, Y1, Y4; \
+	VPADDW       Y4, Y8, Y8; \
+	VPMADDUBSW   Y3, Y1, Y1; \
+	VPADDW       Y1, Y9, Y9; \
+	VPMADDUBSW   Y2, Y0, Y5; \
+	VPADDW       Y5, Y10, Y10; \
+	VPMADDUBSW   Y3, Y0, Y0; \
+	VPADDW       Y0, Y11, Y11
+
+// GWIDEN2 widens the words of Y8-Y11 to the rows' dwords.
+#define GWIDEN2 \
+	VPMADDWD Y13, Y8, Y8; \
+	VPMADDWD Y13, Y9, Y9; \
+	VPMADDWD Y13, Y10, Y10; \
+	VPMADDWD Y13, Y11, Y11
+
+// G4FINISHY2(ACCL, ACCH, DW, SUM) is G4FINISH2 into SUM in y.
+#define G4FINISHY2(ACCL, ACCH, DW, SUM) \
+	VPSLLD $8, ACCH, ACCH; \
+	VPADDD ACCH, ACCL, ACCL; \
+	VPSUBD Y6, ACCL, ACCL; \
+	GSCALEY2(ACCL, DW, Y7, Y4, SUM)
 
 // func dotQ4_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 TEXT ·dotQ4_0GroupsAVX2(SB), NOSPLIT, $0-40
 	GSETUP2
+	IMUL3Q $288, R8, AX
+	CMPQ   CX, $Q4W
+	JB     g4one2
+
+	VMOVDQU g2bytes0f<>(SB), Y12
+	VMOVDQU g2ones<>(SB), Y13
+
+g4lock2:
+	GROW2(6)
+	LOCKSTART2(Q4W, g4zero2)
+
+g4lockblock2:
+	VPBROADCASTD (R13), Y6
+	VPSLLD       $3, Y6, Y6
+	VBROADCASTSS (R12), Y7
+	LOCKGROUP2(Q4W)
+
+g4lockgroup2:
+	PREFETCH2(2048)
+	PREFETCHT0 2304(R9)
+	GZERO2
+	GQUADW2(0, 0, 32, Y12)
+	GQUADW2(32, 4, 32, Y12)
+	GQUADW2(64, 8, 32, Y12)
+	GQUADW2(96, 12, 32, Y12)
+	GQUADW2(128, 16, 32, Y12)
+	GQUADW2(160, 20, 32, Y12)
+	GQUADW2(192, 24, 32, Y12)
+	GQUADW2(224, 28, 32, Y12)
+	GWIDEN2
+	G4FINISHY2(Y8, Y9, 256(R9), (DI))
+	G4FINISHY2(Y10, Y11, 272(R9), 32(DI))
+	LOCKNEXTGROUP2
+	JNZ        g4lockgroup2
+	LOCKNEXTBLOCK2(Q4W, 288, 64, 4)
+	JNZ        g4lockblock2
+	LOCKEND2(Q4W)
+	CMPQ       CX, $Q4W
+	JAE        g4lock2
+
+g4one2:
+	TESTQ CX, CX
+	JZ    g4done2
 
 g4group2:
 	GROW2(6)
@@ -222,6 +446,8 @@ g4block2:
 	JNZ          g4block2
 	GEND2
 	JNZ          g4group2
+
+g4done2:
 	VZEROUPPER
 	RET
 
@@ -314,6 +540,38 @@ GLOBL g2bytes10<>(SB), RODATA|NOPTR, $32
 	QUAD(8*(J)+6); \
 	QUAD(8*(J)+7)
 
+// K4SUBW2 is K4SUB2 for Q4_K (QUAD unused): its quads' products summed as words, as
+// Q4_0's are in lockstep (GQUADW2, the same bounds), and each pair of words multiplied by
+// the row's scale (in both words of its dword) in one VPMADDWD, sc·(w0 + w1): K4SCALE2's
+// product without K4QUADS2's VPMADDWD a quad and K4SCALE2's VPMULLD. Q4_K's kernel reads
+// 1.2× faster for it (BENCHMARKS.md, issue 11); a second group in lockstep gained nothing
+// more, its arithmetic, not its one stream, being what bounds it.
+#define K4SUBW2(J, QUAD, SCALES, BASE, BB) \
+	LINES6_2(4*(BB)+(BB)/8*(J)); \
+	GZERO2; \
+	GQUADW2(32*(8*(J)), 4*(8*(J)), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+1), 4*(8*(J)+1), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+2), 4*(8*(J)+2), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+3), 4*(8*(J)+3), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+4), 4*(8*(J)+4), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+5), 4*(8*(J)+5), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+6), 4*(8*(J)+6), 256, g2bytes0f<>(SB)); \
+	GQUADW2(32*(8*(J)+7), 4*(8*(J)+7), 256, g2bytes0f<>(SB)); \
+	SCALES(J, 0, BASE, Y2); \
+	SCALES(J, 1, BASE, Y3); \
+	VPSLLD   $16, Y2, Y4; \
+	VPOR     Y4, Y2, Y2; \
+	VPSLLD   $16, Y3, Y5; \
+	VPOR     Y5, Y3, Y3; \
+	VPMADDWD Y2, Y8, Y8; \
+	VPADDD   Y8, Y6, Y6; \
+	VPMADDWD Y2, Y9, Y9; \
+	VPADDD   Y9, Y7, Y7; \
+	VPMADDWD Y3, Y10, Y10; \
+	VPADDD   Y10, Y12, Y12; \
+	VPMADDWD Y3, Y11, Y11; \
+	VPADDD   Y11, Y13, Y13
+
 // K4SCALE2: the sums Y8-Y11 times the scales of rows 0-7 (Y2) and 8-15 (Y3).
 #define K4SCALE2 \
 	VPMULLD Y2, Y8, Y8; \
@@ -381,15 +639,23 @@ GLOBL g2bytes10<>(SB), RODATA|NOPTR, $32
 // K4BLOCK2(QUAD, BASE, BB): a Q4_K or Q5_K super-block, its scales at BASE(R9), its bytes
 // BB.
 #define K4BLOCK2(QUAD, BASE, BB) \
+	K4SUMS2(K4SUB2, QUAD, BASE, BB); \
+	VBROADCASTSS (R12), Y1; \
+	K4TERM2(Y7, X7, Y6, X6, Y8, BASE+192, Y14); \
+	K4TERM2(Y13, X13, Y12, X12, Y9, BASE+208, Y15)
+
+// K4SUMS2(SUB, QUAD, BASE, BB) leaves a super-block's sums in Y6, Y7, Y12, Y13 (scaled)
+// and Y8, Y9 (mins), SUB (K4SUB2 or K4SUBW2) taking each sub-block.
+#define K4SUMS2(SUB, QUAD, BASE, BB) \
 	KZERO2; \
-	K4SUB2(0, QUAD, K4SCLO2, BASE, BB); \
-	K4SUB2(1, QUAD, K4SCLO2, BASE, BB); \
-	K4SUB2(2, QUAD, K4SCLO2, BASE, BB); \
-	K4SUB2(3, QUAD, K4SCLO2, BASE, BB); \
-	K4SUB2(4, QUAD, K4SCHI2, BASE, BB); \
-	K4SUB2(5, QUAD, K4SCHI2, BASE, BB); \
-	K4SUB2(6, QUAD, K4SCHI2, BASE, BB); \
-	K4SUB2(7, QUAD, K4SCHI2, BASE, BB); \
+	SUB(0, QUAD, K4SCLO2, BASE, BB); \
+	SUB(1, QUAD, K4SCLO2, BASE, BB); \
+	SUB(2, QUAD, K4SCLO2, BASE, BB); \
+	SUB(3, QUAD, K4SCLO2, BASE, BB); \
+	SUB(4, QUAD, K4SCHI2, BASE, BB); \
+	SUB(5, QUAD, K4SCHI2, BASE, BB); \
+	SUB(6, QUAD, K4SCHI2, BASE, BB); \
+	SUB(7, QUAD, K4SCHI2, BASE, BB); \
 	VPXOR        Y8, Y8, Y8; \
 	VPXOR        Y9, Y9, Y9; \
 	K4MINS2(0, K4MLO2, BASE); \
@@ -399,7 +665,12 @@ GLOBL g2bytes10<>(SB), RODATA|NOPTR, $32
 	K4MINS2(4, K4MHI2, BASE); \
 	K4MINS2(5, K4MHI2, BASE); \
 	K4MINS2(6, K4MHI2, BASE); \
-	K4MINS2(7, K4MHI2, BASE); \
+	K4MINS2(7, K4MHI2, BASE)
+
+// K4BLOCKW2(BASE, BB) is K4BLOCK2 for Q4_K with its quads' products summed as words
+// (K4SUBW2).
+#define K4BLOCKW2(BASE, BB) \
+	K4SUMS2(K4SUBW2, Q4KQUAD2, BASE, BB); \
 	VBROADCASTSS (R12), Y1; \
 	K4TERM2(Y7, X7, Y6, X6, Y8, BASE+192, Y14); \
 	K4TERM2(Y13, X13, Y12, X12, Y9, BASE+208, Y15)
@@ -412,7 +683,7 @@ gk4group2:
 	GROW2(9)
 
 gk4block2:
-	K4BLOCK2(Q4KQUAD2, 2048, 2304)
+	K4BLOCKW2(2048, 2304)
 	GNEXT2(2304, 512, 64)
 	JNZ gk4block2
 	GEND2

@@ -61,9 +61,9 @@ func RowAlign(t dtype.DType) int {
 	return 1
 }
 
-// lockstepGroups is the most groups a kernel reads in lockstep (Q8_0's and Q4_0's eight;
-// Q4_K's four divide it): a run of groups given to one call is a multiple of it where it
-// can be.
+// lockstepGroups is the most groups a kernel reads in lockstep (AVX-512's Q8_0 and Q4_0
+// eight and AVX2's Q8_0 eight; AVX-512's Q4_K four and AVX2's Q4_0 four divide it): a run
+// of groups given to one call is a multiple of it where it can be.
 const lockstepGroups = 8
 
 // SplitRows is the granularity in which a caller should split t's rows among workers: a

@@ -21,9 +21,13 @@ func asmISAs() []string {
 
 // dotRowsISA is Dot with the kernels of one instruction set.
 func dotRowsISA(isa string, t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
-	g := avx2Groups[t]
+	dotGroupsAsm(isaGroups(isa)[t], t, y, ystride, xq, m, w, rows, cols, o0, o1)
+}
+
+// isaGroups are the grouped kernels of one instruction set.
+func isaGroups(isa string) map[dtype.DType]groupKernel {
 	if isa == "avx512" {
-		g = avx512Groups[t]
+		return avx512Groups
 	}
-	dotGroupsAsm(g, t, y, ystride, xq, m, w, rows, cols, o0, o1)
+	return avx2Groups
 }

@@ -14,22 +14,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tpslice/tpslice/dtype"
-	"github.com/tpslice/tpslice/vec"
 )
 
 // BenchmarkDotLockstep reports GB/s of weight bytes for the GEMVs of a decode step of the
 // medium preset at TP 1 (BenchmarkDecodeGEMVs' 33 matrices, in layers), on one worker and
-// on two, with the AVX-512 kernels as Dot runs them ("lockstep": Q8_0's and Q4_0's eight
-// groups, Q4_K's four at a time) beside the same kernels called one group at a time ("onegroup": one
-// stream of weight bytes, the order of the kernels before them). cpuGB/s divides the bytes
+// on two, with the kernels of every instruction set this CPU runs as Dot runs them
+// ("lockstep": AVX-512's Q8_0 and Q4_0 eight groups at a time and Q4_K four, AVX2's Q8_0
+// eight and Q4_0 four; AVX2's Q4_K one) beside the same kernels called one group at a time
+// ("onegroup": one stream of weight bytes, the order of the kernels before them). cpuGB/s divides the bytes
 // by the process's CPU time per worker, which holds still on a machine whose neighbours
 // take the cores away for a while (the wall-clock MB/s then drops, cpuGB/s barely moves).
 // Pair it with the read probe in the same command:
 //
 //	go test -run '^$' -bench 'DotLockstep|ReadBandwidth/256MiB' -benchtime 10x ./quant/ ./vec/
 func BenchmarkDotLockstep(b *testing.B) {
-	if !vec.AcceleratedAVX512() {
-		b.Skip("this CPU runs no AVX-512 kernels")
+	if len(asmISAs()) == 0 {
+		b.Skip("this CPU runs no assembly kernels")
 	}
 	type shape struct{ out, in int }
 	var shapes []shape
@@ -49,37 +49,39 @@ func BenchmarkDotLockstep(b *testing.B) {
 		}
 		a := ActsFor(typ)
 		xq := make([]byte, a.RowBytes(5632))
-		lockstep := avx512Groups[typ]
-		oneGroup := func(y *float32, w *byte, groups int, a *byte, n int) {
-			gb := uintptr(GroupRows * n * typ.BlockBytes())
-			for g := range uintptr(groups) {
-				lockstep((*float32)(unsafe.Add(unsafe.Pointer(y), 4*GroupRows*g)), (*byte)(unsafe.Add(unsafe.Pointer(w), gb*g)), 1, a, n)
+		for _, isa := range asmISAs() {
+			lockstep := isaGroups(isa)[typ]
+			oneGroup := func(y *float32, w *byte, groups int, a *byte, n int) {
+				gb := uintptr(GroupRows * n * typ.BlockBytes())
+				for g := range uintptr(groups) {
+					lockstep((*float32)(unsafe.Add(unsafe.Pointer(y), 4*GroupRows*g)), (*byte)(unsafe.Add(unsafe.Pointer(w), gb*g)), 1, a, n)
+				}
 			}
-		}
-		for _, workers := range []int{1, 2} {
-			for _, impl := range []struct {
-				name string
-				g    groupKernel
-			}{{"lockstep", lockstep}, {"onegroup", oneGroup}} {
-				b.Run(fmt.Sprintf("medium/%v/workers=%d/impl=%s", typ, workers, impl.name), func(b *testing.B) {
-					b.SetBytes(total)
-					cpu0 := cpuSeconds(b)
-					for b.Loop() {
-						for k, s := range shapes {
-							require.NoError(b, QuantizeActs(a, xq[:a.RowBytes(s.in)], x[:s.in], s.in))
-							run := func(o0, o1 int) { dotGroupsAsm(impl.g, typ, y, s.out, xq, 1, ws[k], s.out, s.in, o0, o1) }
-							cut := s.out
-							var wg sync.WaitGroup
-							if workers == 2 {
-								cut = s.out / 2 / GroupRows * GroupRows
-								wg.Go(func() { run(cut, s.out) })
+			for _, workers := range []int{1, 2} {
+				for _, impl := range []struct {
+					name string
+					g    groupKernel
+				}{{"lockstep", lockstep}, {"onegroup", oneGroup}} {
+					b.Run(fmt.Sprintf("medium/%v/%s/workers=%d/impl=%s", typ, isa, workers, impl.name), func(b *testing.B) {
+						b.SetBytes(total)
+						cpu0 := cpuSeconds(b)
+						for b.Loop() {
+							for k, s := range shapes {
+								require.NoError(b, QuantizeActs(a, xq[:a.RowBytes(s.in)], x[:s.in], s.in))
+								run := func(o0, o1 int) { dotGroupsAsm(impl.g, typ, y, s.out, xq, 1, ws[k], s.out, s.in, o0, o1) }
+								cut := s.out
+								var wg sync.WaitGroup
+								if workers == 2 {
+									cut = s.out / 2 / GroupRows * GroupRows
+									wg.Go(func() { run(cut, s.out) })
+								}
+								run(0, cut)
+								wg.Wait()
 							}
-							run(0, cut)
-							wg.Wait()
 						}
-					}
-					b.ReportMetric(float64(total)*float64(b.N)*float64(workers)/(cpuSeconds(b)-cpu0)/1e9, "cpuGB/s")
-				})
+						b.ReportMetric(float64(total)*float64(b.N)*float64(workers)/(cpuSeconds(b)-cpu0)/1e9, "cpuGB/s")
+					})
+				}
 			}
 		}
 	}
