@@ -77,16 +77,7 @@ func benchLinear(b *testing.B, m int, shapes []struct{ out, in int }) {
 //
 //	go test -run '^$' -bench 'DecodeGEMVs|ReadBandwidth/256MiB' -benchtime 10x ./layers/ ./vec/
 func BenchmarkDecodeGEMVs(b *testing.B) {
-	type shape struct{ out, in int }
-	// The step's matrices at TP 1 and one rank's shards of them at TP 8 (Q, K and V, then
-	// gate and up, merged; the vocabulary split over the ranks).
-	steps := map[string][]shape{}
-	for range 8 {
-		steps["medium"] = append(steps["medium"], shape{4096, 2048}, shape{2048, 2048}, shape{11264, 2048}, shape{2048, 5632})
-		steps["medium-tp8"] = append(steps["medium-tp8"], shape{512, 2048}, shape{2048, 256}, shape{1408, 2048}, shape{2048, 704})
-	}
-	steps["medium"] = append(steps["medium"], shape{16384, 2048})
-	steps["medium-tp8"] = append(steps["medium-tp8"], shape{2048, 2048})
+	steps := map[string][]testutil.Shape{"medium": testutil.MediumDecodeStep(), "medium-tp8": testutil.MediumDecodeStepTP8()}
 	r := rand.New(rand.NewPCG(1, 1))
 	x := randF32(r, 5632, 1)
 	y := make([]float32, 16384)
@@ -97,7 +88,7 @@ func BenchmarkDecodeGEMVs(b *testing.B) {
 			var total int64
 			for k, s := range shapes {
 				bs := dt.BlockSize() // a shard keeps the whole blocks it cuts, as the model loads it
-				ws[k] = repeatedRowMatrix(b, r, dt, s.out, (s.in+bs-1)/bs*bs)
+				ws[k] = repeatedRowMatrix(b, r, dt, s.Out, (s.In+bs-1)/bs*bs)
 				total += int64(ws[k].Bytes())
 			}
 			var xq []byte

@@ -1,4 +1,4 @@
-//go:build amd64 && !noasm && unix
+//go:build amd64 && !noasm
 
 package quant
 
@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/internal/testutil"
 )
 
 // BenchmarkDotLockstep reports GB/s of weight bytes for the GEMVs of a decode step of the
@@ -31,12 +30,7 @@ func BenchmarkDotLockstep(b *testing.B) {
 	if len(asmISAs()) == 0 {
 		b.Skip("this CPU runs no assembly kernels")
 	}
-	type shape struct{ out, in int }
-	var shapes []shape
-	for range 8 {
-		shapes = append(shapes, shape{4096, 2048}, shape{2048, 2048}, shape{11264, 2048}, shape{2048, 5632})
-	}
-	shapes = append(shapes, shape{16384, 2048})
+	shapes := testutil.MediumDecodeStep()
 	r := rand.New(rand.NewPCG(1, 1))
 	x := randValues(r, 5632, 1)
 	y := make([]float32, 16384)
@@ -44,7 +38,7 @@ func BenchmarkDotLockstep(b *testing.B) {
 		ws := make([][]byte, len(shapes))
 		var total int64
 		for k, s := range shapes {
-			ws[k] = repeatedRowMatrix(b, r, typ, s.out, s.in)
+			ws[k] = repeatedRowMatrix(b, r, typ, s.Out, s.In)
 			total += int64(len(ws[k]))
 		}
 		a := ActsFor(typ)
@@ -64,34 +58,27 @@ func BenchmarkDotLockstep(b *testing.B) {
 				}{{"lockstep", lockstep}, {"onegroup", oneGroup}} {
 					b.Run(fmt.Sprintf("medium/%v/%s/workers=%d/impl=%s", typ, isa, workers, impl.name), func(b *testing.B) {
 						b.SetBytes(total)
-						cpu0 := cpuSeconds(b)
+						cpu0 := testutil.CPUSeconds(b)
 						for b.Loop() {
 							for k, s := range shapes {
-								require.NoError(b, QuantizeActs(a, xq[:a.RowBytes(s.in)], x[:s.in], s.in))
-								run := func(o0, o1 int) { dotGroupsAsm(impl.g, typ, y, s.out, xq, 1, ws[k], s.out, s.in, o0, o1) }
-								cut := s.out
+								require.NoError(b, QuantizeActs(a, xq[:a.RowBytes(s.In)], x[:s.In], s.In))
+								run := func(o0, o1 int) { dotGroupsAsm(impl.g, typ, y, s.Out, xq, 1, ws[k], s.Out, s.In, o0, o1) }
+								cut := s.Out
 								var wg sync.WaitGroup
 								if workers == 2 {
-									cut = s.out / 2 / GroupRows * GroupRows
-									wg.Go(func() { run(cut, s.out) })
+									cut = s.Out / 2 / GroupRows * GroupRows
+									wg.Go(func() { run(cut, s.Out) })
 								}
 								run(0, cut)
 								wg.Wait()
 							}
 						}
-						b.ReportMetric(float64(total)*float64(b.N)*float64(workers)/(cpuSeconds(b)-cpu0)/1e9, "cpuGB/s")
+						b.ReportMetric(float64(total)*float64(b.N)*float64(workers)/(testutil.CPUSeconds(b)-cpu0)/1e9, "cpuGB/s")
 					})
 				}
 			}
 		}
 	}
-}
-
-// cpuSeconds is the CPU time this process has used, user and system.
-func cpuSeconds(b *testing.B) float64 {
-	var ru syscall.Rusage
-	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // repeatedRowMatrix is a device matrix of rows × cols values of t whose rows all hold one
