@@ -126,6 +126,56 @@ func putActsInts(a Acts, row []byte, q int16, cols int) {
 	}
 }
 
+// TestAsmKernelsMinsSums: the K-quants' mins term stays exact for every size of the
+// activations' sums over a sub-block that its splitting into signed bytes meets (the
+// AVX-512 kernels split each sum A into a0 + 256·a1 + 65536·a2): sums at and around the
+// carries of each byte, and the largest, of both signs, on rows of activations made
+// directly (random weights, 13 groups).
+func TestAsmKernelsMinsSums(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	var sums []int
+	for _, s := range []int{0, 1, 127, 128, 255, 256, 32767, 32768, 65535, 65536, 0x7f7f, 0x8080, 0xff80, 0x17f80, 32 * splitLimit} {
+		sums = append(sums, s, -s, s-1, -s+1)
+	}
+	sums = append(sums, 32*splitLimit-129, -32*splitLimit+128)
+	cols := kBlock * ((len(sums) + 7) / 8)
+	q := make([]int16, cols)
+	for j, s := range sums {
+		left := s // spread the sum over the sub-block's 32 values, each within ±splitLimit
+		for i := range 32 {
+			v := max(-splitLimit, min(splitLimit, left))
+			q[32*j+i], left = int16(v), left-v
+		}
+		r.Shuffle(32, func(a, b int) { q[32*j+a], q[32*j+b] = q[32*j+b], q[32*j+a] })
+	}
+	xq := acts256FromValues(q, 1.0/splitLimit)
+	for _, isa := range kernelISAs(t) {
+		for _, typ := range []dtype.DType{dtype.Q4_K, dtype.Q5_K} {
+			rows := 13*GroupRows + 5
+			requireKernelMatchesGoOn(t, isa, typ, randRows(t, r, typ, rows, cols), xq, rows, cols, 1, 0, rows)
+		}
+	}
+}
+
+// acts256FromValues is a row of Acts16x256 holding the values q (|q| ≤ splitLimit), every
+// block's scale d.
+func acts256FromValues(q []int16, d float32) []byte {
+	nb := len(q) / kBlock
+	out := make([]byte, Acts16x256.RowBytes(len(q)))
+	gs := out[2*len(q)+4*nb:]
+	for b := range nb {
+		binary.LittleEndian.PutUint32(out[2*len(q)+4*b:], math.Float32bits(d))
+		for i, v := range q[kBlock*b : kBlock*(b+1)] {
+			lo := int8(v)
+			out[2*kBlock*b+i] = byte(lo)
+			out[2*kBlock*b+kBlock+i] = byte(int8((int32(v) - int32(lo)) / 256))
+			k := 16*b + i/16
+			binary.LittleEndian.PutUint32(gs[4*k:], binary.LittleEndian.Uint32(gs[4*k:])+uint32(int32(v)))
+		}
+	}
+	return out
+}
+
 // TestAsmKernelsMatchGo: every assembly kernel gives the Go kernel's bits for every count
 // of blocks around the chunk sizes (1 to 40 32-value blocks, 1 to 20 super-blocks) on 5
 // rows, 1 to 9 and the most on 13 groups and 5 rows (every lockstep width, AVX-512's eight

@@ -407,39 +407,101 @@ g8done:
 	RET
 
 // Q4_K, Q5_K: per sub-block j of 32 values, the planes' sums (Z0, Z1) are multiplied by
-// the rows' scales sc_j (VPMULLD) into Z24 (lo) and Z25 (hi), and the rows' mins m_j times
-// the activations' sum over the sub-block into Z23; all stay exact in int32 (|lo|, |hi| <
-// 8·63·31·128·32, |mins| < 8·63·32·32639). isum = 256·hi + lo, which int32 cannot hold,
-// is formed exactly in f64 and rounded once to f32, as the reference's float32(int64) is.
-// The scale bytes are transposed (byte p of the 16 rows at SC+16p), so VPMOVZXBD of byte p
-// gives it for every row; Z28, Z27, Z26 hold dwords 63, 15 and 48, Z31 the f64 256.
+// the rows' scales sc_j (VPMULLD) into Z24 (lo) and Z25 (hi); all stay exact in int32
+// (|lo|, |hi| < 8·63·31·128·32). isum = 256·hi + lo, which int32 cannot hold, is formed
+// exactly in f64 and rounded once to f32, as the reference's float32(int64) is.
+//
+// The scales and mins are decoded once a super-block, byte-wise: the scale bytes are
+// transposed (byte p of the 16 rows at SC+16p), so one 64-byte register holds bytes p..p+3
+// of every row, and for the four sub-blocks j = L (or 4+L) of its 128-bit lanes L
+//
+//	sc_j = p_j & 63, m_j = p_{j+4} & 63                                   (j < 4)
+//	sc_j = p_{j+4} & 15 | (p_{j-4} >> 2) & 48, m_j = p_{j+4} >> 4 | (p_j >> 2) & 48 (j ≥ 4)
+//
+// ((p >> 6) << 4 = (p >> 2) & 48; the 16-bit shifts VPSRLW carry a neighbour's bits only
+// into bits that the masks clear). The scales go to the stack, 16 bytes a sub-block, for
+// VPMOVZXBD. The mins term, msum = Σ_j m_j·A_j with A_j = g_2j + g_2j+1 the activations'
+// sum over sub-block j, takes six VPDPBUSD a super-block instead of eight VPMULLD: |A_j| ≤
+// 32·32639 < 2^20 splits exactly into signed bytes, A_j = a0_j + 256·a1_j + 65536·a2_j
+// (a0 = int8(A), a1 = int8((A - a0)/256), a2 = (A - a0 - 256·a1)/65536, |a2| ≤ 17), made
+// once a super-block for all the groups (K4DIGITS); VPERMB (k4mperm) turns the rows' mins
+// m_0..m_3 (and m_4..m_7) into four bytes a row, and VPDPBUSD (u8 m ≤ 63 times the s8
+// digits of A_0..A_3, broadcast) sums Σ_j m_j·a_d_j per digit d, combined by Horner's rule
+// in int32, every partial sum within 8·63·(2^20 + 128) < 2^30 (|msum| < 2^29).
+// Z28 holds 0x3f bytes, Z27 k4mperm, Z26 0x30 bytes, Z31 the f64 256.
 
-// K4SUBLO(J, SC, G) and K4SUBHI(J, SC, G) leave sub-block J's scales in Z2 and mins in
-// Z3, the block's scale bytes at SC G:
-// for J < 4, sc = p_J & 63, m = p_{J+4} & 63; for J ≥ 4, sc = p_{J+4} & 15 | (p_{J-4} >>
-// 6) << 4, m = p_{J+4} >> 4 | (p_J >> 6) << 4, with ((p >> 6) << 4) = (p >> 2) & 48.
-#define K4SUBLO(J, SC, G) \
-	VPMOVZXBD (SC+16*(J))G, Z2; \
-	VPANDD    Z28, Z2, Z2; \
-	VPMOVZXBD (SC+16*((J)+4))G, Z3; \
-	VPANDD    Z28, Z3, Z3
+DATA gbytes3f<>+0(SB)/4, $0x3f3f3f3f
+GLOBL gbytes3f<>(SB), RODATA|NOPTR, $4
 
-#define K4SUBHI(J, SC, G) \
-	VPMOVZXBD (SC+16*((J)+4))G, Z4; \
-	VPMOVZXBD (SC+16*((J)-4))G, Z5; \
-	VPANDD    Z27, Z4, Z2; \
-	VPSRLD    $2, Z5, Z5; \
-	VPANDD    Z26, Z5, Z5; \
-	VPORD     Z5, Z2, Z2; \
-	VPMOVZXBD (SC+16*(J))G, Z5; \
-	VPSRLD    $4, Z4, Z3; \
-	VPSRLD    $2, Z5, Z5; \
-	VPANDD    Z26, Z5, Z5; \
-	VPORD     Z5, Z3, Z3
+// k4mperm: byte 4r+j of the result is byte 16j+r of the source (row r's m_j, j = 0..3).
+DATA k4mperm<>+0(SB)/8, $0x3121110130201000
+DATA k4mperm<>+8(SB)/8, $0x3323130332221202
+DATA k4mperm<>+16(SB)/8, $0x3525150534241404
+DATA k4mperm<>+24(SB)/8, $0x3727170736261606
+DATA k4mperm<>+32(SB)/8, $0x3929190938281808
+DATA k4mperm<>+40(SB)/8, $0x3b2b1b0b3a2a1a0a
+DATA k4mperm<>+48(SB)/8, $0x3d2d1d0d3c2c1c0c
+DATA k4mperm<>+56(SB)/8, $0x3f2f1f0f3e2e1e0e
+GLOBL k4mperm<>(SB), RODATA|NOPTR, $64
 
-// Q4KQUAD(K) adds quad K of a Q4_K block; Q5KQUAD(K) that of a Q5_K block, its fifth bits
-// (a 64-bit mask at 2048+8K) adding 16 to the values they mark (Z21: 0x10 bytes).
-#define Q4KQUAD(K) GQUAD(32*(K), 4*(K), 256)
+// K4DIGITS(OFF) writes the digits of the super-block's A_j to OFF(SP): a0_0..7, then a1,
+// then a2, a byte each, through Z4-Z6.
+#define K4DIGITS(OFF) \
+	VMOVDQU32 (R13), Z4; \
+	VPSRLQ    $32, Z4, Z5; \
+	VPADDD    Z5, Z4, Z4; \
+	VPMOVQD   Z4, Y4; \
+	VPSLLD    $24, Y4, Y5; \
+	VPSRAD    $24, Y5, Y5; \
+	VPSUBD    Y5, Y4, Y4; \
+	VPSRAD    $8, Y4, Y4; \
+	VPSLLD    $24, Y4, Y6; \
+	VPSRAD    $24, Y6, Y6; \
+	VPSUBD    Y6, Y4, Y4; \
+	VPSRAD    $8, Y4, Y4; \
+	VPMOVDB   Y5, OFF(SP); \
+	VPMOVDB   Y6, (OFF+8)(SP); \
+	VPMOVDB   Y4, (OFF+16)(SP)
+
+// K4SCALES(SC, G, OFF, T, C0F) writes the scales of the group at G (its scale bytes at SC
+// G) to OFF(SP), sub-block j's 16 at OFF+16j, through T; C0F holds 0x0f bytes.
+#define K4SCALES(SC, G, OFF, T, C0F) \
+	VPANDD     (SC)G, Z28, T; \
+	VMOVDQU32  T, OFF(SP); \
+	VPSRLW     $2, (SC)G, T; \
+	VPANDD     Z26, T, T; \
+	VPTERNLOGD $0xf8, (SC+128)G, C0F, T; \
+	VMOVDQU32  T, (OFF+64)(SP)
+
+// K4MINS(SC, G, DIG, M, T, U, C0F) leaves msum of the group at G in M, the digits at
+// DIG(SP), through T and U.
+#define K4MINS(SC, G, DIG, M, T, U, C0F) \
+	VPANDD        (SC+64)G, Z28, T; \
+	VPERMB        T, Z27, T; \
+	VPSRLW        $2, (SC+64)G, U; \
+	VPANDD        Z26, U, U; \
+	VPSRLW        $4, (SC+128)G, M; \
+	VPTERNLOGD    $0xf8, M, C0F, U; \
+	VPERMB        U, Z27, U; \
+	VPXORD        M, M, M; \
+	VPDPBUSD.BCST (DIG+16)(SP), T, M; \
+	VPDPBUSD.BCST (DIG+20)(SP), U, M; \
+	VPSLLD        $8, M, M; \
+	VPDPBUSD.BCST (DIG+8)(SP), T, M; \
+	VPDPBUSD.BCST (DIG+12)(SP), U, M; \
+	VPSLLD        $8, M, M; \
+	VPDPBUSD.BCST DIG(SP), T, M; \
+	VPDPBUSD.BCST (DIG+4)(SP), U, M
+
+// Q4KQUAD(K) adds quad K of a Q4_K block, its nibbles split as Q4_0's (NQUAD; Z29 the
+// nibble mask), lanes 8-15 taking 16 times their values as in the lockstep loop below;
+// Q5KQUAD(K) that of a Q5_K block, its fifth bits (a 64-bit mask at 2048+8K) adding 16 to
+// the values they mark (Z21: 0x10 bytes; Z29 0x0f bytes).
+#define Q4KQUAD(K) \
+	VBROADCASTI64X4 (32*(K))(R9), Z16; \
+	VPANDD          Z29, Z16, Z16; \
+	VPDPBUSD.BCST   (4*(K))(R11), Z16, Z0; \
+	VPDPBUSD.BCST   (256+4*(K))(R11), Z16, Z1
 
 #define Q5KQUAD(K) \
 	VMOVDQU32     (32*(K))(R9), Y16; \
@@ -466,22 +528,14 @@ g8done:
 	QUAD(8*(J)+6); \
 	QUAD(8*(J)+7)
 
-// K4SCALE(J) scales sub-block J's sums and mins (Z2, Z3) into Z24, Z25 and Z23; the
-// activations' sum over the sub-block is g_2J + g_2J+1.
-#define K4SCALE(J) \
-	VPMULLD      Z2, Z0, Z0; \
-	VPADDD       Z0, Z24, Z24; \
-	VPMULLD      Z2, Z1, Z1; \
-	VPADDD       Z1, Z25, Z25; \
-	VPBROADCASTD (8*(J))(R13), Z4; \
-	VPADDD.BCST  (8*(J)+4)(R13), Z4, Z4; \
-	VPMULLD      Z3, Z4, Z4; \
-	VPADDD       Z4, Z23, Z23
-
-#define K4SUB(J, QUAD, SUB, SC, BB) \
+// K4SUB(J, QUAD, BB) sums sub-block J and scales its sums into Z24 and Z25.
+#define K4SUB(J, QUAD, BB) \
 	K4QUADS(J, QUAD, BB); \
-	SUB(J, SC, (R9)); \
-	K4SCALE(J)
+	VPMOVZXBD (16*(J))(SP), Z2; \
+	VPMULLD   Z2, Z0, Z0; \
+	VPADDD    Z0, Z24, Z24; \
+	VPMULLD   Z2, Z1, Z1; \
+	VPADDD    Z1, Z25, Z25
 
 // ISUMF64(HI, LO, ZH, ZL) leaves 256·HI + LO (int32 lanes, eight at a time) in Z5 (lanes
 // 0-7) and Z6 (8-15) as exact f64; ZH and ZL name HI and LO as Z registers.
@@ -504,7 +558,7 @@ g8done:
 	VINSERTF64X4 $1, Y6, Z5, Z5
 
 // K4TERM(D): Z30 += float32(dd·isum) - float32(dm·msum), d and dmin of the 16 rows at
-// D(R9) and D+32(R9).
+// D(R9) and D+32(R9), msum in Z23.
 #define K4TERM(D) \
 	ISUMF64(Y25, Z25, Y24, Z24); \
 	TOF32; \
@@ -524,9 +578,9 @@ g8done:
 
 #define KCONST \
 	VPBROADCASTD gbytes0f<>(SB), Z29; \
-	VPBROADCASTD gdwords63<>(SB), Z28; \
-	VPBROADCASTD gdwords15<>(SB), Z27; \
-	VPBROADCASTD gdwords48<>(SB), Z26; \
+	VPBROADCASTD gbytes3f<>(SB), Z28; \
+	VMOVDQU32    k4mperm<>(SB), Z27; \
+	VPBROADCASTD gbytes30<>(SB), Z26; \
 	VPBROADCASTD gbytes10<>(SB), Z21; \
 	VBROADCASTSD gf64x256<>(SB), Z31
 
@@ -538,27 +592,35 @@ g8done:
 DATA gbytes10<>+0(SB)/4, $0x10101010
 GLOBL gbytes10<>(SB), RODATA|NOPTR, $4
 
-// K4BLOCK(QUAD, SC, BB) is a Q4_K or Q5_K super-block's work, its scales at SC(R9), its
-// bytes BB.
-#define K4BLOCK(QUAD, SC, BB) \
-	KZERO; \
-	K4SUB(0, QUAD, K4SUBLO, SC, BB); \
-	K4SUB(1, QUAD, K4SUBLO, SC, BB); \
-	K4SUB(2, QUAD, K4SUBLO, SC, BB); \
-	K4SUB(3, QUAD, K4SUBLO, SC, BB); \
-	K4SUB(4, QUAD, K4SUBHI, SC, BB); \
-	K4SUB(5, QUAD, K4SUBHI, SC, BB); \
-	K4SUB(6, QUAD, K4SUBHI, SC, BB); \
-	K4SUB(7, QUAD, K4SUBHI, SC, BB); \
+// K4BLOCK(QUAD, SC, BB, C0F, FIX) is a Q4_K or Q5_K super-block's work, its scales at
+// SC(R9), its bytes BB, C0F holding 0x0f bytes, FIX(R) NIBFIX for split nibbles; the
+// scales at 0(SP), the digits at 128(SP).
+#define K4BLOCK(QUAD, SC, BB, C0F, FIX) \
+	K4DIGITS(128); \
+	K4SCALES(SC, (R9), 0, Z3, C0F); \
+	VPXORD Z24, Z24, Z24; \
+	VPXORD Z25, Z25, Z25; \
+	K4SUB(0, QUAD, BB); \
+	K4SUB(1, QUAD, BB); \
+	K4SUB(2, QUAD, BB); \
+	K4SUB(3, QUAD, BB); \
+	K4SUB(4, QUAD, BB); \
+	K4SUB(5, QUAD, BB); \
+	K4SUB(6, QUAD, BB); \
+	K4SUB(7, QUAD, BB); \
+	K4MINS(SC, (R9), 128, Z23, Z3, Z4, C0F); \
+	FIX(Z24); \
+	FIX(Z25); \
 	K4TERM(SC+192)
 
 // Q4_K: four groups go in lockstep while four are left (as Q4_0's eight, for the streams),
 // their nibbles split as Q4_0's (NQUAD), so that the planes' sums of lanes 8-15 are 16
 // times theirs until the super-block's end (|lo|, |hi| < 16·8·63·15·128·32 < 2^31).
 // Registers of the four: R9 group 0, R10 group 2, AX a group's bytes; Z0-Z3 a
-// sub-block's sums (two pairs, alternate quads), Z6 the activations' sum over it, Z8-Z11
-// the groups' scaled lo sums, Z12-Z15 the hi, Z20-Z23 the mins, Z16-Z19 the rows' sums,
-// Z24 a quad, Z29 the nibble mask, Z25 gnibshift; the rest as the one-group loop's.
+// sub-block's sums (two pairs, alternate quads), Z4 its scales, Z8-Z11 the groups' scaled
+// lo sums, Z12-Z15 the hi, Z16-Z19 the rows' sums, Z24 a quad, Z29 the nibble mask, Z25
+// gnibshift, Z20 0x0f bytes; the rest as the one-group loop's. The stack holds the four
+// groups' scales (128 bytes each) and, at 512, the digits.
 
 // K4FQUAD(Q, G, LO, HI) adds quad Q of the group at G into LO and HI.
 #define K4FQUAD(Q, G, LO, HI) \
@@ -567,9 +629,9 @@ GLOBL gbytes10<>(SB), RODATA|NOPTR, $4
 	VPDPBUSD.BCST   (4*(Q))(R11), Z24, LO; \
 	VPDPBUSD.BCST   (256+4*(Q))(R11), Z24, HI
 
-// K4FSUB(J, G, SUB, L, H, M) is sub-block J of the group at G: its sums scaled into L
-// (lo) and H (hi), its mins times Z6 into M; it prefetches its bytes of the next block.
-#define K4FSUB(J, G, SUB, L, H, M) \
+// K4FSUB(J, G, SC, L, H) is sub-block J of the group at G, its scales at SC(SP): its sums
+// scaled into L (lo) and H (hi); it prefetches its bytes of the next block.
+#define K4FSUB(J, G, SC, L, H) \
 	PREFETCHT0 (2304+288*(J))G; \
 	PREFETCHT0 (2368+288*(J))G; \
 	PREFETCHT0 (2432+288*(J))G; \
@@ -589,25 +651,22 @@ GLOBL gbytes10<>(SB), RODATA|NOPTR, $4
 	K4FQUAD(8*(J)+7, G, Z2, Z3); \
 	VPADDD     Z2, Z0, Z0; \
 	VPADDD     Z3, Z1, Z1; \
-	SUB(J, 2048, G); \
-	VPMULLD    Z2, Z0, Z0; \
+	VPMOVZXBD  (SC+16*(J))(SP), Z4; \
+	VPMULLD    Z4, Z0, Z0; \
 	VPADDD     Z0, L, L; \
-	VPMULLD    Z2, Z1, Z1; \
-	VPADDD     Z1, H, H; \
-	VPMULLD    Z3, Z6, Z4; \
-	VPADDD     Z4, M, M
+	VPMULLD    Z4, Z1, Z1; \
+	VPADDD     Z1, H, H
 
-#define K4FSTEP(J, SUB) \
-	VPBROADCASTD (8*(J))(R13), Z6; \
-	VPADDD.BCST  (8*(J)+4)(R13), Z6, Z6; \
-	K4FSUB(J, (R9), SUB, Z8, Z12, Z20); \
-	K4FSUB(J, (R9)(AX*1), SUB, Z9, Z13, Z21); \
-	K4FSUB(J, (R10), SUB, Z10, Z14, Z22); \
-	K4FSUB(J, (R10)(AX*1), SUB, Z11, Z15, Z23)
+#define K4FSTEP(J) \
+	K4FSUB(J, (R9), 0, Z8, Z12); \
+	K4FSUB(J, (R9)(AX*1), 128, Z9, Z13); \
+	K4FSUB(J, (R10), 256, Z10, Z14); \
+	K4FSUB(J, (R10)(AX*1), 384, Z11, Z15)
 
-// K4FTERM(L, YL, H, YH, M, ACC, G): K4TERM for the group at G, through Z0-Z5; YL and YH
-// name L and H as Y registers.
-#define K4FTERM(L, YL, H, YH, M, ACC, G) \
+// K4FTERM(L, YL, H, YH, ACC, G): K4TERM for the group at G, through Z0-Z7 and Z21; YL and
+// YH name L and H as Y registers.
+#define K4FTERM(L, YL, H, YH, ACC, G) \
+	K4MINS(2048, G, 512, Z6, Z7, Z21, Z20); \
 	VPSRAVD       Z25, L, L; \
 	VPSRAVD       Z25, H, H; \
 	VCVTDQ2PD     YH, Z0; \
@@ -623,19 +682,20 @@ GLOBL gbytes10<>(SB), RODATA|NOPTR, $4
 	VCVTPD2PS     Z0, Y0; \
 	VCVTPD2PS     Z1, Y1; \
 	VINSERTF64X4  $1, Y1, Z0, Z0; \
-	VCVTDQ2PS     M, M; \
+	VCVTDQ2PS     Z6, Z6; \
 	VCVTPH2PS     2240 G, Z4; \
 	VMULPS.BCST   (R12), Z4, Z4; \
 	VCVTPH2PS     2272 G, Z5; \
 	VMULPS.BCST   (R12), Z5, Z5; \
 	VMULPS        Z4, Z0, Z0; \
-	VMULPS        Z5, M, M; \
-	VSUBPS        M, Z0, Z0; \
+	VMULPS        Z5, Z6, Z6; \
+	VSUBPS        Z6, Z0, Z0; \
 	VADDPS        Z0, ACC, ACC
 
 // func dotQ4_KGroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
-TEXT ·dotQ4_KGroupsAVX512(SB), NOSPLIT, $0-40
+TEXT ·dotQ4_KGroupsAVX512(SB), NOSPLIT, $544-40
 	KSETUP
+	VMOVDQA64 Z29, Z20
 	VMOVDQU32 gnibmask<>(SB), Z29
 	VMOVDQU32 gnibshift<>(SB), Z25
 	IMUL3Q    $2304, R8, AX
@@ -651,23 +711,24 @@ gk4four:
 	VPXORD Z19, Z19, Z19
 
 gk4fourblock:
+	K4DIGITS(512)
+	K4SCALES(2048, (R9), 0, Z21, Z20)
+	K4SCALES(2048, (R9)(AX*1), 128, Z22, Z20)
+	K4SCALES(2048, (R10), 256, Z23, Z20)
+	K4SCALES(2048, (R10)(AX*1), 384, Z21, Z20)
 	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	K4FSTEP(0, K4SUBLO)
-	K4FSTEP(1, K4SUBLO)
-	K4FSTEP(2, K4SUBLO)
-	K4FSTEP(3, K4SUBLO)
-	K4FSTEP(4, K4SUBHI)
-	K4FSTEP(5, K4SUBHI)
-	K4FSTEP(6, K4SUBHI)
-	K4FSTEP(7, K4SUBHI)
-	K4FTERM(Z8, Y8, Z12, Y12, Z20, Z16, (R9))
-	K4FTERM(Z9, Y9, Z13, Y13, Z21, Z17, (R9)(AX*1))
-	K4FTERM(Z10, Y10, Z14, Y14, Z22, Z18, (R10))
-	K4FTERM(Z11, Y11, Z15, Y15, Z23, Z19, (R10)(AX*1))
+	K4FSTEP(0)
+	K4FSTEP(1)
+	K4FSTEP(2)
+	K4FSTEP(3)
+	K4FSTEP(4)
+	K4FSTEP(5)
+	K4FSTEP(6)
+	K4FSTEP(7)
+	K4FTERM(Z8, Y8, Z12, Y12, Z16, (R9))
+	K4FTERM(Z9, Y9, Z13, Y13, Z17, (R9)(AX*1))
+	K4FTERM(Z10, Y10, Z14, Y14, Z18, (R10))
+	K4FTERM(Z11, Y11, Z15, Y15, Z19, (R10)(AX*1))
 	ADDQ $2304, R10
 	GNEXT(2304, 512, 64)
 	JNZ  gk4fourblock
@@ -682,7 +743,6 @@ gk4fourblock:
 	JAE     gk4four
 
 gk4one:
-	KCONST
 	TESTQ CX, CX
 	JZ    gk4done
 
@@ -690,7 +750,7 @@ gk4group:
 	GROW(9)
 
 gk4block:
-	K4BLOCK(Q4KQUAD, 2048, 2304)
+	K4BLOCK(Q4KQUAD, 2048, 2304, Z20, NIBFIX)
 	GNEXT(2304, 512, 64)
 	JNZ gk4block
 	GEND
@@ -701,14 +761,14 @@ gk4done:
 	RET
 
 // func dotQ5_KGroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
-TEXT ·dotQ5_KGroupsAVX512(SB), NOSPLIT, $0-40
+TEXT ·dotQ5_KGroupsAVX512(SB), NOSPLIT, $160-40
 	KSETUP
 
 gk5group:
 	GROW(9)
 
 gk5block:
-	K4BLOCK(Q5KQUAD, 2560, 2816)
+	K4BLOCK(Q5KQUAD, 2560, 2816, Z29, NOFIX)
 	GNEXT(2816, 512, 64)
 	JNZ gk5block
 	GEND
