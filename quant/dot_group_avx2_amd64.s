@@ -141,26 +141,10 @@ GLOBL g2f64x256<>(SB), RODATA|NOPTR, $32
 // sums in adjacent dwords of Y8 (rows 0-3), Y9, Y10, Y11 (rows 12-15). Per block, VPHADDD
 // and VPERMQ gather the rows' isum = Σ w·q (below 2^28 in magnitude) in order.
 
-// G8QUAD2(K): quad K of the block.
+// G8QUAD2(K): quad K of the block (G8ACTS2 and G8LQUAD2, below).
 #define G8QUAD2(K) \
-	VPBROADCASTD (4*(K))(R11), X2; \
-	VPMOVSXBW    X2, Y2; \
-	VPBROADCASTD (32+4*(K))(R11), X3; \
-	VPMOVSXBW    X3, Y3; \
-	VPSLLW       $8, Y3, Y3; \
-	VPADDW       Y3, Y2, Y2; \
-	VPMOVSXBW    (64*(K))(R9), Y0; \
-	VPMADDWD     Y2, Y0, Y0; \
-	VPADDD       Y0, Y8, Y8; \
-	VPMOVSXBW    (64*(K)+16)(R9), Y1; \
-	VPMADDWD     Y2, Y1, Y1; \
-	VPADDD       Y1, Y9, Y9; \
-	VPMOVSXBW    (64*(K)+32)(R9), Y0; \
-	VPMADDWD     Y2, Y0, Y0; \
-	VPADDD       Y0, Y10, Y10; \
-	VPMOVSXBW    (64*(K)+48)(R9), Y1; \
-	VPMADDWD     Y2, Y1, Y1; \
-	VPADDD       Y1, Y11, Y11
+	G8ACTS2(K, Y2); \
+	G8LQUAD2(K, Y2)
 
 // Lockstep (Q8_0: 8 groups, Q4_0: 4): W groups at a time while W are left, the rest one at
 // a time, as the AVX-512 kernels do, for the memory streams (one core reads several
@@ -236,7 +220,7 @@ ZEROED: \
 	VPSLLW       $8, Y3, Y3; \
 	VPADDW       Y3, OUT, OUT
 
-// G8LQUAD2(K, ACTS): G8QUAD2 with the words in ACTS.
+// G8LQUAD2(K, ACTS): quad K times the activation words in ACTS (not Y0 or Y1).
 #define G8LQUAD2(K, ACTS) \
 	VPMOVSXBW (64*(K))(R9), Y0; \
 	VPMADDWD  ACTS, Y0, Y0; \
@@ -244,12 +228,12 @@ ZEROED: \
 	VPMOVSXBW (64*(K)+16)(R9), Y1; \
 	VPMADDWD  ACTS, Y1, Y1; \
 	VPADDD    Y1, Y9, Y9; \
-	VPMOVSXBW (64*(K)+32)(R9), Y2; \
-	VPMADDWD  ACTS, Y2, Y2; \
-	VPADDD    Y2, Y10, Y10; \
-	VPMOVSXBW (64*(K)+48)(R9), Y3; \
-	VPMADDWD  ACTS, Y3, Y3; \
-	VPADDD    Y3, Y11, Y11
+	VPMOVSXBW (64*(K)+32)(R9), Y0; \
+	VPMADDWD  ACTS, Y0, Y0; \
+	VPADDD    Y0, Y10, Y10; \
+	VPMOVSXBW (64*(K)+48)(R9), Y1; \
+	VPMADDWD  ACTS, Y1, Y1; \
+	VPADDD    Y1, Y11, Y11
 
 // func dotQ8_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 TEXT ·dotQ8_0GroupsAVX2(SB), NOSPLIT, $0-40
