@@ -58,9 +58,9 @@ func CoversRows[R Keyed](rows []R, n, lo, hi int) bool {
 	return true
 }
 
-// SortRows sorts rows by key, keeping the order of duplicates so that RowOrderError
+// sortRows sorts rows by key, keeping the order of duplicates so that RowOrderError
 // reports them.
-func SortRows[R Keyed](rows []R) {
+func sortRows[R Keyed](rows []R) {
 	slices.SortStableFunc(rows, func(a, b R) int { return compareKey(a.Key(), b.Key()) })
 }
 

@@ -163,7 +163,7 @@ func SaveTable(path string, t *Table) error {
 		return fmt.Errorf("comm: save table %s: nil table", path)
 	}
 	out := Table{Source: t.Source, Hosts: t.Hosts, Rows: slices.Clone(t.Rows)}
-	SortRows(out.Rows)
+	sortRows(out.Rows)
 	if err := out.Validate(); err != nil {
 		return fmt.Errorf("comm: save table %s: %w", path, err)
 	}
@@ -226,7 +226,7 @@ func LoadTable(path string) (*Table, error) {
 		}
 		t.Rows[i] = TableRow{World: r.World, Bucket: r.Bucket, Algo: a, Proto: p}
 	}
-	SortRows(t.Rows)
+	sortRows(t.Rows)
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("comm: load table %s: %w", path, err)
 	}

@@ -547,7 +547,7 @@ func (rk *llamaRank) linears(s *device.Stream, name string, in linearInput, outs
 				continue
 			}
 			align := quant.SplitRows(o.w.DType)
-			if err := rk.linearRows(o, in, (lo-first[i])*align, min((hi-first[i])*align, o.w.Rows)); err != nil {
+			if err := o.computeRows(in, (lo-first[i])*align, min((hi-first[i])*align, o.w.Rows)); err != nil {
 				return err
 			}
 		}
@@ -555,8 +555,8 @@ func (rk *llamaRank) linears(s *device.Stream, name string, in linearInput, outs
 	})
 }
 
-// linearRows computes output rows [o0, o1) of o for every token of in.
-func (rk *llamaRank) linearRows(o linearOut, in linearInput, o0, o1 int) error {
+// computeRows computes output rows [o0, o1) of o for every token of in.
+func (o linearOut) computeRows(in linearInput, o0, o1 int) error {
 	w, y := o.w, o.y
 	var err error
 	if w.DType.Quantized() {
