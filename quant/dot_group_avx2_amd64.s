@@ -547,25 +547,22 @@ GLOBL g2bytes10<>(SB), RODATA|NOPTR, $32
 	VPOR     Y4, Y2, Y2; \
 	VPSLLD   $16, Y3, Y5; \
 	VPOR     Y5, Y3, Y3; \
-	VPMADDWD Y2, Y8, Y8; \
-	VPADDD   Y8, Y6, Y6; \
-	VPMADDWD Y2, Y9, Y9; \
-	VPADDD   Y9, Y7, Y7; \
-	VPMADDWD Y3, Y10, Y10; \
-	VPADDD   Y10, Y12, Y12; \
-	VPMADDWD Y3, Y11, Y11; \
-	VPADDD   Y11, Y13, Y13
+	K4SCALEBY(VPMADDWD)
 
-// K4SCALE2: the sums Y8-Y11 times the scales of rows 0-7 (Y2) and 8-15 (Y3).
-#define K4SCALE2 \
-	VPMULLD Y2, Y8, Y8; \
-	VPADDD  Y8, Y6, Y6; \
-	VPMULLD Y2, Y9, Y9; \
-	VPADDD  Y9, Y7, Y7; \
-	VPMULLD Y3, Y10, Y10; \
-	VPADDD  Y10, Y12, Y12; \
-	VPMULLD Y3, Y11, Y11; \
-	VPADDD  Y11, Y13, Y13
+// K4SCALEBY(MUL): the sums Y8-Y11 times the scales of rows 0-7 (Y2) and 8-15 (Y3), MUL
+// the multiply (VPMULLD on dwords, VPMADDWD on word pairs), added into Y6, Y7, Y12, Y13;
+// K4SCALE2 is the dwords'.
+#define K4SCALEBY(MUL) \
+	MUL    Y2, Y8, Y8; \
+	VPADDD Y8, Y6, Y6; \
+	MUL    Y2, Y9, Y9; \
+	VPADDD Y9, Y7, Y7; \
+	MUL    Y3, Y10, Y10; \
+	VPADDD Y10, Y12, Y12; \
+	MUL    Y3, Y11, Y11; \
+	VPADDD Y11, Y13, Y13
+
+#define K4SCALE2 K4SCALEBY(VPMULLD)
 
 #define K4SUB2(J, QUAD, SCALES, BASE, BB) \
 	K4QUADS2(J, QUAD, BB); \
