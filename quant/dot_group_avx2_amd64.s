@@ -168,7 +168,24 @@ GLOBL g2f64x256<>(SB), RODATA|NOPTR, $32
 	VMULPS    T, ISUM, ISUM; \
 	GADDY2(ISUM, SUM, T)
 
-// LOCKSTART2(W, ZEROED) sets up W groups (after GROW2): R10 = SI, y[0:16W] zeroed.
+// The W groups of a run are spread over the call's first W·c groups (c = groups/W), run i
+// taking groups i, c+i, …, (W-1)·c+i, as the AVX-512 kernels' (dot_group_avx512_amd64.s,
+// SPREAD): each stream reads c groups one after another. SPREAD2(SHIFT) sets it up for W
+// = 1<<SHIFT: AX = c times a group's bytes, R15 = c·64 (the run's outputs are R15
+// apart); SPREADEND2(W), after the runs, steps SI and DI past the W·c groups.
+#define SPREAD2(SHIFT) \
+	MOVQ  CX, R15; \
+	SHRQ  $SHIFT, R15; \
+	IMULQ R15, AX; \
+	SHLQ  $6, R15
+
+#define SPREADEND2(W) \
+	IMUL3Q $(W-1), AX, R10; \
+	ADDQ   R10, SI; \
+	IMUL3Q $(W-1), R15, R10; \
+	ADDQ   R10, DI
+
+// LOCKSTART2(W, ZEROED) sets up W groups (after GROW2): R10 = SI, the run's outputs zeroed.
 #define LOCKSTART2(W, ZEROED) \
 	MOVQ   SI, R10; \
 	MOVQ   DI, BX; \
@@ -177,7 +194,7 @@ GLOBL g2f64x256<>(SB), RODATA|NOPTR, $32
 ZEROED: \
 	VMOVUPS Y0, (BX); \
 	VMOVUPS Y0, 32(BX); \
-	ADDQ    $64, BX; \
+	ADDQ    R15, BX; \
 	DECQ    R9; \
 	JNZ     ZEROED
 
@@ -189,22 +206,23 @@ ZEROED: \
 // LOCKNEXTGROUP2 steps to the block of the next of the W groups.
 #define LOCKNEXTGROUP2 \
 	ADDQ AX, R9; \
-	ADDQ $64, DI; \
+	ADDQ R15, DI; \
 	DECQ BX
 
 // LOCKNEXTBLOCK2(W, BB, PLANES, SUMS) steps to the next block of the W groups.
 #define LOCKNEXTBLOCK2(W, BB, PLANES, SUMS) \
-	SUBQ $(64*(W)), DI; \
+	IMUL3Q $(W), R15, R9; \
+	SUBQ   R9, DI; \
 	ADDQ $BB, R10; \
 	ADDQ $PLANES, R11; \
 	ADDQ $4, R12; \
 	ADDQ $SUMS, R13; \
 	DECQ R14
 
-// LOCKEND2(W) steps past the W groups.
+// LOCKEND2(W) steps to the next run, one group on (R10 has read this one's n blocks).
 #define LOCKEND2(W) \
-	ADDQ $(64*(W)), DI; \
-	LEAQ (SI)(AX*W), SI; \
+	ADDQ $64, DI; \
+	MOVQ R10, SI; \
 	SUBQ $W, CX
 
 // Q8_0 in lockstep: the quads' activation words are built once a block, for every group,
@@ -241,6 +259,7 @@ TEXT ·dotQ8_0GroupsAVX2(SB), NOSPLIT, $0-40
 	IMUL3Q $544, R8, AX
 	CMPQ   CX, $Q8W
 	JB     g8one2
+	SPREAD2(3)
 
 g8lock2:
 	GROW2(6)
@@ -284,6 +303,7 @@ g8lockgroup2:
 	LOCKEND2(Q8W)
 	CMPQ         CX, $Q8W
 	JAE          g8lock2
+	SPREADEND2(Q8W)
 
 g8one2:
 	TESTQ CX, CX
@@ -365,6 +385,7 @@ TEXT ·dotQ4_0GroupsAVX2(SB), NOSPLIT, $0-40
 	IMUL3Q $288, R8, AX
 	CMPQ   CX, $Q4W
 	JB     g4one2
+	SPREAD2(2)
 
 	VMOVDQU g2bytes0f<>(SB), Y12
 	VMOVDQU g2ones<>(SB), Y13
@@ -401,6 +422,7 @@ g4lockgroup2:
 	LOCKEND2(Q4W)
 	CMPQ       CX, $Q4W
 	JAE        g4lock2
+	SPREADEND2(Q4W)
 
 g4one2:
 	TESTQ CX, CX

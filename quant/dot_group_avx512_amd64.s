@@ -229,7 +229,28 @@ GLOBL gnibshift<>(SB), RODATA|NOPTR, $64
 	GTERM(Z12, Z13, Z22, (BX), Z27, FIX, D); \
 	GTERM(Z14, Z15, Z23, (BX)(AX*1), Z28, FIX, D)
 
-// OCTSETUP sets up eight groups (after GROW); OCTEND stores their sums and steps past them.
+// Spread lockstep: a call's first W·c groups (W the lockstep width, c = groups/W) are
+// read as c runs, run i taking groups i, c+i, …, (W-1)·c+i; the rest one at a time. Each
+// of the W streams then reads c groups one after another, however short a group is: runs
+// of adjacent groups gave a TP 8 shard's o_proj (8 blocks a row, a group 2.3 KiB) 0.6×
+// the cpuGB/s of long rows, the streams restarting every group (BENCHMARKS.md, issue 11).
+// The groups are independent, so the order changes no bits. SPREAD(SHIFT) sets it up for
+// W = 1<<SHIFT: AX = c times a group's bytes (AX before), R15 = c·64 (the runs' outputs
+// are R15 apart); SPREADEND, after the runs, steps SI and DI past the W·c groups.
+#define SPREAD(SHIFT) \
+	MOVQ  CX, R15; \
+	SHRQ  $SHIFT, R15; \
+	IMULQ R15, AX; \
+	SHLQ  $6, R15
+
+#define SPREADEND(W) \
+	IMUL3Q $(W-1), AX, R10; \
+	ADDQ   R10, SI; \
+	IMUL3Q $(W-1), R15, R10; \
+	ADDQ   R10, DI
+
+// OCTSETUP sets up eight groups (after GROW); OCTEND stores their sums and steps to the
+// next run (one group on: R9 has read this one's n blocks).
 #define OCTSETUP \
 	LEAQ (SI)(AX*1), R10; \
 	LEAQ (AX)(AX*2), BX; \
@@ -238,15 +259,18 @@ GLOBL gnibshift<>(SB), RODATA|NOPTR, $64
 
 #define OCTEND \
 	VMOVUPS Z16, (DI); \
-	VMOVUPS Z17, 64(DI); \
-	VMOVUPS Z18, 128(DI); \
-	VMOVUPS Z19, 192(DI); \
-	VMOVUPS Z20, 256(DI); \
-	VMOVUPS Z21, 320(DI); \
-	VMOVUPS Z22, 384(DI); \
-	VMOVUPS Z23, 448(DI); \
-	ADDQ    $512, DI; \
-	LEAQ    (SI)(AX*8), SI; \
+	VMOVUPS Z17, (DI)(R15*1); \
+	VMOVUPS Z18, (DI)(R15*2); \
+	LEAQ    (DI)(R15*2), R10; \
+	VMOVUPS Z19, (R10)(R15*1); \
+	VMOVUPS Z20, (DI)(R15*4); \
+	LEAQ    (DI)(R15*4), R10; \
+	VMOVUPS Z21, (R10)(R15*1); \
+	VMOVUPS Z22, (R10)(R15*2); \
+	LEAQ    (R10)(R15*2), R10; \
+	VMOVUPS Z23, (R10)(R15*1); \
+	ADDQ    $64, DI; \
+	MOVQ    R9, SI; \
 	SUBQ    $8, CX
 
 #define ZERO8(A, B, C, D, E, F, G, H) \
@@ -266,6 +290,7 @@ TEXT ·dotQ4_0GroupsAVX512(SB), NOSPLIT, $0-40
 	IMUL3Q    $288, R8, AX
 	CMPQ      CX, $8
 	JB        g4group
+	SPREAD(3)
 
 g4eight:
 	GROW(6)
@@ -280,6 +305,7 @@ g4eightblock:
 	OCTEND
 	CMPQ CX, $8
 	JAE  g4eight
+	SPREADEND(8)
 
 // One group: the quads alternate between two pairs of sums, halving their chains.
 g4group:
@@ -350,6 +376,7 @@ TEXT ·dotQ8_0GroupsAVX512(SB), NOSPLIT, $0-40
 	IMUL3Q       $544, R8, AX
 	CMPQ         CX, $8
 	JB           g8one
+	SPREAD(3)
 
 g8eight:
 	GROW(6)
@@ -364,6 +391,7 @@ g8eightblock:
 	OCTEND
 	CMPQ CX, $8
 	JAE  g8eight
+	SPREADEND(8)
 
 g8one:
 	TESTQ        CX, CX
@@ -701,6 +729,7 @@ TEXT ·dotQ4_KGroupsAVX512(SB), NOSPLIT, $544-40
 	IMUL3Q    $2304, R8, AX
 	CMPQ      CX, $4
 	JB        gk4one
+	SPREAD(2)
 
 gk4four:
 	GROW(9)
@@ -733,14 +762,16 @@ gk4fourblock:
 	GNEXT(2304, 512, 64)
 	JNZ  gk4fourblock
 	VMOVUPS Z16, (DI)
-	VMOVUPS Z17, 64(DI)
-	VMOVUPS Z18, 128(DI)
-	VMOVUPS Z19, 192(DI)
-	ADDQ    $256, DI
-	LEAQ    (SI)(AX*4), SI
+	VMOVUPS Z17, (DI)(R15*1)
+	VMOVUPS Z18, (DI)(R15*2)
+	LEAQ    (DI)(R15*2), R10
+	VMOVUPS Z19, (R10)(R15*1)
+	ADDQ    $64, DI
+	MOVQ    R9, SI
 	SUBQ    $4, CX
 	CMPQ    CX, $4
 	JAE     gk4four
+	SPREADEND(4)
 
 gk4one:
 	TESTQ CX, CX
