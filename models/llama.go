@@ -109,7 +109,7 @@ func NewLlama(g *tp.Group, cfg Config, src format.Source, opt LlamaOptions) (*Ll
 		return nil, fmt.Errorf("models: llama options out of range: %+v", opt)
 	}
 	plan, err := tp.NewPlan(g.World(), tp.Shape{Hidden: cfg.Hidden, Intermediate: cfg.Intermediate, Heads: cfg.Heads,
-		KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim, Vocab: cfg.Vocab})
+		KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim, Vocab: cfg.Vocab, FFNBlock: ffnBlock(cfg, src, opt.WeightDType)})
 	if err != nil {
 		return nil, fmt.Errorf("models: %s: %w", cfg.Name, err)
 	}
@@ -128,6 +128,32 @@ func NewLlama(g *tp.Group, cfg Config, src format.Source, opt LlamaOptions) (*Ll
 		return nil, fmt.Errorf("models: loading %s from %v: %w", cfg.Name, src, err)
 	}
 	return m, nil
+}
+
+// ffnBlock is the granule the FFN is split in (tp.Shape.FFNBlock): the least common
+// multiple of the block sizes of every layer's ffn_down as loaded (the weight dtype where
+// one is set, else the stored type), so that no rank's down shard cuts a block and every
+// rank reads exactly its own bytes of the model.
+func ffnBlock(cfg Config, src format.Source, weights dtype.DType) int {
+	block := 1
+	for l := range cfg.Layers {
+		t := weights
+		if info, ok := src.Tensor(LayerTensorName(l, FFNDown)); ok && t == 0 {
+			t = info.DType
+		}
+		if t != 0 {
+			bs := t.BlockSize()
+			block = block / gcd(block, bs) * bs
+		}
+	}
+	return block
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // Config returns the model's configuration.
@@ -153,9 +179,10 @@ func (m *Llama) WeightBytes() []int64 {
 }
 
 // ShardNotes says, once per kind of tensor, where the TP split cut blocks of a quantized
-// type and so each rank holds the whole blocks its columns touch ("blk.*.ffn_down.weight:
-// q4_k shards of 704 columns cut its 256-value blocks; every rank holds the whole blocks
-// (+27% bytes over its shard)"). Empty when every cut falls on a block boundary.
+// type and so each rank holds the whole blocks its columns touch ("blk.*.attn_output.weight:
+// q4_k shards of 64 columns cut its 256-value blocks; every rank holds the whole blocks
+// (+300% bytes over its shard)"). Empty when every cut falls on a block boundary, as the
+// FFN's do wherever it has at least one block a rank (tp.Shape.FFNBlock).
 func (m *Llama) ShardNotes() []string {
 	type kind struct {
 		name        string

@@ -61,7 +61,7 @@ type activations struct {
 func (rk *llamaRank) allocState() error {
 	m, cfg, p := rk.m, rk.m.cfg, rk.m.plan
 	T, S, n := m.opt.MaxTokens, m.opt.MaxSeqs, p.World
-	nq, nkv, hd, fr := p.HeadsPerRank, p.KVHeadsPerRank, cfg.HeadDim, p.FFNPerRank
+	nq, nkv, hd, fr := p.HeadsPerRank, p.KVHeadsPerRank, cfg.HeadDim, p.FFNPerRank // the widest rank's FFN
 	kv, err := layers.NewPagedKVCache(layers.KVCacheConfig{Layers: cfg.Layers, NumBlocks: m.opt.KVBlocks,
 		BlockSize: m.opt.BlockSize, KVHeads: nkv, HeadDim: hd, DType: m.opt.KVDType})
 	if err != nil {
@@ -330,7 +330,7 @@ func values(b *device.Buffer) []float32 { return b.Float32s()[:b.Len()] }
 // mlp enqueues the MLP block of layer l for mb: column-parallel gate and up, SwiGLU, and
 // the row-parallel down projection into x.
 func (rk *llamaRank) mlp(s *device.Stream, l int, mb microBatch) error {
-	a, ly, H, fr := &rk.act, rk.layers[l], rk.m.cfg.Hidden, rk.m.plan.FFNPerRank
+	a, ly, H, fr := &rk.act, rk.layers[l], rk.m.cfg.Hidden, rk.m.plan.FFNWidth(rk.rank)
 	t0, t1 := mb.t0, mb.t1
 	h := a.h.Float32s()[t0*H : t1*H]
 	gate, up := a.gate.Float32s()[t0*fr:t1*fr], a.up.Float32s()[t0*fr:t1*fr]

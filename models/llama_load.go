@@ -115,7 +115,9 @@ func (rk *llamaRank) loadRow(src format.Source, l int, kind string, c0, c1 int) 
 // loadMatrix reads a region of a 2-D tensor into a new device buffer on the rank's device
 // and wraps it as a layers.Matrix, in the configured weight dtype or the stored one, rows
 // of a quantized type repacked into package quant's device layout. A row-parallel shard
-// (columns [c0, c1) of every row) whose ends fall inside blocks of a quantized type is
+// (columns [c0, c1) of every row) whose ends fall inside blocks of a quantized type (o_proj
+// where heads are narrower than blocks, down where the FFN has fewer blocks than ranks or
+// does not tile into them; the plan splits it in whole blocks otherwise) is
 // loaded as the whole blocks its columns touch: lead is the column of the matrix where the
 // shard's own columns begin, and its input is quantized into rows of the matrix's width
 // with zeros around it (quant.QuantizeActsAt), which take no part in any sum. Nothing is

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -274,25 +275,55 @@ func TestLlamaWeightDType(t *testing.T) {
 	}
 }
 
-// TestLlamaPaddedQuantizedFFN: an FFN of 7 Q8_0 blocks over 3 ranks pads each rank's 75
-// columns to whole blocks and past the tensor's end (the last rank's down shard reads
-// columns 128-224 and holds zeros up to 256): the ranks give TP 1's greedy ids, and logits
-// within the activations' quantization of it.
-func TestLlamaPaddedQuantizedFFN(t *testing.T) {
-	cfg := tpPreset(t, "tiny")
-	cfg.Name, cfg.Heads, cfg.KVHeads, cfg.HeadDim, cfg.Intermediate = "tiny-ffn-q8_0", 12, 6, 16, 224
-	src, err := NewDummy(cfg, tpTestSeed)
-	require.NoError(t, err)
-	opt := tpTestOptions
-	opt.WeightDType = dtype.Q8_0
-	ids := tpPromptIDs(7, cfg.Vocab)
-	want := runPrompt(t, newTestLlama(t, 1, cfg, src, opt), ids)
-	m := newTestLlama(t, 3, cfg, src, opt)
-	require.Equal(t, 75, m.Plan().FFNPerRank)
-	got := runPrompt(t, m, ids)
-	d := requireLogitsClose(t, want.logits, got.logits, 1e-3, "TP 3 vs TP 1")
-	t.Logf("max |Δlogit| vs TP 1: %.3g", d)
-	require.Equal(t, want.greedy, got.greedy)
+// TestLlamaQuantizedFFNSplits: the FFN's split over the ranks and where it falls back on
+// holding whole blocks around a shard; the ranks give TP 1's greedy ids, and logits within
+// the activations' quantization of it. Q8_0's 7 blocks (224) over 3 ranks are dealt out in
+// whole blocks, 96, 64 and 64 columns; Q4_K's 11 blocks (2816) over 8 ranks 512 on ranks
+// 0-2 and 256 on 3-7 (the ffn_down shards need no note; o_proj's 32 columns a rank still
+// cut its blocks); Q8_0's 2 blocks (64) over 3 ranks are fewer than the ranks, so each
+// rank's 22 columns (padded 64→66) are loaded as the whole blocks they touch and the last
+// rank's down shard reads columns 32-64 and holds zeros up to its end.
+func TestLlamaQuantizedFFNSplits(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		dt              dtype.DType
+		world, ffn      int
+		widths          []int
+		downNote, oNote bool
+	}{
+		{"q8_0-7-blocks-3-ranks", dtype.Q8_0, 3, 224, []int{96, 64, 64}, false, false},
+		{"q4_k-11-blocks-8-ranks", dtype.Q4_K, 8, 2816, []int{512, 512, 512, 256, 256, 256, 256, 256}, false, true},
+		{"q8_0-2-blocks-3-ranks", dtype.Q8_0, 3, 64, []int{22, 22, 22}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tpPreset(t, "tiny")
+			cfg.Name, cfg.Intermediate = "tiny-ffn-"+tc.name, tc.ffn
+			if tc.dt.BlockSize() == 256 {
+				cfg.Hidden, cfg.HeadDim = 256, 32
+			} else {
+				cfg.Heads, cfg.KVHeads, cfg.HeadDim = 12, 6, 16
+			}
+			src, err := NewDummy(cfg, tpTestSeed)
+			require.NoError(t, err)
+			opt := tpTestOptions
+			opt.WeightDType = tc.dt
+			ids := tpPromptIDs(7, cfg.Vocab)
+			want := runPrompt(t, newTestLlama(t, 1, cfg, src, opt), ids)
+			m := newTestLlama(t, tc.world, cfg, src, opt)
+			var widths []int
+			for r := range tc.world {
+				widths = append(widths, m.Plan().FFNWidth(r))
+			}
+			require.Equal(t, tc.widths, widths)
+			notes := strings.Join(m.ShardNotes(), "\n")
+			require.Equal(t, tc.downNote, strings.Contains(notes, "ffn_down"), notes)
+			require.Equal(t, tc.oNote, strings.Contains(notes, "attn_output"), notes)
+			got := runPrompt(t, m, ids)
+			d := requireLogitsClose(t, want.logits, got.logits, 1e-3, fmt.Sprintf("TP %d vs TP 1", tc.world))
+			t.Logf("%s: max |Δlogit| vs TP 1: %.3g", m.Plan(), d)
+			require.Equal(t, want.greedy, got.greedy)
+		})
+	}
 }
 
 // TestLlamaShardingErrors: a TP degree the config cannot be sharded over is refused by
