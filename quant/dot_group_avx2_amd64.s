@@ -152,7 +152,8 @@ GLOBL g2f64x256<>(SB), RODATA|NOPTR, $32
 // b+1, each group's prefetch in its own stream. The one-group loops' registers leave none
 // for W groups' rows' sums, so those stay in y (zeroed first, then y = y + term a block
 // and row, the reference's additions in its order). Registers besides the one-group
-// loops': R10 group 0's block, AX a group's bytes, BX the groups left in the block.
+// loops': R10 group 0's block, AX the bytes between the W groups and R15 between their
+// outputs (SPREAD2), BX the groups left in the block.
 
 // GADDY2(TERM, SUM, T): SUM, 8 f32 in y, += TERM through T.
 #define GADDY2(TERM, SUM, T) \

@@ -125,10 +125,11 @@ GLOBL gnibshift<>(SB), RODATA|NOPTR, $64
 
 // Q4_0: per block of 32, isum_r = 256·hi + lo - 8·s (exact: below 2^25) is scaled by
 // float32(dw_r·da) and added to row r's sum. Q4_0 and Q8_0 read eight groups in lockstep
-// while eight are left, the rest one at a time: one core reads eight streams of weights a
-// group apart 1.3-1.5× faster than one (BENCHMARKS.md, issue 11; BenchmarkDotLockstep).
-// Registers of the eight: R9 group 0, R10 group 1, BX group 6, AX a group's bytes (the
-// others at R9 or R10 + 2·AX or 4·AX, and BX + AX); Z0-Z15 the groups' lo and hi sums of
+// while eight are left, the rest one at a time: one core reads eight streams of weights
+// 1.3-1.5× faster than one (BENCHMARKS.md, issue 11; BenchmarkDotLockstep), the eight
+// spread over the call (SPREAD). Registers of the eight: R9 group 0, R10 group 1, BX
+// group 6, AX the bytes between them (the others at R9 or R10 + 2·AX or 4·AX, and BX +
+// AX), R15 the bytes between their outputs; Z0-Z15 the groups' lo and hi sums of
 // the block, Z16-Z23 the rows' sums, Z24/Z25 the quad's activations, Z26-Z28, Z30, Z31
 // temps, Z29 the kernel's byte mask (gnibmask, or 0x80 bytes for Q8_0).
 
@@ -236,7 +237,7 @@ GLOBL gnibshift<>(SB), RODATA|NOPTR, $64
 // the cpuGB/s of long rows, the streams restarting every group (BENCHMARKS.md, issue 11).
 // The groups are independent, so the order changes no bits. SPREAD(SHIFT) sets it up for
 // W = 1<<SHIFT: AX = c times a group's bytes (AX before), R15 = c·64 (the runs' outputs
-// are R15 apart); SPREADEND, after the runs, steps SI and DI past the W·c groups.
+// are R15 apart); SPREADEND(W), after the runs, steps SI and DI past the W·c groups.
 #define SPREAD(SHIFT) \
 	MOVQ  CX, R15; \
 	SHRQ  $SHIFT, R15; \
@@ -644,7 +645,8 @@ GLOBL gbytes10<>(SB), RODATA|NOPTR, $4
 // Q4_K: four groups go in lockstep while four are left (as Q4_0's eight, for the streams),
 // their nibbles split as Q4_0's (NQUAD), so that the planes' sums of lanes 8-15 are 16
 // times theirs until the super-block's end (|lo|, |hi| < 16·8·63·15·128·32 < 2^31).
-// Registers of the four: R9 group 0, R10 group 2, AX a group's bytes; Z0-Z3 a
+// Registers of the four: R9 group 0, R10 group 2, AX the bytes between them, R15 between
+// their outputs (SPREAD); Z0-Z3 a
 // sub-block's sums (two pairs, alternate quads), Z4 its scales, Z8-Z11 the groups' scaled
 // lo sums, Z12-Z15 the hi, Z16-Z19 the rows' sums, Z24 a quad, Z29 the nibble mask, Z25
 // gnibshift, Z20 0x0f bytes; the rest as the one-group loop's. The stack holds the four
