@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "spread_amd64.h"
 
 // AVX2 kernels of Dot for the grouped layouts, for CPUs without AVX-512: the contract of
 // dot_group_avx512_amd64.s,
@@ -153,7 +154,7 @@ GLOBL g2f64x256<>(SB), RODATA|NOPTR, $32
 // for W groups' rows' sums, so those stay in y (zeroed first, then y = y + term a block
 // and row, the reference's additions in its order). Registers besides the one-group
 // loops': R10 group 0's block, AX the bytes between the W groups and R15 between their
-// outputs (SPREAD2), BX the groups left in the block.
+// outputs (SPREAD), BX the groups left in the block.
 
 // GADDY2(TERM, SUM, T): SUM, 8 f32 in y, += TERM through T.
 #define GADDY2(TERM, SUM, T) \
@@ -169,23 +170,8 @@ GLOBL g2f64x256<>(SB), RODATA|NOPTR, $32
 	VMULPS    T, ISUM, ISUM; \
 	GADDY2(ISUM, SUM, T)
 
-// The W groups of a run are spread over the call's first W·c groups (c = groups/W), run i
-// taking groups i, c+i, …, (W-1)·c+i, as the AVX-512 kernels' (dot_group_avx512_amd64.s,
-// SPREAD): each stream reads c groups one after another. SPREAD2(SHIFT) sets it up for W
-// = 1<<SHIFT: AX = c times a group's bytes, R15 = c·64 (the run's outputs are R15
-// apart); SPREADEND2(W), after the runs, steps SI and DI past the W·c groups.
-#define SPREAD2(SHIFT) \
-	MOVQ  CX, R15; \
-	SHRQ  $SHIFT, R15; \
-	IMULQ R15, AX; \
-	SHLQ  $6, R15
-
-#define SPREADEND2(W) \
-	IMUL3Q $(W-1), AX, R10; \
-	ADDQ   R10, SI; \
-	IMUL3Q $(W-1), R15, R10; \
-	ADDQ   R10, DI
-
+// The W groups of a run are spread over the call's first W·c groups (SPREAD,
+// spread_amd64.h): each stream reads c groups one after another.
 // LOCKSTART2(W, ZEROED) sets up W groups (after GROW2): R10 = SI, the run's outputs zeroed.
 #define LOCKSTART2(W, ZEROED) \
 	MOVQ   SI, R10; \
@@ -260,7 +246,7 @@ TEXT ·dotQ8_0GroupsAVX2(SB), NOSPLIT, $0-40
 	IMUL3Q $544, R8, AX
 	CMPQ   CX, $Q8W
 	JB     g8one2
-	SPREAD2(3)
+	SPREAD(3)
 
 g8lock2:
 	GROW2(6)
@@ -304,7 +290,7 @@ g8lockgroup2:
 	LOCKEND2(Q8W)
 	CMPQ         CX, $Q8W
 	JAE          g8lock2
-	SPREADEND2(Q8W)
+	SPREADEND(Q8W)
 
 g8one2:
 	TESTQ CX, CX
@@ -386,7 +372,7 @@ TEXT ·dotQ4_0GroupsAVX2(SB), NOSPLIT, $0-40
 	IMUL3Q $288, R8, AX
 	CMPQ   CX, $Q4W
 	JB     g4one2
-	SPREAD2(2)
+	SPREAD(2)
 
 	VMOVDQU g2bytes0f<>(SB), Y12
 	VMOVDQU g2ones<>(SB), Y13
@@ -423,7 +409,7 @@ g4lockgroup2:
 	LOCKEND2(Q4W)
 	CMPQ       CX, $Q4W
 	JAE        g4lock2
-	SPREADEND2(Q4W)
+	SPREADEND(Q4W)
 
 g4one2:
 	TESTQ CX, CX

@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "spread_amd64.h"
 
 // AVX-512 (F, BW, VL, VNNI) kernels of Dot for the grouped layouts (group.go), one group
 // of 16 rows after another (Q8_0's, Q4_0's and Q4_K's several at once, in lockstep)
@@ -229,26 +230,6 @@ GLOBL gnibshift<>(SB), RODATA|NOPTR, $64
 	GTERM(Z10, Z11, Z21, (R10)(AX*4), Z26, FIX, D); \
 	GTERM(Z12, Z13, Z22, (BX), Z27, FIX, D); \
 	GTERM(Z14, Z15, Z23, (BX)(AX*1), Z28, FIX, D)
-
-// Spread lockstep: a call's first W·c groups (W the lockstep width, c = groups/W) are
-// read as c runs, run i taking groups i, c+i, …, (W-1)·c+i; the rest one at a time. Each
-// of the W streams then reads c groups one after another, however short a group is: runs
-// of adjacent groups gave a TP 8 shard's o_proj (8 blocks a row, a group 2.3 KiB) 0.6×
-// the cpuGB/s of long rows, the streams restarting every group (BENCHMARKS.md, issue 11).
-// The groups are independent, so the order changes no bits. SPREAD(SHIFT) sets it up for
-// W = 1<<SHIFT: AX = c times a group's bytes (AX before), R15 = c·64 (the runs' outputs
-// are R15 apart); SPREADEND(W), after the runs, steps SI and DI past the W·c groups.
-#define SPREAD(SHIFT) \
-	MOVQ  CX, R15; \
-	SHRQ  $SHIFT, R15; \
-	IMULQ R15, AX; \
-	SHLQ  $6, R15
-
-#define SPREADEND(W) \
-	IMUL3Q $(W-1), AX, R10; \
-	ADDQ   R10, SI; \
-	IMUL3Q $(W-1), R15, R10; \
-	ADDQ   R10, DI
 
 // OCTSETUP sets up eight groups (after GROW); OCTEND stores their sums and steps to the
 // next run (one group on: R9 has read this one's n blocks).
