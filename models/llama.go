@@ -130,30 +130,22 @@ func NewLlama(g *tp.Group, cfg Config, src format.Source, opt LlamaOptions) (*Ll
 	return m, nil
 }
 
-// ffnBlock is the granule the FFN is split in (tp.Shape.FFNBlock): the least common
-// multiple of the block sizes of every layer's ffn_down as loaded (the weight dtype where
-// one is set, else the stored type), so that no rank's down shard cuts a block and every
-// rank reads exactly its own bytes of the model.
+// ffnBlock is the granule the FFN is split in (tp.Shape.FFNBlock): the block size of
+// every layer's ffn_down as loaded (the weight dtype where one is set, else the stored
+// types', whose sizes, 1, 32 and 256, divide one another, so the largest is a multiple of
+// all), so that no rank's down shard cuts a block and every rank reads exactly its own
+// bytes of the model.
 func ffnBlock(cfg Config, src format.Source, weights dtype.DType) int {
+	if weights != 0 {
+		return weights.BlockSize()
+	}
 	block := 1
 	for l := range cfg.Layers {
-		t := weights
-		if info, ok := src.Tensor(LayerTensorName(l, FFNDown)); ok && t == 0 {
-			t = info.DType
-		}
-		if t != 0 {
-			bs := t.BlockSize()
-			block = block / gcd(block, bs) * bs
+		if info, ok := src.Tensor(LayerTensorName(l, FFNDown)); ok {
+			block = max(block, info.DType.BlockSize())
 		}
 	}
 	return block
-}
-
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
 
 // Config returns the model's configuration.
