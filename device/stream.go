@@ -54,6 +54,10 @@ type launch struct {
 	next    atomic.Int64
 	errOnce sync.Once
 	err     error
+
+	kernel  Kernel
+	helpers int          // how many of the stream's SM helpers run blocks
+	left    atomic.Int32 // helpers still running blocks
 }
 
 type opKind uint8
@@ -89,6 +93,7 @@ type Stream struct {
 	closed bool
 	ops    chan op
 	exited chan struct{}
+	help   smHelpers
 
 	errMu sync.Mutex
 	err   error
@@ -102,6 +107,7 @@ type Stream struct {
 
 func newStream(d *Device, name string, budget int) *Stream {
 	s := &Stream{dev: d, name: name, budget: budget, ops: make(chan op, streamQueueDepth), exited: make(chan struct{})}
+	s.startHelpers(budget - 1)
 	go s.loop()
 	return s
 }
@@ -212,6 +218,7 @@ func (s *Stream) stop() {
 
 func (s *Stream) loop() {
 	defer close(s.exited)
+	defer s.stopHelpers()
 	for o := range s.ops {
 		switch o.kind {
 		case opKernel:
@@ -257,14 +264,12 @@ func (s *Stream) run(k Kernel) (err error) {
 			return fmt.Errorf("%v: kernel %s prologue: %w", s, k.Name, err)
 		}
 	}
-	l := &launch{}
-	workers := min(k.Grid, s.budget)
-	var wg sync.WaitGroup
-	for range workers - 1 {
-		wg.Go(func() { s.share(k, l) })
+	l := &launch{kernel: k, helpers: min(k.Grid, s.budget) - 1}
+	if l.helpers == 0 {
+		s.share(k, l)
+	} else {
+		s.runOnHelpers(l)
 	}
-	s.share(k, l)
-	wg.Wait()
 	return l.err
 }
 

@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"context"
+	"runtime/pprof"
+	"strconv"
+	"testing"
+
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/internal/testutil"
+)
+
+// BenchmarkDecodeTPRatio decodes batch-1 greedy on the medium preset at TP 1 and TP 8 of
+// the same weight type in one process, alternating the two engines every iteration (and
+// which goes first), and reports the median of the pairwise ratios TP 8 / TP 1 of tok/s and
+// of cpuMs/tok. Runs minutes apart on this shared machine differ by more than the two
+// degrees do; a pair a few seconds apart shares its neighbours' load:
+//
+//	go test -run '^$' -bench 'DecodeTPRatio/q4_0' -benchtime 8x ./engine/
+func BenchmarkDecodeTPRatio(b *testing.B) {
+	const tokens = 33
+	for _, dt := range []dtype.DType{dtype.F16, dtype.Q8_0, dtype.Q4_0, dtype.Q4_K} {
+		b.Run(dt.String(), func(b *testing.B) {
+			var engines [2]*Engine
+			for i, tp := range []int{1, 8} {
+				var e *Engine
+				var err error
+				// The engine's goroutines inherit the label, so a CPU profile of this
+				// benchmark splits by degree: -tagfocus degree=tp8.
+				pprof.Do(context.Background(), pprof.Labels("degree", "tp"+strconv.Itoa(tp)), func(context.Context) {
+					e, err = New(Config{Model: "medium", TP: tp, WeightDType: dt, MaxRunning: 1})
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer e.Close()
+				engines[i] = e
+			}
+			decode := func(e *Engine) (tokPerSec, cpuMs float64) {
+				cpu0, n := testutil.CPUSeconds(b), 0
+				res, err := e.Generate(context.Background(), Request{Prompt: "Hello my name is", MaxTokens: tokens}, func(Token) error { n++; return nil })
+				if err != nil {
+					b.Fatal(err)
+				}
+				return res.DecodeTokensPerSec, (testutil.CPUSeconds(b) - cpu0) * 1e3 / float64(n)
+			}
+			var rates, cpus [2][]float64
+			var rateRatios, cpuRatios []float64
+			i := 0
+			for b.Loop() {
+				var rate, cpu [2]float64
+				for k := range 2 {
+					at := (i + k) % 2 // alternate which degree runs first
+					rate[at], cpu[at] = decode(engines[at])
+				}
+				i++
+				for at := range 2 {
+					rates[at], cpus[at] = append(rates[at], rate[at]), append(cpus[at], cpu[at])
+				}
+				rateRatios, cpuRatios = append(rateRatios, rate[1]/rate[0]), append(cpuRatios, cpu[1]/cpu[0])
+			}
+			b.ReportMetric(median(rates[0]), "tp1-tok/s")
+			b.ReportMetric(median(rates[1]), "tp8-tok/s")
+			b.ReportMetric(median(rateRatios), "tp8/tp1-tok/s")
+			b.ReportMetric(median(cpus[0]), "tp1-cpuMs/tok")
+			b.ReportMetric(median(cpus[1]), "tp8-cpuMs/tok")
+			b.ReportMetric(median(cpuRatios), "tp8/tp1-cpuMs")
+		})
+	}
+}
