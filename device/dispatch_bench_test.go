@@ -3,6 +3,7 @@ package device_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -34,4 +35,46 @@ func BenchmarkKernelDispatch(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(seq)), "ns/kernel")
 		})
 	}
+}
+
+// BenchmarkKernelOccupancy is how close kernels that keep both SMs of a stream busy come to
+// their ideal time: sequences of 16 kernels of 8 blocks, each block computing for a quarter
+// of the kernel's ideal time, so that 2 SMs would end a kernel in that time. wall/ideal
+// above 1 is what a kernel loses to getting its second SM going (a woken core) and to
+// handing its blocks out:
+//
+//	go test ./device -run '^$' -bench KernelOccupancy
+func BenchmarkKernelOccupancy(b *testing.B) {
+	for _, ideal := range []time.Duration{20 * time.Microsecond, 100 * time.Microsecond, 400 * time.Microsecond} {
+		b.Run(fmt.Sprintf("kernel=%v", ideal), func(b *testing.B) {
+			n, err := device.NewNode(device.NodeConfig{Devices: 1, SMs: 2})
+			require.NoError(b, err)
+			defer n.Close()
+			d, _ := n.Device(0)
+			s, err := d.NewStream("s", 0)
+			require.NoError(b, err)
+			seq := make([]device.Kernel, 16)
+			for i := range seq {
+				seq[i] = device.Kernel{Name: "k", Grid: 8, Block: func(device.Block) error { compute(ideal / 4); return nil }}
+			}
+			for b.Loop() {
+				require.NoError(b, s.LaunchSequence(seq))
+				require.NoError(b, s.Synchronize())
+			}
+			b.ReportMetric(float64(b.Elapsed())/float64(b.N*len(seq))/float64(ideal), "wall/ideal")
+		})
+	}
+}
+
+var computeSink float64
+
+// compute keeps the core busy for d.
+func compute(d time.Duration) {
+	x := 1.0
+	for start := time.Now(); time.Since(start) < d; {
+		for range 100 {
+			x = x*1.0000001 + 1e-9
+		}
+	}
+	computeSink += x
 }
