@@ -2,6 +2,7 @@ package device
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -21,6 +22,7 @@ type smHelpers struct {
 	closed atomic.Bool
 	idle   doorbell // helpers wait here for a job
 	done   doorbell // the stream waits here for its helpers to finish a job
+	exited sync.WaitGroup
 }
 
 // startHelpers starts the stream's n helpers.
@@ -28,14 +30,15 @@ func (s *Stream) startHelpers(n int) {
 	s.help.idle.init()
 	s.help.done.init()
 	for i := range n {
-		go s.helper(i)
+		s.help.exited.Go(func() { s.helper(i) })
 	}
 }
 
-// stopHelpers ends the helpers once they finish their job.
+// stopHelpers ends the helpers, which are idle, and waits until they have returned.
 func (s *Stream) stopHelpers() {
 	s.help.closed.Store(true)
 	s.help.idle.ring()
+	s.help.exited.Wait()
 }
 
 // helper is helper i's life: wait for a launch, run its blocks if the launch wants i.

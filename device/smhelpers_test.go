@@ -3,6 +3,7 @@ package device_test
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,36 +59,50 @@ func TestHelpersRunBackToBackKernels(t *testing.T) {
 }
 
 // TestHelpersSeeBlockErrors fails one block of a wide kernel run by helpers: the stream
-// reports it, and the blocks not yet started are skipped.
+// reports it, and the next kernel is skipped.
 func TestHelpersSeeBlockErrors(t *testing.T) {
 	n := newNode(t, device.NodeConfig{Devices: 1, SMs: 4})
 	s := newStream(t, dev(t, n, 0), "s", 4)
-	var ran atomic.Int32
 	require.NoError(t, s.Launch(device.Kernel{Name: "fails", Grid: 1000, Block: func(b device.Block) error {
-		ran.Add(1)
 		if b.Index == 3 {
 			return fmt.Errorf("block three")
 		}
 		return nil
 	}}))
-	err := s.Synchronize()
-	require.ErrorContains(t, err, "kernel fails block 3/1000")
-	require.Less(t, ran.Load(), int32(1000))
+	var after atomic.Bool
+	require.NoError(t, s.Launch(device.Kernel{Name: "after", Grid: 8, Block: func(device.Block) error { after.Store(true); return nil }}))
+	require.ErrorContains(t, s.Synchronize(), "kernel fails block 3/1000: block three")
+	require.False(t, after.Load(), "a kernel ran after its stream failed")
 }
 
-// TestCloseEndsHelpers checks that closing a node ends every stream's helpers, polling or
-// blocked.
+// TestCloseEndsHelpers checks that closing a node ends every stream's helpers before Close
+// returns, blocked (the first two devices' streams have been idle for longer than helpers
+// poll) or polling (the last two's just ran a kernel).
 func TestCloseEndsHelpers(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := helperGoroutines()
 	n, err := device.NewNode(device.NodeConfig{Devices: 4, SMs: 4})
 	require.NoError(t, err)
 	for i := range 4 {
 		s := newStream(t, dev(t, n, i), "s", 0)
 		require.NoError(t, s.Launch(device.Kernel{Name: "k", Grid: 8, Block: func(device.Block) error { return nil }}))
 		require.NoError(t, s.Synchronize())
+		if i == 1 {
+			time.Sleep(2 * time.Millisecond)
+		}
 	}
-	require.Greater(t, runtime.NumGoroutine(), before+4*3-1, "each stream of 4 SMs keeps 3 helpers")
+	require.Equal(t, before+4*3, helperGoroutines(), "each stream of 4 SMs keeps 3 helpers")
 	require.NoError(t, n.Close())
-	require.Eventually(t, func() bool { return runtime.NumGoroutine() <= before }, waitLimit, time.Millisecond,
-		"goroutines after close: %d, before the node: %d", runtime.NumGoroutine(), before)
+	require.Equal(t, before, helperGoroutines(), "helpers left after Close")
+}
+
+// helperGoroutines counts the goroutines running a stream's SM helper.
+func helperGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "device.(*Stream).helper(")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
