@@ -18,20 +18,12 @@ import (
 func BenchmarkKernelDispatch(b *testing.B) {
 	for _, grid := range []int{1, 2, 8} {
 		b.Run(fmt.Sprintf("grid=%d", grid), func(b *testing.B) {
-			n, err := device.NewNode(device.NodeConfig{Devices: 1, SMs: 2})
-			require.NoError(b, err)
-			defer n.Close()
-			d, _ := n.Device(0)
-			s, err := d.NewStream("s", 0)
-			require.NoError(b, err)
+			s := twoSMStream(b)
 			seq := make([]device.Kernel, 64)
 			for i := range seq {
 				seq[i] = device.Kernel{Name: "k", Grid: grid, Block: func(device.Block) error { return nil }}
 			}
-			for b.Loop() {
-				require.NoError(b, s.LaunchSequence(seq))
-				require.NoError(b, s.Synchronize())
-			}
+			runSequences(b, s, seq)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(seq)), "ns/kernel")
 		})
 	}
@@ -47,20 +39,12 @@ func BenchmarkKernelDispatch(b *testing.B) {
 func BenchmarkKernelOccupancy(b *testing.B) {
 	for _, ideal := range []time.Duration{20 * time.Microsecond, 100 * time.Microsecond, 400 * time.Microsecond} {
 		b.Run(fmt.Sprintf("kernel=%v", ideal), func(b *testing.B) {
-			n, err := device.NewNode(device.NodeConfig{Devices: 1, SMs: 2})
-			require.NoError(b, err)
-			defer n.Close()
-			d, _ := n.Device(0)
-			s, err := d.NewStream("s", 0)
-			require.NoError(b, err)
+			s := twoSMStream(b)
 			seq := make([]device.Kernel, 16)
 			for i := range seq {
 				seq[i] = device.Kernel{Name: "k", Grid: 8, Block: func(device.Block) error { compute(ideal / 4); return nil }}
 			}
-			for b.Loop() {
-				require.NoError(b, s.LaunchSequence(seq))
-				require.NoError(b, s.Synchronize())
-			}
+			runSequences(b, s, seq)
 			b.ReportMetric(float64(b.Elapsed())/float64(b.N*len(seq))/float64(ideal), "wall/ideal")
 		})
 	}
@@ -77,4 +61,23 @@ func compute(d time.Duration) {
 		}
 	}
 	computeSink += x
+}
+
+// twoSMStream is a stream of every SM of a one-device node of 2 SMs, closed when b ends.
+func twoSMStream(b *testing.B) *device.Stream {
+	n, err := device.NewNode(device.NodeConfig{Devices: 1, SMs: 2})
+	require.NoError(b, err)
+	b.Cleanup(func() { n.Close() })
+	d, _ := n.Device(0)
+	s, err := d.NewStream("s", 0)
+	require.NoError(b, err)
+	return s
+}
+
+// runSequences launches seq as one sequence and waits for it, b.N times.
+func runSequences(b *testing.B, s *device.Stream, seq []device.Kernel) {
+	for b.Loop() {
+		require.NoError(b, s.LaunchSequence(seq))
+		require.NoError(b, s.Synchronize())
+	}
 }
