@@ -51,7 +51,7 @@ func (s *Stream) helper(i int) {
 		}
 		last = l
 		if i < l.helpers {
-			s.share(l.kernel, l)
+			s.share(l)
 			if l.left.Add(-1) == 0 {
 				s.help.done.ring()
 			}
@@ -79,7 +79,7 @@ func (s *Stream) runOnHelpers(l *launch) {
 	l.left.Store(int32(l.helpers))
 	s.help.job.Store(l)
 	s.help.idle.ring()
-	s.share(l.kernel, l)
+	s.share(l)
 	s.help.done.wait(func() bool { return l.left.Load() == 0 })
 }
 
@@ -92,11 +92,5 @@ func (b *doorbell) wait(ready func() bool) {
 		}
 		runtime.Gosched()
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.sleepers.Add(1)
-	defer b.sleepers.Add(-1)
-	for !ready() {
-		b.cond.Wait()
-	}
+	b.sleep(ready)
 }

@@ -55,7 +55,7 @@ type launch struct {
 	errOnce sync.Once
 	err     error
 
-	kernel  Kernel
+	kernel  Kernel       // what runs
 	helpers int          // how many of the stream's SM helpers run blocks
 	left    atomic.Int32 // helpers still running blocks
 }
@@ -266,7 +266,7 @@ func (s *Stream) run(k Kernel) (err error) {
 	}
 	l := &launch{kernel: k, helpers: min(k.Grid, s.budget) - 1}
 	if l.helpers == 0 {
-		s.share(k, l)
+		s.share(l)
 	} else {
 		s.runOnHelpers(l)
 	}
@@ -274,7 +274,8 @@ func (s *Stream) run(k Kernel) (err error) {
 }
 
 // share occupies one SM and runs blocks until the grid is done or the kernel aborted.
-func (s *Stream) share(k Kernel, l *launch) {
+func (s *Stream) share(l *launch) {
+	k := &l.kernel
 	<-s.dev.sms
 	defer func() { s.dev.sms <- struct{}{} }()
 	for !l.aborted.Load() {

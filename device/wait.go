@@ -38,6 +38,17 @@ func (b *doorbell) ring() {
 	}
 }
 
+// sleep blocks until done() is true, checking it again each time the bell rings.
+func (b *doorbell) sleep(done func() bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sleepers.Add(1)
+	defer b.sleepers.Add(-1)
+	for !done() {
+		b.cond.Wait()
+	}
+}
+
 // WaitUntil returns nil once ready() is true. It polls briefly, then blocks until a writer
 // rings this device. It returns ErrDeadline once timeout has passed (0 waits forever) and
 // ErrAborted once aborted() is true (aborted may be nil). Both conditions must read shared
@@ -60,20 +71,16 @@ func (d *Device) WaitUntil(timeout time.Duration, aborted func() bool, ready fun
 		})
 		defer timer.Stop()
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.sleepers.Add(1)
-	defer b.sleepers.Add(-1)
-	for {
-		if ready() {
-			return nil
-		}
-		if aborted != nil && aborted() {
-			return ErrAborted
-		}
-		if !deadline.IsZero() && !time.Now().Before(deadline) {
-			return ErrDeadline
-		}
-		b.cond.Wait()
+	isAborted := func() bool { return aborted != nil && aborted() }
+	b.sleep(func() bool {
+		return ready() || isAborted() || !deadline.IsZero() && !time.Now().Before(deadline)
+	})
+	switch {
+	case ready():
+		return nil
+	case isAborted():
+		return ErrAborted
+	default:
+		return ErrDeadline
 	}
 }

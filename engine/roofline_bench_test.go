@@ -42,15 +42,10 @@ func BenchmarkDecodeRoofline(b *testing.B) {
 				var fractions, rates, bws, cpuMs []float64
 				for b.Loop() {
 					before := vec.ReadBandwidth(runtime.GOMAXPROCS(0), 256<<20, 1)
-					cpu0, n := testutil.CPUSeconds(b), 0
-					res, err := e.Generate(context.Background(), Request{Prompt: "Hello my name is", MaxTokens: tokens}, func(Token) error { n++; return nil })
-					if err != nil {
-						b.Fatal(err)
-					}
-					cpuMs = append(cpuMs, (testutil.CPUSeconds(b)-cpu0)*1e3/float64(n))
+					rate, cpu := decodeOnce(b, e, tokens)
 					bw := max(before, vec.ReadBandwidth(runtime.GOMAXPROCS(0), 256<<20, 1))
-					rates, bws = append(rates, res.DecodeTokensPerSec), append(bws, bw)
-					fractions = append(fractions, res.DecodeTokensPerSec*float64(weights)/bw)
+					rates, bws, cpuMs = append(rates, rate), append(bws, bw), append(cpuMs, cpu)
+					fractions = append(fractions, rate*float64(weights)/bw)
 				}
 				b.ReportMetric(median(rates), "tok/s")
 				b.ReportMetric(median(rates)*float64(weights)/1e9, "weightGB/s")
@@ -60,6 +55,17 @@ func BenchmarkDecodeRoofline(b *testing.B) {
 			})
 		}
 	}
+}
+
+// decodeOnce generates tokens greedily after a short prompt and returns the decode's
+// tokens/s and the process's CPU milliseconds per token generated (prefill included).
+func decodeOnce(b *testing.B, e *Engine, tokens int) (tokPerSec, cpuMs float64) {
+	cpu0, n := testutil.CPUSeconds(b), 0
+	res, err := e.Generate(context.Background(), Request{Prompt: "Hello my name is", MaxTokens: tokens}, func(Token) error { n++; return nil })
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res.DecodeTokensPerSec, (testutil.CPUSeconds(b) - cpu0) * 1e3 / float64(n)
 }
 
 func median(xs []float64) float64 {

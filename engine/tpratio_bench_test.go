@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/tpslice/tpslice/dtype"
-	"github.com/tpslice/tpslice/internal/testutil"
 )
 
 // BenchmarkDecodeTPRatio decodes batch-1 greedy on the medium preset at TP 1 and TP 8 of
@@ -36,14 +35,6 @@ func BenchmarkDecodeTPRatio(b *testing.B) {
 				defer e.Close()
 				engines[i] = e
 			}
-			decode := func(e *Engine) (tokPerSec, cpuMs float64) {
-				cpu0, n := testutil.CPUSeconds(b), 0
-				res, err := e.Generate(context.Background(), Request{Prompt: "Hello my name is", MaxTokens: tokens}, func(Token) error { n++; return nil })
-				if err != nil {
-					b.Fatal(err)
-				}
-				return res.DecodeTokensPerSec, (testutil.CPUSeconds(b) - cpu0) * 1e3 / float64(n)
-			}
 			var rates, cpus [2][]float64
 			var rateRatios, cpuRatios []float64
 			i := 0
@@ -51,7 +42,7 @@ func BenchmarkDecodeTPRatio(b *testing.B) {
 				var rate, cpu [2]float64
 				for k := range 2 {
 					at := (i + k) % 2 // alternate which degree runs first
-					rate[at], cpu[at] = decode(engines[at])
+					rate[at], cpu[at] = decodeOnce(b, engines[at], tokens)
 				}
 				i++
 				for at := range 2 {
