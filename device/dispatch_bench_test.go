@@ -76,6 +76,7 @@ func twoSMStream(b *testing.B) *device.Stream {
 
 // runSequences launches seq as one sequence and waits for it, b.N times.
 func runSequences(b *testing.B, s *device.Stream, seq []device.Kernel) {
+	b.ReportAllocs()
 	for b.Loop() {
 		require.NoError(b, s.LaunchSequence(seq))
 		require.NoError(b, s.Synchronize())

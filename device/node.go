@@ -100,8 +100,8 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if err := checkHosts(cfg.Devices, cfg.Hosts); err != nil {
 		return nil, err
 	}
-	if cfg.SMs < 0 {
-		return nil, fmt.Errorf("device: SMs per device must be positive, got %d", cfg.SMs)
+	if cfg.SMs < 0 || cfg.SMs > maxSMs {
+		return nil, fmt.Errorf("device: SMs per device must be 0 (GOMAXPROCS) to %d, got %d", maxSMs, cfg.SMs)
 	}
 	if cfg.MemoryBytes < 0 {
 		return nil, fmt.Errorf("device: memory per device must not be negative, got %d", cfg.MemoryBytes)

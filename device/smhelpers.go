@@ -18,12 +18,22 @@ const helperSpin = 200 * time.Microsecond
 // GPU's SMs are there before a kernel launches: a launch hands them its blocks instead of
 // starting goroutines that the scheduler then has to place on a woken core.
 type smHelpers struct {
-	job    atomic.Pointer[launch] // the kernel being handed out; a new pointer per launch
+	// job announces the stream's launches: their count since the stream started times
+	// jobHelpers, plus how many helpers the latest one wants (helpers i < that run its
+	// blocks). One word, so that a helper never pairs one launch's number with another's
+	// count; the launch itself is the stream's cur.
+	job    atomic.Uint64
 	closed atomic.Bool
 	idle   doorbell // helpers wait here for a job
 	done   doorbell // the stream waits here for its helpers to finish a job
 	exited sync.WaitGroup
 }
+
+// jobHelpers is how job packs a launch: seq·jobHelpers + helpers, helpers < jobHelpers.
+const jobHelpers = 1 << 16
+
+// maxSMs is the most SMs a device may have: a stream's helpers must fit in job.
+const maxSMs = jobHelpers
 
 // startHelpers starts the stream's n helpers.
 func (s *Stream) startHelpers(n int) {
@@ -41,43 +51,42 @@ func (s *Stream) stopHelpers() {
 	s.help.exited.Wait()
 }
 
-// helper is helper i's life: wait for a launch, run its blocks if the launch wants i.
+// helper is helper i's life: wait for a launch, run its blocks if the launch wants i. A
+// launch that wants i waits for i, so i sees it before the stream moves on and reuses cur;
+// one that does not, i may miss, and it reads nothing of it but job.
 func (s *Stream) helper(i int) {
-	var last *launch
+	var last uint64
 	for {
-		l := s.help.await(last)
-		if l == nil {
+		job, ok := s.help.await(last)
+		if !ok {
 			return
 		}
-		last = l
-		if i < l.helpers {
-			s.share(l)
-			if l.left.Add(-1) == 0 {
+		last = job
+		if i < int(job%jobHelpers) {
+			s.share(&s.cur)
+			if s.cur.left.Add(-1) == 0 {
 				s.help.done.ring()
 			}
 		}
 	}
 }
 
-// await returns the first launch other than last, or nil once the helpers are closed.
-func (h *smHelpers) await(last *launch) *launch {
-	var l *launch
+// await returns the first job other than last, or false once the helpers are closed.
+func (h *smHelpers) await(last uint64) (job uint64, ok bool) {
 	poll := func() bool {
-		l = h.job.Load()
-		return l != last || h.closed.Load()
+		job = h.job.Load()
+		return job != last || h.closed.Load()
 	}
 	h.idle.wait(poll)
-	if h.closed.Load() {
-		return nil
-	}
-	return l
+	return job, !h.closed.Load()
 }
 
-// runOnHelpers runs l's kernel on the stream's goroutine and on l.helpers helpers, and
+// runOnHelpers runs l's kernel on the stream's goroutine and on helpers helpers, and
 // returns when all of them are done.
-func (s *Stream) runOnHelpers(l *launch) {
-	l.left.Store(int32(l.helpers))
-	s.help.job.Store(l)
+func (s *Stream) runOnHelpers(l *launch, helpers int) {
+	l.left.Store(int32(helpers))
+	seq := s.help.job.Load()/jobHelpers + 1
+	s.help.job.Store(seq*jobHelpers + uint64(helpers))
 	s.help.idle.ring()
 	s.share(l)
 	s.help.done.wait(func() bool { return l.left.Load() == 0 })

@@ -58,6 +58,25 @@ func TestHelpersRunBackToBackKernels(t *testing.T) {
 	}
 }
 
+// TestKernelsDoNotAllocate runs a sequence of 64 kernels on helpers and alone: what the
+// stream allocates must not grow with the kernels (a step runs hundreds a rank), only
+// Synchronize's acknowledgement remains.
+func TestKernelsDoNotAllocate(t *testing.T) {
+	n := newNode(t, device.NodeConfig{Devices: 1, SMs: 2})
+	s := newStream(t, dev(t, n, 0), "s", 2)
+	for _, grid := range []int{1, 2, 5} {
+		seq := make([]device.Kernel, 64)
+		for i := range seq {
+			seq[i] = device.Kernel{Name: "k", Grid: grid, Block: func(device.Block) error { return nil }}
+		}
+		allocs := testing.AllocsPerRun(50, func() {
+			require.NoError(t, s.LaunchSequence(seq))
+			require.NoError(t, s.Synchronize())
+		})
+		require.LessOrEqualf(t, allocs, 2.0, "grid %d: %v allocations for 64 kernels", grid, allocs)
+	}
+}
+
 // TestHelpersSeeBlockErrors fails one block of a wide kernel run by helpers: the stream
 // reports it, and the next kernel is skipped.
 func TestHelpersSeeBlockErrors(t *testing.T) {

@@ -49,15 +49,35 @@ type Block struct {
 // Aborted reports whether another block of the kernel failed; waits should stop.
 func (b Block) Aborted() bool { return b.launch.aborted.Load() }
 
+// launch is the kernel a stream is running. A stream keeps one and reuses it for every
+// kernel: a step runs hundreds of kernels a rank, and allocating a launch for each took a
+// sixth of the CPU of a TP 8 step of the tiny preset. Only the SMs that run the kernel's
+// blocks touch its fields, and the stream rewrites them only after all of those are done.
 type launch struct {
 	aborted atomic.Bool
 	next    atomic.Int64
-	errOnce sync.Once
+	failed  atomic.Bool // the first failing block claims err
 	err     error
 
-	kernel  Kernel       // what runs
-	helpers int          // how many of the stream's SM helpers run blocks
-	left    atomic.Int32 // helpers still running blocks
+	kernel Kernel       // what runs
+	left   atomic.Int32 // helpers still running blocks
+}
+
+// start readies l for kernel k.
+func (l *launch) start(k Kernel) {
+	l.aborted.Store(false)
+	l.next.Store(0)
+	l.failed.Store(false)
+	l.err = nil
+	l.kernel = k
+}
+
+// finish returns the kernel's error and lets go of the kernel, whose closures would
+// otherwise stay alive until the stream's next launch.
+func (l *launch) finish() error {
+	err := l.err
+	l.err, l.kernel = nil, Kernel{}
+	return err
 }
 
 type opKind uint8
@@ -94,6 +114,7 @@ type Stream struct {
 	ops    chan op
 	exited chan struct{}
 	help   smHelpers
+	cur    launch // the kernel running; see launch
 
 	errMu sync.Mutex
 	err   error
@@ -264,13 +285,14 @@ func (s *Stream) run(k Kernel) (err error) {
 			return fmt.Errorf("%v: kernel %s prologue: %w", s, k.Name, err)
 		}
 	}
-	l := &launch{kernel: k, helpers: min(k.Grid, s.budget) - 1}
-	if l.helpers == 0 {
+	l := &s.cur
+	l.start(k)
+	if helpers := min(k.Grid, s.budget) - 1; helpers == 0 {
 		s.share(l)
 	} else {
-		s.runOnHelpers(l)
+		s.runOnHelpers(l, helpers)
 	}
-	return l.err
+	return l.finish()
 }
 
 // share occupies one SM and runs blocks until the grid is done or the kernel aborted.
@@ -284,7 +306,9 @@ func (s *Stream) share(l *launch) {
 			return
 		}
 		if err := protect(func() error { return k.Block(Block{Index: i, Grid: k.Grid, launch: l}) }); err != nil {
-			l.errOnce.Do(func() { l.err = fmt.Errorf("%v: kernel %s block %d/%d: %w", s, k.Name, i, k.Grid, err) })
+			if l.failed.CompareAndSwap(false, true) {
+				l.err = fmt.Errorf("%v: kernel %s block %d/%d: %w", s, k.Name, i, k.Grid, err)
+			}
 			l.aborted.Store(true)
 			s.dev.Ring() // wake sibling blocks blocked in WaitUntil
 			return
