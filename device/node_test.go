@@ -19,6 +19,7 @@ func TestNewNodeErrors(t *testing.T) {
 		{"negative devices", device.NodeConfig{Devices: -1}, []string{"got -1"}},
 		{"nine devices", device.NodeConfig{Devices: 9}, []string{"1 to 8", "got 9"}},
 		{"negative SMs", device.NodeConfig{Devices: 2, SMs: -1}, []string{"SMs", "-1"}},
+		{"too many SMs", device.NodeConfig{Devices: 2, SMs: 1<<16 + 1}, []string{"SMs", "to 65536", "got 65537"}},
 		{"negative memory", device.NodeConfig{Devices: 2, MemoryBytes: -5}, []string{"memory", "-5"}},
 		{"bad fabric", device.NodeConfig{Devices: 2, Fabric: 4}, []string{"fabric", "4"}},
 		{"bad fabric 255", device.NodeConfig{Devices: 2, Fabric: 255}, []string{"fabric", "255"}},
