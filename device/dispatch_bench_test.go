@@ -19,10 +19,7 @@ func BenchmarkKernelDispatch(b *testing.B) {
 	for _, grid := range []int{1, 2, 8} {
 		b.Run(fmt.Sprintf("grid=%d", grid), func(b *testing.B) {
 			s := twoSMStream(b)
-			seq := make([]device.Kernel, 64)
-			for i := range seq {
-				seq[i] = device.Kernel{Name: "k", Grid: grid, Block: func(device.Block) error { return nil }}
-			}
+			seq := emptyKernels(64, grid)
 			runSequences(b, s, seq)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(seq)), "ns/kernel")
 		})
@@ -61,6 +58,15 @@ func compute(d time.Duration) {
 		}
 	}
 	computeSink += x
+}
+
+// emptyKernels is n kernels of grid empty blocks: a sequence that costs only dispatch.
+func emptyKernels(n, grid int) []device.Kernel {
+	seq := make([]device.Kernel, n)
+	for i := range seq {
+		seq[i] = device.Kernel{Name: "k", Grid: grid, Block: func(device.Block) error { return nil }}
+	}
+	return seq
 }
 
 // twoSMStream is a stream of every SM of a one-device node of 2 SMs, closed when b ends.

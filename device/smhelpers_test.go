@@ -65,10 +65,7 @@ func TestKernelsDoNotAllocate(t *testing.T) {
 	n := newNode(t, device.NodeConfig{Devices: 1, SMs: 2})
 	s := newStream(t, dev(t, n, 0), "s", 2)
 	for _, grid := range []int{1, 2, 5} {
-		seq := make([]device.Kernel, 64)
-		for i := range seq {
-			seq[i] = device.Kernel{Name: "k", Grid: grid, Block: func(device.Block) error { return nil }}
-		}
+		seq := emptyKernels(64, grid)
 		allocs := testing.AllocsPerRun(50, func() {
 			require.NoError(t, s.LaunchSequence(seq))
 			require.NoError(t, s.Synchronize())

@@ -64,20 +64,19 @@ type launch struct {
 }
 
 // start readies l for kernel k.
-func (l *launch) start(k Kernel) {
+func (l *launch) start(k *Kernel) {
 	l.aborted.Store(false)
 	l.next.Store(0)
 	l.failed.Store(false)
 	l.err = nil
-	l.kernel = k
+	l.kernel = *k
 }
 
 // finish returns the kernel's error and lets go of the kernel, whose closures would
 // otherwise stay alive until the stream's next launch.
 func (l *launch) finish() error {
-	err := l.err
-	l.err, l.kernel = nil, Kernel{}
-	return err
+	l.kernel = Kernel{}
+	return l.err
 }
 
 type opKind uint8
@@ -243,10 +242,10 @@ func (s *Stream) loop() {
 	for o := range s.ops {
 		switch o.kind {
 		case opKernel:
-			s.execute(o.kernel)
+			s.execute(&o.kernel)
 		case opSequence:
-			for _, k := range o.seq {
-				s.execute(k)
+			for i := range o.seq {
+				s.execute(&o.seq[i])
 			}
 		case opRecord:
 			o.event.complete(o.gen)
@@ -260,8 +259,9 @@ func (s *Stream) loop() {
 	}
 }
 
-// execute runs one kernel unless the stream failed earlier, then its epilogue.
-func (s *Stream) execute(k Kernel) {
+// execute runs one kernel unless the stream failed earlier, then its epilogue. Kernels
+// pass by pointer on their way to the launch, which holds the one copy that its SMs read.
+func (s *Stream) execute(k *Kernel) {
 	kt := s.traceKernel()
 	err := s.Err()
 	skipped := err != nil
@@ -272,14 +272,14 @@ func (s *Stream) execute(k Kernel) {
 	} else {
 		err = fmt.Errorf("%v: kernel %s skipped after an earlier failure: %w", s, k.Name, err)
 	}
-	kt.done(s, k, err, skipped)
+	kt.done(s, *k, err, skipped)
 	if k.Epilogue != nil {
 		k.Epilogue(err)
 	}
 }
 
 // run executes a kernel's blocks on up to budget SMs and returns the first block error.
-func (s *Stream) run(k Kernel) (err error) {
+func (s *Stream) run(k *Kernel) (err error) {
 	if k.Prologue != nil {
 		if err := protect(k.Prologue); err != nil {
 			return fmt.Errorf("%v: kernel %s prologue: %w", s, k.Name, err)
