@@ -82,7 +82,7 @@ func TestInvalidDType(t *testing.T) {
 		name string
 	}{
 		{0, "dtype(0)"},
-		{9, "dtype(9)"},
+		{11, "dtype(11)"},
 		{255, "dtype(255)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,6 +111,8 @@ func TestBlockTraits(t *testing.T) {
 		{dtype.Q4_K, 256, 144, 4.5},
 		{dtype.Q5_K, 256, 176, 5.5},
 		{dtype.Q6_K, 256, 210, 6.5625},
+		{dtype.Q5_0, 32, 22, 5.5},
+		{dtype.Q5_1, 32, 24, 6},
 	} {
 		t.Run(tc.t.String(), func(t *testing.T) {
 			require.Equal(t, tc.block, tc.t.BlockSize())
@@ -128,6 +130,24 @@ func TestBlockTraits(t *testing.T) {
 	}
 	require.ErrorContains(t, dtype.DType(0).CheckRow(32), "invalid dtype")
 	require.Zero(t, dtype.DType(0).Bytes(32))
+}
+
+// TestFileOnlyTypes: Q5_0 and Q5_1 are block types of files that no option can ask for.
+func TestFileOnlyTypes(t *testing.T) {
+	for _, tc := range []struct {
+		t    dtype.DType
+		name string
+	}{{dtype.Q5_0, "q5_0"}, {dtype.Q5_1, "q5_1"}} {
+		require.True(t, tc.t.Valid())
+		require.True(t, tc.t.Quantized())
+		require.True(t, tc.t.FileOnly())
+		require.Equal(t, tc.name, tc.t.String())
+		_, err := dtype.Parse(tc.name)
+		require.ErrorContains(t, err, `unknown dtype "`+tc.name+`"`)
+	}
+	for _, c := range []dtype.DType{dtype.F32, dtype.BF16, dtype.F16, dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K} {
+		require.False(t, c.FileOnly(), "%v", c)
+	}
 }
 
 func TestParseScalar(t *testing.T) {

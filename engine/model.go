@@ -28,10 +28,11 @@ type Model interface {
 	// CaptureDecode captures the decode step of a batch of b sequences, proposing k
 	// candidates per rank (0: the full logits).
 	CaptureDecode(b, k int) (*models.DecodeGraph, error)
-	// WeightBytes is the weight memory of each rank; ShardNotes says where the TP split
-	// cut the blocks of a quantized type.
+	// WeightBytes is the weight memory of each rank; LoadNotes says where loading changed
+	// what the file holds: a file type converted for the kernels, or a TP split that cut
+	// the blocks of a quantized type.
 	WeightBytes() []int64
-	ShardNotes() []string
+	LoadNotes() []string
 	// Close frees the model's device memory.
 	Close()
 }

@@ -106,7 +106,7 @@ func TestLlamaQuantizedMatchesOracle(t *testing.T) {
 					}
 					require.Less(t, worst, tc.tol, "tp=%d weights %v: largest step-0 logit difference from the float64 oracle", world, tc.dt)
 					if tc.dt == 0 {
-						t.Logf("tp=%d: step-0 logits within %.2g of the oracle; %q", world, worst, m.ShardNotes())
+						t.Logf("tp=%d: step-0 logits within %.2g of the oracle; %q", world, worst, m.LoadNotes())
 						ids = append(ids, greedy(t, m, run.prompt, len(run.greedy)))
 					}
 				}

@@ -315,7 +315,7 @@ func TestLlamaQuantizedFFNSplits(t *testing.T) {
 				widths = append(widths, m.Plan().FFNWidth(r))
 			}
 			require.Equal(t, tc.widths, widths)
-			notes := strings.Join(m.ShardNotes(), "\n")
+			notes := strings.Join(m.LoadNotes(), "\n")
 			require.Equal(t, tc.downNote, strings.Contains(notes, "ffn_down"), notes)
 			require.Equal(t, tc.oNote, strings.Contains(notes, "attn_output"), notes)
 			got := runPrompt(t, m, ids)

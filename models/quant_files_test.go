@@ -64,8 +64,8 @@ func needShared(t *testing.T, path string) {
 	}
 }
 
-// TestWriteGGUFQuantized: WriteGGUF stores block types (quantizing the values, or the
-// blocks given), OpenGGUF reads the same blocks back, and a file read whole and written
+// TestWriteGGUFQuantized: WriteGGUF stores block types, the file-only Q5_0 and Q5_1
+// among them (quantizing the values, or the blocks given), OpenGGUF reads the same blocks back, and a file read whole and written
 // again is byte for byte the file.
 func TestWriteGGUFQuantized(t *testing.T) {
 	cfg, err := models.Preset("tiny")
@@ -75,7 +75,7 @@ func TestWriteGGUFQuantized(t *testing.T) {
 	require.NoError(t, err)
 	tensors, err := format.ReadAll(src, 0)
 	require.NoError(t, err)
-	types := []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K}
+	types := []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K, dtype.Q5_0, dtype.Q5_1}
 	i := 0
 	for k := range tensors {
 		if len(tensors[k].Info.Shape) == 2 {

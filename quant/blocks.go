@@ -23,6 +23,12 @@ const (
 	q5KD, q5KDmin, q5KScales, q5KQh, q5KQs = 0, 2, 4, 16, 48
 	// block_q6_K: ql[128], qh[64], scales[16] int8 (one per 16 values), d f16 last.
 	q6KQl, q6KQh, q6KScales, q6KD = 0, 128, 192, 208
+	// block_q5_0: d f16, qh[4] (a little-endian uint32 whose bit j is the fifth bit of
+	// value j), qs[16] as block_q4_0's; the five bits are offset by 16.
+	q50D, q50Qh, q50Qs = 0, 2, 6
+	// block_q5_1: d f16, m f16 (the block's min), then qh and qs as block_q5_0's, with no
+	// offset: a value is d·q + m.
+	q51D, q51M, q51Qh, q51Qs = 0, 2, 4, 8
 )
 
 // kBlock is the number of values of a K-quant super-block (QK_K).
@@ -55,8 +61,8 @@ func putScaleMinK4(q []byte, sc, m *[8]uint8) {
 // checkRows reports whether src holds a whole number of rows of cols values of t, and
 // returns how many.
 func checkRows(t dtype.DType, cols int, src []byte) (int, error) {
-	if !t.Quantized() {
-		return 0, fmt.Errorf("quant: %v is not a block type", t)
+	if !grouped(t) {
+		return 0, fmt.Errorf("quant: %v is not a block type that kernels take", t)
 	}
 	if err := t.CheckRow(cols); err != nil {
 		return 0, fmt.Errorf("quant: %w", err)

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/tpslice/tpslice/dtype"
@@ -39,6 +40,8 @@ var blockDequantizers = map[dtype.DType]func(y []float32, b []byte){
 	dtype.Q4_K: func(y []float32, b []byte) { dequantQxK(y, b, false) },
 	dtype.Q5_K: func(y []float32, b []byte) { dequantQxK(y, b, true) },
 	dtype.Q6_K: dequantQ6_K,
+	dtype.Q5_0: dequantQ5_0,
+	dtype.Q5_1: dequantQ5_1,
 }
 
 func dequantQ8_0(y []float32, b []byte) {
@@ -54,6 +57,34 @@ func dequantQ4_0(y []float32, b []byte) {
 		q := b[q40Qs+j]
 		y[j] = float32(int(q&0xF)-8) * d
 		y[j+16] = float32(int(q>>4)-8) * d
+	}
+}
+
+// fifthBits returns value j's and value j+16's five bits (j < 16) of a Q5_0 or Q5_1 block
+// whose qh and qs start at qh and qs.
+func fifthBits(b []byte, qh, qs, j int) (lo, hi int) {
+	h := binary.LittleEndian.Uint32(b[qh:])
+	q := b[qs+j]
+	return int(q&0xF) | int(h>>j&1)<<4, int(q>>4) | int(h>>(j+16)&1)<<4
+}
+
+func dequantQ5_0(y []float32, b []byte) {
+	d := f16At(b, q50D)
+	for j := range 16 {
+		lo, hi := fifthBits(b, q50Qh, q50Qs, j)
+		y[j] = float32(lo-16) * d
+		y[j+16] = float32(hi-16) * d
+	}
+}
+
+// dequantQ5_1 rounds d·q to f32 before adding m, as dequantize_row_q5_1's x0*d + m does
+// unfused (the conversion keeps Go from fusing them into one FMA).
+func dequantQ5_1(y []float32, b []byte) {
+	d, m := f16At(b, q51D), f16At(b, q51M)
+	for j := range 16 {
+		lo, hi := fifthBits(b, q51Qh, q51Qs, j)
+		y[j] = float32(float32(lo)*d) + m
+		y[j+16] = float32(float32(hi)*d) + m
 	}
 }
 

@@ -46,9 +46,9 @@ var groupCodecs = map[dtype.DType]groupCodec{
 }
 
 // grouped reports whether t's device layout interleaves groups of rows: every block type's
-// does (each has its groupCodecs entry). No map lookup: the kernels' row bookkeeping asks
-// for every call.
-func grouped(t dtype.DType) bool { return t.Quantized() }
+// but the file-only ones does (each has its groupCodecs entry). No map lookup: the
+// kernels' row bookkeeping asks for every call.
+func grouped(t dtype.DType) bool { return t.Quantized() && !t.FileOnly() }
 
 // RowAlign is the granularity of the row ranges Dot computes for t: GroupRows for the
 // grouped types (a range may also end at the matrix's last row), 1 otherwise.

@@ -55,8 +55,8 @@ func repack(t dtype.DType, dev, ggml []byte, rows, cols int, pack bool) error {
 // len(dst) f32 values, with Dequantize's arithmetic. It does not allocate.
 func DequantizeRow(t dtype.DType, dst []float32, data []byte, rows, r int) error {
 	cols := len(dst)
-	if err := t.CheckRow(cols); err != nil || !t.Quantized() {
-		return fmt.Errorf("quant: dequantize a row of %d %v values: not whole blocks of a block type", cols, t)
+	if err := t.CheckRow(cols); err != nil || !grouped(t) {
+		return fmt.Errorf("quant: dequantize a row of %d %v values: not whole blocks of a block type that kernels take", cols, t)
 	}
 	if len(data) != PackedBytes(t, rows, cols) || r < 0 || r >= rows {
 		return fmt.Errorf("quant: dequantize row %d of %d rows of %d %v values from %d bytes: want %d", r, rows, cols, t, len(data), PackedBytes(t, rows, cols))

@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -37,6 +38,8 @@ var blockQuantizers = map[dtype.DType]func(b []byte, x []float32){
 	dtype.Q4_K: func(b []byte, x []float32) { quantQxK(b, x, false) },
 	dtype.Q5_K: func(b []byte, x []float32) { quantQxK(b, x, true) },
 	dtype.Q6_K: quantQ6_K,
+	dtype.Q5_0: quantQ5_0,
+	dtype.Q5_1: quantQ5_1,
 }
 
 // nearestInt rounds half to even, as ggml's nearest_int (the 1.5·2²³ trick) does for the
@@ -51,10 +54,7 @@ func quantQ8_0(b []byte, x []float32) {
 		amax = max(amax, absf(v))
 	}
 	d := amax / 127
-	var id float32
-	if d != 0 {
-		id = 1 / d
-	}
+	id := inverse(d)
 	putF16(b, q80D, d)
 	for j, v := range x {
 		b[q80Qs+j] = byte(int8(math.Round(float64(float32(v * id)))))
@@ -62,21 +62,75 @@ func quantQ8_0(b []byte, x []float32) {
 }
 
 func quantQ4_0(b []byte, x []float32) {
+	d, id := offsetScale(x, 8)
+	putF16(b, q40D, d)
+	level := func(v float32) byte { return byte(min(15, int8(float32(v*id)+8.5))) }
+	for j := range 16 {
+		b[q40Qs+j] = level(x[j]) | level(x[j+16])<<4
+	}
+}
+
+// offsetScale is the scale d of Q4_0's and Q5_0's reference quantizers, whose values are
+// offset by half: the value of largest magnitude (the first of equals) maps to -half, d =
+// max/-half; and id its inverse.
+func offsetScale(x []float32, half float32) (d, id float32) {
 	var amax, mx float32
 	for _, v := range x {
 		if amax < absf(v) {
 			amax, mx = absf(v), v
 		}
 	}
-	d := mx / -8
-	var id float32
-	if d != 0 {
-		id = 1 / d
+	d = mx / -half
+	return d, inverse(d)
+}
+
+// inverse is 1/d, and 0 for a zero scale (an all-zero block), as the reference quantizers
+// take it.
+func inverse(d float32) float32 {
+	if d == 0 {
+		return 0
 	}
-	putF16(b, q40D, d)
-	level := func(v float32) byte { return byte(min(15, int8(float32(v*id)+8.5))) }
+	return 1 / d
+}
+
+// putFifthBits stores values j and j+16's five bits (lo, hi) into a Q5_0 or Q5_1 block
+// whose qh and qs start at qh and qs (qh zeroed before the first j).
+func putFifthBits(b []byte, qh, qs, j int, lo, hi uint8) {
+	b[qs+j] = lo&0xF | (hi&0xF)<<4
+	h := binary.LittleEndian.Uint32(b[qh:]) | uint32(lo>>4)<<j | uint32(hi>>4)<<(j+16)
+	binary.LittleEndian.PutUint32(b[qh:], h)
+}
+
+// quantQ5_0 is quantize_row_q5_0_ref: Q4_0's rounding with 32 levels.
+func quantQ5_0(b []byte, x []float32) {
+	d, id := offsetScale(x, 16)
+	putF16(b, q50D, d)
+	clear(b[q50Qh : q50Qh+4])
+	level := func(v float32) uint8 { return uint8(min(31, int8(float32(v*id)+16.5))) }
 	for j := range 16 {
-		b[q40Qs+j] = level(x[j]) | level(x[j+16])<<4
+		putFifthBits(b, q50Qh, q50Qs, j, level(x[j]), level(x[j+16]))
+	}
+}
+
+// quantQ5_1 is quantize_row_q5_1_ref: 32 levels from the block's min to its max.
+func quantQ5_1(b []byte, x []float32) {
+	lo, hi := float32(math.MaxFloat32), float32(-math.MaxFloat32)
+	for _, v := range x { // the reference's comparisons: the first of ±0 stays
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+	}
+	d := (hi - lo) / 31
+	id := inverse(d)
+	putF16(b, q51D, d)
+	putF16(b, q51M, lo)
+	clear(b[q51Qh : q51Qh+4])
+	level := func(v float32) uint8 { return uint8(float32(float32(v-lo)*id) + 0.5) }
+	for j := range 16 {
+		putFifthBits(b, q51Qh, q51Qs, j, level(x[j]), level(x[j+16]))
 	}
 }
 

@@ -386,14 +386,14 @@ func newBenchProgress(w io.Writer, cells int) *benchProgress {
 	return &benchProgress{w: w, tty: isTerminal(w), cells: cells}
 }
 
-// notes prints the model's shard notes (printShardNotes) above the bar.
+// notes prints the model's load notes (printLoadNotes) above the bar.
 func (p *benchProgress) notes(m engine.Model) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tty {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
-	printShardNotes(p.w, m)
+	printLoadNotes(p.w, m)
 	p.draw(true)
 }
 

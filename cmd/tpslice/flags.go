@@ -56,10 +56,10 @@ func (f dtypeFlag) Set(s string) error {
 	return err
 }
 
-// printShardNotes says once, on w, where the TP split cut the blocks of a quantized type
-// (models.Llama.ShardNotes).
-func printShardNotes(w io.Writer, m engine.Model) {
-	for _, n := range m.ShardNotes() {
+// printLoadNotes says once, on w, which file types were converted on load and where the
+// TP split cut the blocks of a quantized type (models.Llama.LoadNotes).
+func printLoadNotes(w io.Writer, m engine.Model) {
+	for _, n := range m.LoadNotes() {
 		fmt.Fprintf(w, "tpslice: TP=%d: %s\n", m.Group().World(), n)
 	}
 }

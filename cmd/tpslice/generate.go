@@ -143,7 +143,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("generate: %w", err)
 	}
 	defer e.Close()
-	printShardNotes(stderr, e.Model())
+	printLoadNotes(stderr, e.Model())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	emit := func(t engine.Token) error {

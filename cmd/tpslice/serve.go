@@ -94,7 +94,7 @@ func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return errors.Join(fmt.Errorf("serve: %w", err), shutdown())
 	}
 	defer e.Close()
-	printShardNotes(stderr, e.Model())
+	printLoadNotes(stderr, e.Model())
 	srv.SetEngine(e)
 	name := opt.srv.ModelName
 	base := "http://" + net.JoinHostPort(curlHost(opt.host), strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))

@@ -11,7 +11,8 @@ import (
 
 // readRegion copies region r of a row-major tensor stored in data into dst, converting
 // exactly where a conversion is exact: same-type copies are bit copies (whole blocks of a
-// block type included), widening to f32 and dequantizing are exact, narrowing to bf16/f16
+// block type included), Q5_0 blocks become the Q8_0 blocks of the same values
+// (quant.Q5_0AsQ8_0), widening to f32 and dequantizing are exact, narrowing to bf16/f16
 // rounds to nearest even, and a block-type destination is quantized (package quant) from
 // the exact f32 values. The region was checked against the tensor and dst.
 func readRegion(data []byte, info TensorInfo, r Region, dst Dest) error {
@@ -46,6 +47,10 @@ func readRegion(data []byte, info TensorInfo, r Region, dst Dest) error {
 			}
 		case t == dst.DType && r.Col0%bs == 0: // whole blocks (the region's width was checked)
 			copy(dst.Blocks[t.Bytes(off):t.Bytes(off+w)], src[t.Bytes(r.Col0):t.Bytes(r.Col1)])
+		case t == dtype.Q5_0 && dst.DType == dtype.Q8_0 && r.Col0%bs == 0: // the same values
+			if err := quant.Q5_0AsQ8_0(dst.Blocks[dst.DType.Bytes(off):dst.DType.Bytes(off+w)], src[t.Bytes(r.Col0):t.Bytes(r.Col1)]); err != nil {
+				return err
+			}
 		default:
 			if err := quant.Dequantize(t, blocks, src[b0*t.BlockBytes():b1*t.BlockBytes()]); err != nil {
 				return err

@@ -23,8 +23,8 @@ func ParseGGUFMetadata(path string) (*gguf.GGUFFile, error) { return parseGGUF(p
 // OpenGGUF memory-maps a GGUF file (v2 or v3, little-endian, one file) whose header
 // ParseGGUF read, and returns its tensors under their GGUF names, with shapes as [rows,
 // cols] (GGUF lists dimensions innermost first: ne[0] is the number of columns). Tensors
-// must be F32, F16, BF16 or one of the block types Q8_0, Q4_0, Q4_K, Q5_K, Q6_K (kept as
-// GGML's blocks); any other type is an error naming the tensor and the type.
+// must be F32, F16, BF16 or one of the block types Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q5_0, Q5_1
+// (kept as GGML's blocks); any other type is an error naming the tensor and the type.
 func OpenGGUF(path string, gf *gguf.GGUFFile) (*FileSource, error) {
 	s := newFileSource("gguf", path)
 	f, err := s.mapFile(path)
@@ -79,10 +79,12 @@ var ggmlTypes = map[gguf.GGMLType]dtype.DType{
 	gguf.GGMLTypeQ4_K: dtype.Q4_K,
 	gguf.GGMLTypeQ5_K: dtype.Q5_K,
 	gguf.GGMLTypeQ6_K: dtype.Q6_K,
+	gguf.GGMLTypeQ5_0: dtype.Q5_0,
+	gguf.GGMLTypeQ5_1: dtype.Q5_1,
 }
 
 // ggufSupported names the GGML types ggmlTypes holds, for errors.
-const ggufSupported = "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K"
+const ggufSupported = "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q5_0 and Q5_1"
 
 // ggufDType maps a GGML tensor type to its dtype.
 func ggufDType(t gguf.GGMLType) (dtype.DType, bool) {
