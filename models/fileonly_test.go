@@ -18,10 +18,42 @@ import (
 // Q5_1 as f32, both the same values), including TP 8's o_proj shards, which cut blocks:
 // its step-0 logits match, within 1e-3, those of the same model with every weight
 // dequantized to f32 on disk (the Q8_0 matrices take 16-bit activations); the load notes
-// name each conversion; and every degree decodes the same greedy ids.
+// name each conversion; and every degree decodes the same greedy ids. Two files: the two
+// types alternating, and a Q4_K_M-like mix on a 64-wide model with an FFN of two
+// super-blocks (Q5_0 where rows are 64 wide, Q4_K for ffn_down, Q8_0 for the LM head), whose
+// FFN splits in whole super-blocks.
 func TestFileOnlyTypesLoad(t *testing.T) {
+	alternating := func(i int, _ string) dtype.DType { return []dtype.DType{dtype.Q5_0, dtype.Q5_1}[i%2] }
+	q4KM := func(_ int, name string) dtype.DType {
+		switch {
+		case strings.HasSuffix(name, FFNDown+".weight"):
+			return dtype.Q4_K
+		case name == Output:
+			return dtype.Q8_0
+		case strings.HasSuffix(name, AttnV+".weight"):
+			return dtype.Q5_1
+		}
+		return dtype.Q5_0
+	}
+	for _, tc := range []struct {
+		name  string
+		ffn   int
+		types func(i int, name string) dtype.DType
+		notes []string
+	}{
+		{"alternating", 0, alternating, []string{"q5_0 in the file, held as q8_0 (the same values; +55% bytes)", "q5_1 in the file, held as f32 (the same values; +433% bytes)"}},
+		{"q4_k_m-like", 512, q4KM, []string{"blk.*.attn_q.weight: q5_0 in the file, held as q8_0", "blk.*.attn_v.weight: q5_1 in the file, held as f32"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testFileOnlyTypesLoad(t, tc.ffn, tc.types, tc.notes) })
+	}
+}
+
+func testFileOnlyTypesLoad(t *testing.T, ffn int, types func(i int, name string) dtype.DType, wantNotes []string) {
 	cfg, err := Preset("tiny")
 	require.NoError(t, err)
+	if ffn != 0 {
+		cfg.Intermediate = ffn
+	}
 	dummy, err := NewDummy(cfg, 7)
 	require.NoError(t, err)
 	tensors, err := format.ReadAll(dummy, 0)
@@ -29,7 +61,7 @@ func TestFileOnlyTypesLoad(t *testing.T) {
 	i := 0
 	for k := range tensors {
 		if len(tensors[k].Info.Shape) == 2 {
-			tensors[k].Info.DType = []dtype.DType{dtype.Q5_0, dtype.Q5_1}[i%2]
+			tensors[k].Info.DType = types(i, tensors[k].Info.Name)
 			i++
 		}
 	}
@@ -57,8 +89,10 @@ func TestFileOnlyTypesLoad(t *testing.T) {
 			logits[k] = m.Logits(st)[0]
 			if k == 0 {
 				notes := strings.Join(m.LoadNotes(), "\n")
-				require.Contains(t, notes, "q5_0 in the file, held as q8_0 (the same values; +55% bytes)")
-				require.Contains(t, notes, "q5_1 in the file, held as f32 (the same values; +433% bytes)")
+				for _, want := range wantNotes {
+					require.Contains(t, notes, want)
+				}
+				t.Logf("tp=%d: %s", world, notes)
 				ids = append(ids, greedy(t, m, prompt, 8))
 			}
 		}
