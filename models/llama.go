@@ -279,6 +279,7 @@ type llamaRank struct {
 	weightBytes int64
 	notes       []shardNote
 	converted   []conversion
+	maxBlocks   int // the most blocks a kernel of grid runs (maxBlocks)
 }
 
 // conversion records a tensor of a file-only type held as another (quant.ComputeType).

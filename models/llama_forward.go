@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
@@ -90,7 +91,7 @@ func (rk *llamaRank) allocState() error {
 		return fmt.Errorf("activations: %w", err)
 	}
 	per := kv.AttentionScratchLen(nq, cfg.ContextLength)
-	for range blocksPerSM * rk.dev.NumSMs() { // the most blocks a kernel of grid runs
+	for range rk.maxBlocks { // one a block of the attention kernel
 		a.scratch = append(a.scratch, make([]float32, per))
 	}
 	a.top = make([]layers.Candidate, MaxCandidates)
@@ -483,16 +484,28 @@ func (rk *llamaRank) single(s *device.Stream, name string, w device.Work, fn fun
 // SM costs more than the work it takes over.
 const minBlockWork = 1 << 15
 
-// blocksPerSM splits big kernels finer than one block per SM: SMs take blocks as they
-// come, so one that starts late (a worker woken after the others) takes fewer instead of
-// holding the whole kernel back. Results do not depend on the split.
-const blocksPerSM = 4
+// maxBlocks is the most blocks a kernel of grid runs on a rank of a group of world
+// devices of sms SMs each, fixed when the rank loads. Where each of the group's SMs has a
+// core of its own, big kernels split four blocks an SM: SMs take blocks as they come, so
+// one that starts late (a worker woken after the others) takes fewer instead of holding
+// the whole kernel back. Where the group's SMs outnumber the cores (TP 8 on two cores: 16
+// SMs), a core that one rank's late SM leaves idle runs another rank's blocks, and every
+// block more only costs its bookkeeping and restarts the kernel's streams of weights: one
+// block an SM. Medium Q4_K decode, the two splits alternated in one process: at TP 8, one
+// block an SM read +1.4% to +4.2% tok/s over four; at TP 1, -0.7% and -3.9% (BENCHMARKS.md,
+// issue 11). Results do not depend on the split.
+func maxBlocks(world, sms int) int {
+	if world*sms > runtime.GOMAXPROCS(0) {
+		return sms
+	}
+	return 4 * sms
+}
 
 // grid returns an op that launches fn over units [0, units) split among the SMs, at most
 // one block per minBlockWork of work (work is the multiply-adds of all units); w is what
 // the kernel costs.
 func (rk *llamaRank) grid(s *device.Stream, name string, units, work int, w device.Work, fn func(b device.Block, u0, u1 int) error) func() error {
-	blocks := max(1, min(blocksPerSM*rk.dev.NumSMs(), units, work/minBlockWork))
+	blocks := max(1, min(rk.maxBlocks, units, work/minBlockWork))
 	return func() error {
 		return s.Launch(device.Kernel{Name: name, Grid: blocks, Work: w, Block: func(b device.Block) error {
 			return fn(b, units*b.Index/b.Grid, units*(b.Index+1)/b.Grid)

@@ -14,6 +14,7 @@ import (
 func newLlamaRank(m *Llama, r int, src format.Source) (*llamaRank, error) {
 	cfg, p := m.cfg, m.plan
 	rk := &llamaRank{m: m, rank: r, dev: m.group.Device(r), overlapEvents: newOverlapEvents()}
+	rk.maxBlocks = maxBlocks(p.World, rk.dev.NumSMs())
 	hd := cfg.HeadDim
 	h0, h1 := p.QHeads(r)
 	k0, k1 := p.KVHeads(r)
