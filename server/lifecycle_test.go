@@ -208,7 +208,8 @@ func TestShutdownFinishesStream(t *testing.T) {
 func TestShutdownEndsStream(t *testing.T) {
 	e := newModel(t, "demo")
 	ts := start(t, Config{}, e)
-	resp := ts.open(t, "/v1/chat/completions", map[string]any{"messages": chatMessages, "max_tokens": 1000, "stream": true})
+	// ignore_eos: a sampled EOS would end the stream before the grace period does.
+	resp := ts.open(t, "/v1/chat/completions", map[string]any{"messages": chatMessages, "max_tokens": 1000, "ignore_eos": true, "stream": true})
 	defer resp.Body.Close()
 	r := bufio.NewReader(resp.Body)
 	readEvent(t, r) // the role
@@ -220,7 +221,8 @@ func TestShutdownEndsStream(t *testing.T) {
 	data, _ := events(t, r)
 	require.Less(t, len(data), 500, "the stream was ended, not finished")
 	require.Equal(t, "[DONE]", data[len(data)-1])
-	e503 := decode(t, data[len(data)-2])["error"].(map[string]any)
+	e503, ok := decode(t, data[len(data)-2])["error"].(map[string]any)
+	require.True(t, ok, "the event before [DONE] is an error: %s", data[len(data)-2])
 	require.Equal(t, "server_error", e503["type"])
 	require.Equal(t, "shutting_down", e503["code"])
 	require.Zero(t, e.Blocks().InUse())
