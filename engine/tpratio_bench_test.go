@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"runtime/pprof"
 	"strconv"
 	"testing"
@@ -56,6 +57,54 @@ func BenchmarkDecodeTPRatio(b *testing.B) {
 			b.ReportMetric(median(cpus[0]), "tp1-cpuMs/tok")
 			b.ReportMetric(median(cpus[1]), "tp8-cpuMs/tok")
 			b.ReportMetric(median(cpuRatios), "tp8/tp1-cpuMs")
+		})
+	}
+}
+
+// BenchmarkDecodeTPScaling decodes batch-1 greedy on the medium preset at TP 1, 2, 4 and 8
+// of one weight type in one process, rotating the four engines every iteration, and
+// reports per degree the median tok/s, its ratio to TP 1 and the CPU ms a token it spends
+// beyond TP 1 (dcpuMs, each a median of the pairs of one iteration). On a machine of fewer
+// cores than a group has ranks, dcpuMs growing linearly with the degree is work that every
+// rank repeats (its all-reduce + RMSNorm, its launches, its attention call):
+//
+//	go test -run '^$' -bench 'DecodeTPScaling/q4_k' -benchtime 12x ./engine/
+func BenchmarkDecodeTPScaling(b *testing.B) {
+	const tokens = 33
+	tps := []int{1, 2, 4, 8}
+	for _, dt := range []dtype.DType{dtype.F16, dtype.Q8_0, dtype.Q4_0, dtype.Q4_K} {
+		b.Run(dt.String(), func(b *testing.B) {
+			engines := make([]*Engine, len(tps))
+			for i, tp := range tps {
+				e, err := New(Config{Model: "medium", TP: tp, WeightDType: dt, MaxRunning: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer e.Close()
+				engines[i] = e
+			}
+			rates, ratios, extraCPU := make([][]float64, len(tps)), make([][]float64, len(tps)), make([][]float64, len(tps))
+			i := 0
+			for b.Loop() {
+				rate, cpu := make([]float64, len(tps)), make([]float64, len(tps))
+				for k := range tps {
+					at := (i + k) % len(tps) // rotate which degree runs first
+					rate[at], cpu[at] = decodeOnce(b, engines[at], tokens)
+				}
+				i++
+				for k := range tps {
+					rates[k] = append(rates[k], rate[k])
+					ratios[k] = append(ratios[k], rate[k]/rate[0])
+					extraCPU[k] = append(extraCPU[k], cpu[k]-cpu[0])
+				}
+			}
+			for k, tp := range tps {
+				b.ReportMetric(median(rates[k]), fmt.Sprintf("tp%d-tok/s", tp))
+				if k > 0 {
+					b.ReportMetric(median(ratios[k]), fmt.Sprintf("tp%d/tp1-tok/s", tp))
+					b.ReportMetric(median(extraCPU[k]), fmt.Sprintf("tp%d-dcpuMs/tok", tp))
+				}
+			}
 		})
 	}
 }
