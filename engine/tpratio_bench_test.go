@@ -63,10 +63,11 @@ func BenchmarkDecodeTPRatio(b *testing.B) {
 
 // BenchmarkDecodeTPScaling decodes batch-1 greedy on the medium preset at TP 1, 2, 4 and 8
 // of one weight type in one process, rotating the four engines every iteration, and
-// reports per degree the median tok/s, its ratio to TP 1 and the CPU ms a token it spends
-// beyond TP 1 (dcpuMs, each a median of the pairs of one iteration). On a machine of fewer
-// cores than a group has ranks, dcpuMs growing linearly with the degree is work that every
-// rank repeats (its all-reduce + RMSNorm, its launches, its attention call):
+// reports per degree the median tok/s, its ratio to TP 1 and dcpuMs: the median over the
+// iterations of its process CPU ms a token (prefill included) minus TP 1's in the same
+// iteration. On a machine of fewer cores than a group has ranks, dcpuMs growing linearly
+// with the degree is work that every rank repeats (its all-reduce + RMSNorm, its launches,
+// its attention call):
 //
 //	go test -run '^$' -bench 'DecodeTPScaling/q4_k' -benchtime 12x ./engine/
 func BenchmarkDecodeTPScaling(b *testing.B) {
