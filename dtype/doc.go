@@ -4,6 +4,6 @@
 // type), and GGML's block types (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, and Q5_0 and Q5_1, which
 // files hold but no kernel takes: FileOnly), which have no per-element size: each says how
 // many values share a block and how many bytes the block takes (ggml's type_traits), so
-// that buffers, rows and shards are counted in whole blocks. Package quant encodes and decodes the blocks. It is a leaf: every other
-// package may import it.
+// that buffers, rows and shards are counted in whole blocks. Package quant encodes and
+// decodes the blocks. It is a leaf: every other package may import it.
 package dtype

@@ -18,45 +18,15 @@ import (
 //
 //	go test -run '^$' -bench 'DecodeTPRatio/q4_0' -benchtime 8x ./engine/
 func BenchmarkDecodeTPRatio(b *testing.B) {
-	const tokens = 33
 	for _, dt := range []dtype.DType{dtype.F16, dtype.Q8_0, dtype.Q4_0, dtype.Q4_K} {
 		b.Run(dt.String(), func(b *testing.B) {
-			var engines [2]*Engine
-			for i, tp := range []int{1, 8} {
-				var e *Engine
-				var err error
-				// The engine's goroutines inherit the label, so a CPU profile of this
-				// benchmark splits by degree: -tagfocus degree=tp8.
-				pprof.Do(context.Background(), pprof.Labels("degree", "tp"+strconv.Itoa(tp)), func(context.Context) {
-					e, err = New(Config{Model: "medium", TP: tp, WeightDType: dt, MaxRunning: 1})
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer e.Close()
-				engines[i] = e
-			}
-			var rates, cpus [2][]float64
-			var rateRatios, cpuRatios []float64
-			i := 0
-			for b.Loop() {
-				var rate, cpu [2]float64
-				for k := range 2 {
-					at := (i + k) % 2 // alternate which degree runs first
-					rate[at], cpu[at] = decodeOnce(b, engines[at], tokens)
-				}
-				i++
-				for at := range 2 {
-					rates[at], cpus[at] = append(rates[at], rate[at]), append(cpus[at], cpu[at])
-				}
-				rateRatios, cpuRatios = append(rateRatios, rate[1]/rate[0]), append(cpuRatios, cpu[1]/cpu[0])
-			}
+			rates, cpus := decodeRotating(b, loadDegrees(b, dt, 1, 8))
 			b.ReportMetric(median(rates[0]), "tp1-tok/s")
 			b.ReportMetric(median(rates[1]), "tp8-tok/s")
-			b.ReportMetric(median(rateRatios), "tp8/tp1-tok/s")
+			b.ReportMetric(median(pairwise(rates[1], rates[0], ratio)), "tp8/tp1-tok/s")
 			b.ReportMetric(median(cpus[0]), "tp1-cpuMs/tok")
 			b.ReportMetric(median(cpus[1]), "tp8-cpuMs/tok")
-			b.ReportMetric(median(cpuRatios), "tp8/tp1-cpuMs")
+			b.ReportMetric(median(pairwise(cpus[1], cpus[0], ratio)), "tp8/tp1-cpuMs")
 		})
 	}
 }
@@ -71,41 +41,65 @@ func BenchmarkDecodeTPRatio(b *testing.B) {
 //
 //	go test -run '^$' -bench 'DecodeTPScaling/q4_k' -benchtime 12x ./engine/
 func BenchmarkDecodeTPScaling(b *testing.B) {
-	const tokens = 33
 	tps := []int{1, 2, 4, 8}
 	for _, dt := range []dtype.DType{dtype.F16, dtype.Q8_0, dtype.Q4_0, dtype.Q4_K} {
 		b.Run(dt.String(), func(b *testing.B) {
-			engines := make([]*Engine, len(tps))
-			for i, tp := range tps {
-				e, err := New(Config{Model: "medium", TP: tp, WeightDType: dt, MaxRunning: 1})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer e.Close()
-				engines[i] = e
-			}
-			rates, ratios, extraCPU := make([][]float64, len(tps)), make([][]float64, len(tps)), make([][]float64, len(tps))
-			i := 0
-			for b.Loop() {
-				rate, cpu := make([]float64, len(tps)), make([]float64, len(tps))
-				for k := range tps {
-					at := (i + k) % len(tps) // rotate which degree runs first
-					rate[at], cpu[at] = decodeOnce(b, engines[at], tokens)
-				}
-				i++
-				for k := range tps {
-					rates[k] = append(rates[k], rate[k])
-					ratios[k] = append(ratios[k], rate[k]/rate[0])
-					extraCPU[k] = append(extraCPU[k], cpu[k]-cpu[0])
-				}
-			}
+			rates, cpus := decodeRotating(b, loadDegrees(b, dt, tps...))
 			for k, tp := range tps {
 				b.ReportMetric(median(rates[k]), fmt.Sprintf("tp%d-tok/s", tp))
 				if k > 0 {
-					b.ReportMetric(median(ratios[k]), fmt.Sprintf("tp%d/tp1-tok/s", tp))
-					b.ReportMetric(median(extraCPU[k]), fmt.Sprintf("tp%d-dcpuMs/tok", tp))
+					b.ReportMetric(median(pairwise(rates[k], rates[0], ratio)), fmt.Sprintf("tp%d/tp1-tok/s", tp))
+					b.ReportMetric(median(pairwise(cpus[k], cpus[0], func(a, b float64) float64 { return a - b })), fmt.Sprintf("tp%d-dcpuMs/tok", tp))
 				}
 			}
 		})
 	}
 }
+
+// loadDegrees loads the medium preset in dt at each TP degree, closed when b ends. The
+// engines' goroutines inherit a pprof label, so a CPU profile of the benchmark splits by
+// degree: -tagfocus degree=tp8.
+func loadDegrees(b *testing.B, dt dtype.DType, tps ...int) []*Engine {
+	engines := make([]*Engine, len(tps))
+	for i, tp := range tps {
+		var err error
+		pprof.Do(context.Background(), pprof.Labels("degree", "tp"+strconv.Itoa(tp)), func(context.Context) {
+			engines[i], err = New(Config{Model: "medium", TP: tp, WeightDType: dt, MaxRunning: 1})
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { engines[i].Close() })
+	}
+	return engines
+}
+
+// decodeRotating runs decodeOnce on every engine each iteration, rotating which goes first,
+// and returns each engine's tok/s and cpuMs/tok per iteration: the engines of one
+// iteration share the machine's load of those seconds.
+func decodeRotating(b *testing.B, engines []*Engine) (rates, cpus [][]float64) {
+	const tokens = 33
+	n := len(engines)
+	rates, cpus = make([][]float64, n), make([][]float64, n)
+	i := 0
+	for b.Loop() {
+		for k := range n {
+			at := (i + k) % n
+			rate, cpu := decodeOnce(b, engines[at], tokens)
+			rates[at], cpus[at] = append(rates[at], rate), append(cpus[at], cpu)
+		}
+		i++
+	}
+	return rates, cpus
+}
+
+// pairwise is f of the two series' values of each iteration.
+func pairwise(x, y []float64, f func(a, b float64) float64) []float64 {
+	out := make([]float64, len(x))
+	for i := range x {
+		out[i] = f(x[i], y[i])
+	}
+	return out
+}
+
+func ratio(a, b float64) float64 { return a / b }

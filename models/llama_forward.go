@@ -91,7 +91,7 @@ func (rk *llamaRank) allocState() error {
 		return fmt.Errorf("activations: %w", err)
 	}
 	per := kv.AttentionScratchLen(nq, cfg.ContextLength)
-	for range rk.maxBlocks { // one a block of the attention kernel
+	for range rk.maxBlocks { // one per block of the attention kernel (a grid)
 		a.scratch = append(a.scratch, make([]float32, per))
 	}
 	a.top = make([]layers.Candidate, MaxCandidates)
