@@ -7,9 +7,10 @@ import (
 )
 
 // DType is the type of the values in device memory: an element type (f32, bf16, f16), or a
-// block type of GGML's (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K; Q5_0 and Q5_1 in files only), whose
-// values come in blocks of BlockSize that share scales and occupy BlockBytes together, so
-// that no single value has a size of its own (ggml's type_traits: blck_size, type_size).
+// block type of GGML's (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K; Q5_0 and Q5_1 in files only) or of
+// devices only (Q5_1x8), whose values come in blocks of BlockSize that share scales and
+// occupy BlockBytes together, so that no single value has a size of its own (ggml's
+// type_traits: blck_size, type_size).
 type DType uint8
 
 // The types. BF16 and F16 are stored as 16-bit words and converted exactly: widening to f32
@@ -37,6 +38,11 @@ const (
 	// Q5_1: 32 values in 24 bytes, an f16 scale and min and 32 5-bit values. A file type
 	// only (FileOnly).
 	Q5_1
+	// Q5_1x8: Q5_1's values with a byte each, 32 in 36 bytes: an f16 scale d, an f16 min
+	// m, then 32 int8 q (0..31), each value d·q + m. Not a GGML type: a device holds a
+	// file's Q5_1 tensors so (DeviceOnly), because a kernel reads bytes faster than it
+	// gathers fifth bits, and the bytes are still 0.28 of f32's.
+	Q5_1x8
 )
 
 type traits struct {
@@ -44,6 +50,7 @@ type traits struct {
 	blockSize, bytes int
 	aliases          []string
 	fileOnly         bool
+	deviceOnly       bool
 }
 
 // table holds the traits of every type, indexed by DType; it is never written.
@@ -58,6 +65,8 @@ var table = [...]traits{
 	Q6_K: {name: "q6_k", blockSize: 256, bytes: 210},
 	Q5_0: {name: "q5_0", blockSize: 32, bytes: 22, fileOnly: true},
 	Q5_1: {name: "q5_1", blockSize: 32, bytes: 24, fileOnly: true},
+	// Q5_1x8: d f16, m f16, qs[32] int8
+	Q5_1x8: {name: "q5_1x8", blockSize: 32, bytes: 36, deviceOnly: true},
 }
 
 func (t DType) traits() traits {
@@ -83,6 +92,11 @@ func (t DType) Quantized() bool { return t.traits().blockSize > 1 }
 // loads such a tensor as another type (package quant's ComputeType); Parse does not accept
 // them, so no option asks for one.
 func (t DType) FileOnly() bool { return t.traits().fileOnly }
+
+// DeviceOnly reports whether t is a block type that only devices hold, a file's tensors
+// of another type rewritten with the same values (Q5_1x8 for Q5_1). No file stores it and
+// Parse does not accept it.
+func (t DType) DeviceOnly() bool { return t.traits().deviceOnly }
 
 // Size is the number of bytes one element of an element type occupies; 0 for block types,
 // whose values have no size of their own (see BlockBytes).
@@ -146,7 +160,7 @@ func (t DType) String() string {
 func Parse(s string) (DType, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	for t, tr := range table {
-		if tr.blockSize != 0 && !tr.fileOnly && (name == tr.name || slices.Contains(tr.aliases, name)) {
+		if tr.blockSize != 0 && !tr.fileOnly && !tr.deviceOnly && (name == tr.name || slices.Contains(tr.aliases, name)) {
 			return DType(t), nil
 		}
 	}

@@ -82,7 +82,7 @@ func TestInvalidDType(t *testing.T) {
 		name string
 	}{
 		{0, "dtype(0)"},
-		{11, "dtype(11)"},
+		{200, "dtype(200)"},
 		{255, "dtype(255)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,6 +113,7 @@ func TestBlockTraits(t *testing.T) {
 		{dtype.Q6_K, 256, 210, 6.5625},
 		{dtype.Q5_0, 32, 22, 5.5},
 		{dtype.Q5_1, 32, 24, 6},
+		{dtype.Q5_1x8, 32, 36, 9},
 	} {
 		t.Run(tc.t.String(), func(t *testing.T) {
 			require.Equal(t, tc.block, tc.t.BlockSize())
@@ -132,21 +133,25 @@ func TestBlockTraits(t *testing.T) {
 	require.Zero(t, dtype.DType(0).Bytes(32))
 }
 
-// TestFileOnlyTypes: Q5_0 and Q5_1 are block types of files that no option can ask for.
+// TestFileOnlyTypes: Q5_0 and Q5_1 are block types of files, and Q5_1x8 one of devices,
+// that no option can ask for.
 func TestFileOnlyTypes(t *testing.T) {
 	for _, tc := range []struct {
-		t    dtype.DType
-		name string
-	}{{dtype.Q5_0, "q5_0"}, {dtype.Q5_1, "q5_1"}} {
+		t                    dtype.DType
+		name                 string
+		fileOnly, deviceOnly bool
+	}{{dtype.Q5_0, "q5_0", true, false}, {dtype.Q5_1, "q5_1", true, false}, {dtype.Q5_1x8, "q5_1x8", false, true}} {
 		require.True(t, tc.t.Valid())
 		require.True(t, tc.t.Quantized())
-		require.True(t, tc.t.FileOnly())
+		require.Equal(t, tc.fileOnly, tc.t.FileOnly())
+		require.Equal(t, tc.deviceOnly, tc.t.DeviceOnly())
 		require.Equal(t, tc.name, tc.t.String())
 		_, err := dtype.Parse(tc.name)
 		require.ErrorContains(t, err, `unknown dtype "`+tc.name+`"`)
 	}
 	for _, c := range []dtype.DType{dtype.F32, dtype.BF16, dtype.F16, dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K} {
 		require.False(t, c.FileOnly(), "%v", c)
+		require.False(t, c.DeviceOnly(), "%v", c)
 	}
 }
 

@@ -11,12 +11,13 @@ import (
 func QuantizedInputBytes(w Matrix, m int) int { return m * quant.ActsFor(w.DType).RowBytes(w.Cols) }
 
 // LinearQuantRows computes the outputs [o0, o1) of a linear layer without bias whose
-// weights are quantized (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K in package quant's device layout), for
-// the M = len(y)/w.Rows rows of activations xq quantized for them (quant.QuantizeActs with
-// quant.ActsFor(w.DType)): y[m·out + o] = Σ dequant(W[o])·dequant(x[m]), with quant.Dot's
-// integer block sums and fixed order of f32 operations (its doc comment holds the reference
-// loops), so a GEMM row is bitwise the GEMV of that row on any split of the rows. Only
-// columns [o0, o1) of y are written. It does not allocate.
+// weights are quantized (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q5_1x8 in package quant's device
+// layout), for the M = len(y)/w.Rows rows of activations xq quantized for them
+// (quant.QuantizeActs with quant.ActsFor(w.DType)): y[m·out + o] = Σ
+// dequant(W[o])·dequant(x[m]), with quant.Dot's integer block sums and fixed order of f32
+// operations (its doc comment holds the reference loops), so a GEMM row is bitwise the
+// GEMV of that row on any split of the rows. Only columns [o0, o1) of y are written. It does
+// not allocate.
 //
 // Activations are quantized (to 16-bit integers, quant.Acts says why not 8) rather than the
 // weights widened to f32: a kernel that widens every weight to f32 pays a conversion, a

@@ -152,7 +152,7 @@ func requireReadErrors(t *testing.T, src format.Source, name string) {
 		{"negative row", format.Region{Row0: -1, Row1: 1, Col0: 0, Col1: 1}, big, "out of bounds"},
 		{"reversed cols", format.Region{Row0: 0, Row1: 1, Col0: 2, Col1: 1}, big, "out of bounds"},
 		{"short destination", info.All(), format.F32Dest(make([]float32, rows*cols-1)), "destination holds"},
-		{"invalid dtype", info.All(), format.Dest{DType: 11}, "dtype"},
+		{"invalid dtype", info.All(), format.Dest{DType: 200}, "dtype"},
 		{"mixed destination", info.All(), format.Dest{DType: dtype.F32, F32: make([]float32, rows*cols), U16: []uint16{1}}, "16-bit"},
 		{"bf16 with f32", info.All(), format.Dest{DType: dtype.BF16, F32: make([]float32, rows*cols), U16: make([]uint16, rows*cols)}, "float32"},
 	} {

@@ -15,9 +15,9 @@ import (
 // TestFileOnlyTypesLoad: a GGUF whose matrices are Q5_0 and Q5_1, as llama-quantize writes
 // Q4_K_M and Q5_K_M files for the matrices whose rows are not whole 256-value super-blocks,
 // loads at TP 1, 2, 4 and 8 with each tensor held as quant.ComputeType says (Q5_0 as Q8_0,
-// Q5_1 as f32, both the same values), including TP 8's o_proj shards, which cut blocks:
+// Q5_1 as Q5_1x8, both the same values), including TP 8's o_proj shards, which cut blocks:
 // its step-0 logits match, within 1e-3, those of the same model with every weight
-// dequantized to f32 on disk (the Q8_0 matrices take 16-bit activations); the load notes
+// dequantized to f32 on disk (the Q8_0 and Q5_1x8 matrices take 16-bit activations); the load notes
 // name each conversion; and every degree decodes the same greedy ids. Two files: the two
 // types alternating, and a Q4_K_M-like mix on a 64-wide model with an FFN of two
 // super-blocks (Q5_0 where rows are 64 wide, Q4_K for ffn_down, Q8_0 for the LM head), whose
@@ -41,8 +41,8 @@ func TestFileOnlyTypesLoad(t *testing.T) {
 		types func(i int, name string) dtype.DType
 		notes []string
 	}{
-		{"alternating", 0, alternating, []string{"q5_0 in the file, held as q8_0 (the same values; +55% bytes)", "q5_1 in the file, held as f32 (the same values; +433% bytes)"}},
-		{"q4_k_m-like", 512, q4KM, []string{"blk.*.attn_q.weight: q5_0 in the file, held as q8_0", "blk.*.attn_v.weight: q5_1 in the file, held as f32"}},
+		{"alternating", 0, alternating, []string{"q5_0 in the file, held as q8_0 (the same values; +55% bytes)", "q5_1 in the file, held as q5_1x8 (the same values; +50% bytes)"}},
+		{"q4_k_m-like", 512, q4KM, []string{"blk.*.attn_q.weight: q5_0 in the file, held as q8_0", "blk.*.attn_v.weight: q5_1 in the file, held as q5_1x8"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testFileOnlyTypesLoad(t, tc.ffn, tc.types, tc.notes) })
 	}

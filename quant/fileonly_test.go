@@ -118,24 +118,36 @@ func TestQuantizeQ5(t *testing.T) {
 }
 
 // FuzzQ5_0AsQ8_0: Q5_0 blocks rewritten as Q8_0 dequantize to the same f32 bits.
-func FuzzQ5_0AsQ8_0(f *testing.F) {
+func FuzzQ5_0AsQ8_0(f *testing.F) { fuzzRewrite(f, dtype.Q5_0, dtype.Q8_0, Q5_0AsQ8_0) }
+
+// FuzzQ5_1AsQ5_1x8: Q5_1 blocks rewritten as Q5_1x8 dequantize to the same f32 bits.
+func FuzzQ5_1AsQ5_1x8(f *testing.F) { fuzzRewrite(f, dtype.Q5_1, dtype.Q5_1x8, Q5_1AsQ5_1x8) }
+
+// fuzzRewrite fuzzes a rewrite of from's blocks as to's: the values stay the same bits.
+func fuzzRewrite(f *testing.F, from, to dtype.DType, rewrite func(dst, src []byte) error) {
 	r := rand.New(rand.NewPCG(5, 3))
 	for range 8 {
-		f.Add(randBlock5(r, dtype.Q5_0))
+		f.Add(randBlock5(r, from))
+	}
+	sb, scales := from.BlockBytes(), 1
+	if from == dtype.Q5_1 {
+		scales = 2 // and the min
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		src = src[:len(src)/22*22]
-		n := len(src) / 22
+		src = src[:len(src)/sb*sb]
+		n := len(src) / sb
 		for b := range n { // the scales as files hold them: finite, or the comparison is of NaNs
-			if d := dtype.F16ToF32(binary.LittleEndian.Uint16(src[22*b:])); math.IsNaN(float64(d)) || math.IsInf(float64(d), 0) {
-				binary.LittleEndian.PutUint16(src[22*b:], 0x3c00)
+			for s := range scales {
+				if d := dtype.F16ToF32(binary.LittleEndian.Uint16(src[sb*b+2*s:])); math.IsNaN(float64(d)) || math.IsInf(float64(d), 0) {
+					binary.LittleEndian.PutUint16(src[sb*b+2*s:], 0x3c00)
+				}
 			}
 		}
-		dst := make([]byte, 34*n)
-		require.NoError(t, Q5_0AsQ8_0(dst, src))
+		dst := make([]byte, to.BlockBytes()*n)
+		require.NoError(t, rewrite(dst, src))
 		want, got := make([]float32, 32*n), make([]float32, 32*n)
-		require.NoError(t, Dequantize(dtype.Q5_0, want, src))
-		require.NoError(t, Dequantize(dtype.Q8_0, got, dst))
+		require.NoError(t, Dequantize(from, want, src))
+		require.NoError(t, Dequantize(to, got, dst))
 		for i := range want {
 			require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "value %d", i)
 		}
@@ -144,7 +156,7 @@ func FuzzQ5_0AsQ8_0(f *testing.F) {
 
 func TestFileOnlyTypesHaveNoKernels(t *testing.T) {
 	require.Equal(t, dtype.Q8_0, ComputeType(dtype.Q5_0))
-	require.Equal(t, dtype.F32, ComputeType(dtype.Q5_1))
+	require.Equal(t, dtype.Q5_1x8, ComputeType(dtype.Q5_1))
 	for _, typ := range append([]dtype.DType{dtype.F32, dtype.BF16, dtype.F16}, blockTypes...) {
 		require.Equal(t, typ, ComputeType(typ))
 	}
@@ -152,4 +164,6 @@ func TestFileOnlyTypesHaveNoKernels(t *testing.T) {
 	require.ErrorContains(t, DequantizeRow(dtype.Q5_1, make([]float32, 32), make([]byte, 24), 1, 0), "not whole blocks of a block type that kernels take")
 	require.ErrorContains(t, Q5_0AsQ8_0(make([]byte, 34), make([]byte, 21)), "21 bytes of q5_0 are not whole blocks")
 	require.ErrorContains(t, Q5_0AsQ8_0(make([]byte, 33), make([]byte, 22)), "33 bytes of q8_0 do not hold them")
+	require.ErrorContains(t, Q5_1AsQ5_1x8(make([]byte, 36), make([]byte, 23)), "23 bytes of q5_1 are not whole blocks")
+	require.ErrorContains(t, Q5_1AsQ5_1x8(make([]byte, 35), make([]byte, 24)), "35 bytes of q5_1x8 do not hold them")
 }

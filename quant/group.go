@@ -13,6 +13,7 @@ import "github.com/tpslice/tpslice/dtype"
 // has bytes, not nibbles: its quad k takes 64 bytes, byte 4·rr+m value 4k+m of row rr.
 //
 //	Q8_0 (544 bytes):  quads[8] (int8), d[16] f16
+//	Q5_1x8 (576 bytes): quads[8] (int8, as Q8_0's), d[16] f16, m[16] f16
 //	Q4_0 (288 bytes):  quads[8], d[16] f16
 //	Q4_K (2304 bytes): quads[64], scales[12][16] (byte p of every row's 12 packed scale
 //	                   bytes, rows in order), d[16] f16, dmin[16] f16
@@ -38,11 +39,12 @@ type groupCodec struct {
 
 // groupCodecs are the codecs of the grouped types; never written.
 var groupCodecs = map[dtype.DType]groupCodec{
-	dtype.Q8_0: {packQ8_0Block, unpackQ8_0Block},
-	dtype.Q4_0: {packQ4_0Block, unpackQ4_0Block},
-	dtype.Q4_K: {packQ4_KBlock, unpackQ4_KBlock},
-	dtype.Q5_K: {packQ5_KBlock, unpackQ5_KBlock},
-	dtype.Q6_K: {packQ6_KBlock, unpackQ6_KBlock},
+	dtype.Q8_0:   {packQ8_0Block, unpackQ8_0Block},
+	dtype.Q4_0:   {packQ4_0Block, unpackQ4_0Block},
+	dtype.Q4_K:   {packQ4_KBlock, unpackQ4_KBlock},
+	dtype.Q5_K:   {packQ5_KBlock, unpackQ5_KBlock},
+	dtype.Q6_K:   {packQ6_KBlock, unpackQ6_KBlock},
+	dtype.Q5_1x8: {packQ5_1x8Block, unpackQ5_1x8Block},
 }
 
 // grouped reports whether t's device layout interleaves groups of rows: every block type's
@@ -126,6 +128,22 @@ func unpackQ8_0Block(g, blk []byte, rr int) {
 		g[q80Qs+i] = blk[q8At(i, rr)]
 	}
 	copy(g[q80D:q80D+2], blk[512+2*rr:])
+}
+
+func packQ5_1x8Block(blk []byte, rr int, g []byte) {
+	for i := range 32 {
+		blk[q8At(i, rr)] = g[q518Qs+i]
+	}
+	copy(blk[512+2*rr:], g[q518D:q518D+2])
+	copy(blk[544+2*rr:], g[q518M:q518M+2])
+}
+
+func unpackQ5_1x8Block(g, blk []byte, rr int) {
+	for i := range 32 {
+		g[q518Qs+i] = blk[q8At(i, rr)]
+	}
+	copy(g[q518D:q518D+2], blk[512+2*rr:])
+	copy(g[q518M:q518M+2], blk[544+2*rr:])
 }
 
 // packQ4_0Block: GGML byte j holds values j (low nibble) and j+16 (high).
