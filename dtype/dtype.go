@@ -7,10 +7,9 @@ import (
 )
 
 // DType is the type of the values in device memory: an element type (f32, bf16, f16), or a
-// block type of GGML's (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K; Q5_0 and Q5_1 in files only) or of
-// devices only (Q5_1x8), whose values come in blocks of BlockSize that share scales and
-// occupy BlockBytes together, so that no single value has a size of its own (ggml's
-// type_traits: blck_size, type_size).
+// block type of GGML's (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q5_0, Q5_1), whose values come in
+// blocks of BlockSize that share scales and occupy BlockBytes together, so that no single
+// value has a size of its own (ggml's type_traits: blck_size, type_size).
 type DType uint8
 
 // The types. BF16 and F16 are stored as 16-bit words and converted exactly: widening to f32
@@ -32,25 +31,16 @@ const (
 	// Q6_K: 256 values in 210 bytes, an f16 scale, 16 sub-blocks of 16 with int8 scales,
 	// 6-bit values offset by 32.
 	Q6_K
-	// Q5_0: 32 values in 22 bytes, an f16 scale and 32 5-bit values offset by 16. A file
-	// type only (FileOnly).
+	// Q5_0: 32 values in 22 bytes, an f16 scale and 32 5-bit values offset by 16.
 	Q5_0
-	// Q5_1: 32 values in 24 bytes, an f16 scale and min and 32 5-bit values. A file type
-	// only (FileOnly).
+	// Q5_1: 32 values in 24 bytes, an f16 scale and min and 32 5-bit values.
 	Q5_1
-	// Q5_1x8: Q5_1's values with a byte each, 32 in 36 bytes: an f16 scale d, an f16 min
-	// m, then 32 int8 q (0..31), each value d·q + m. Not a GGML type: a device holds a
-	// file's Q5_1 tensors so (DeviceOnly), which takes Q8_0's kernel plus one min term a
-	// block, in 0.28 of f32's bytes (1.5× the file's).
-	Q5_1x8
 )
 
 type traits struct {
 	name             string
 	blockSize, bytes int
 	aliases          []string
-	fileOnly         bool
-	deviceOnly       bool
 }
 
 // table holds the traits of every type, indexed by DType; it is never written.
@@ -63,10 +53,8 @@ var table = [...]traits{
 	Q4_K: {name: "q4_k", blockSize: 256, bytes: 144},
 	Q5_K: {name: "q5_k", blockSize: 256, bytes: 176},
 	Q6_K: {name: "q6_k", blockSize: 256, bytes: 210},
-	Q5_0: {name: "q5_0", blockSize: 32, bytes: 22, fileOnly: true},
-	Q5_1: {name: "q5_1", blockSize: 32, bytes: 24, fileOnly: true},
-	// Q5_1x8: d f16, m f16, qs[32] int8
-	Q5_1x8: {name: "q5_1x8", blockSize: 32, bytes: 36, deviceOnly: true},
+	Q5_0: {name: "q5_0", blockSize: 32, bytes: 22},
+	Q5_1: {name: "q5_1", blockSize: 32, bytes: 24},
 }
 
 func (t DType) traits() traits {
@@ -85,18 +73,6 @@ func (t DType) Scalar() bool { return t.traits().blockSize == 1 }
 
 // Quantized reports whether t is a block type.
 func (t DType) Quantized() bool { return t.traits().blockSize > 1 }
-
-// FileOnly reports whether t is a block type that files store but no kernel takes: Q5_0
-// and Q5_1, which llama-quantize writes into Q4_K_M and Q5_K_M files for the matrices
-// whose rows are not whole 256-value super-blocks (a hidden size of 576 or 896). A model
-// loads such a tensor as another type (package quant's ComputeType); Parse does not accept
-// them, so no option asks for one.
-func (t DType) FileOnly() bool { return t.traits().fileOnly }
-
-// DeviceOnly reports whether t is a block type that only devices hold, a file's tensors
-// of another type rewritten with the same values (Q5_1x8 for Q5_1). No file stores it and
-// Parse does not accept it.
-func (t DType) DeviceOnly() bool { return t.traits().deviceOnly }
 
 // Size is the number of bytes one element of an element type occupies; 0 for block types,
 // whose values have no size of their own (see BlockBytes).
@@ -160,11 +136,11 @@ func (t DType) String() string {
 func Parse(s string) (DType, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	for t, tr := range table {
-		if tr.blockSize != 0 && !tr.fileOnly && !tr.deviceOnly && (name == tr.name || slices.Contains(tr.aliases, name)) {
+		if tr.blockSize != 0 && (name == tr.name || slices.Contains(tr.aliases, name)) {
 			return DType(t), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown dtype %q (want f32, bf16, f16, q8_0, q4_0, q4_k, q5_k or q6_k)", s)
+	return 0, fmt.Errorf("unknown dtype %q (want f32, bf16, f16, q8_0, q4_0, q4_k, q5_k, q6_k, q5_0 or q5_1)", s)
 }
 
 // ParseScalar is Parse restricted to element types, for what must hold one value per

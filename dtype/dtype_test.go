@@ -22,6 +22,8 @@ func TestStringParseRoundTrip(t *testing.T) {
 		{dtype.Q4_K, "q4_k", 0},
 		{dtype.Q5_K, "q5_k", 0},
 		{dtype.Q6_K, "q6_k", 0},
+		{dtype.Q5_0, "q5_0", 0},
+		{dtype.Q5_1, "q5_1", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, tc.name, tc.t.String())
@@ -113,7 +115,6 @@ func TestBlockTraits(t *testing.T) {
 		{dtype.Q6_K, 256, 210, 6.5625},
 		{dtype.Q5_0, 32, 22, 5.5},
 		{dtype.Q5_1, 32, 24, 6},
-		{dtype.Q5_1x8, 32, 36, 9},
 	} {
 		t.Run(tc.t.String(), func(t *testing.T) {
 			require.Equal(t, tc.block, tc.t.BlockSize())
@@ -131,28 +132,6 @@ func TestBlockTraits(t *testing.T) {
 	}
 	require.ErrorContains(t, dtype.DType(0).CheckRow(32), "invalid dtype")
 	require.Zero(t, dtype.DType(0).Bytes(32))
-}
-
-// TestFileOnlyTypes: Q5_0 and Q5_1 are block types of files, and Q5_1x8 one of devices,
-// that no option can ask for.
-func TestFileOnlyTypes(t *testing.T) {
-	for _, tc := range []struct {
-		t                    dtype.DType
-		name                 string
-		fileOnly, deviceOnly bool
-	}{{dtype.Q5_0, "q5_0", true, false}, {dtype.Q5_1, "q5_1", true, false}, {dtype.Q5_1x8, "q5_1x8", false, true}} {
-		require.True(t, tc.t.Valid())
-		require.True(t, tc.t.Quantized())
-		require.Equal(t, tc.fileOnly, tc.t.FileOnly())
-		require.Equal(t, tc.deviceOnly, tc.t.DeviceOnly())
-		require.Equal(t, tc.name, tc.t.String())
-		_, err := dtype.Parse(tc.name)
-		require.ErrorContains(t, err, `unknown dtype "`+tc.name+`"`)
-	}
-	for _, c := range []dtype.DType{dtype.F32, dtype.BF16, dtype.F16, dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K} {
-		require.False(t, c.FileOnly(), "%v", c)
-		require.False(t, c.DeviceOnly(), "%v", c)
-	}
 }
 
 func TestParseScalar(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 func QuantizedInputBytes(w Matrix, m int) int { return m * quant.ActsFor(w.DType).RowBytes(w.Cols) }
 
 // LinearQuantRows computes the outputs [o0, o1) of a linear layer without bias whose
-// weights are quantized (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q5_1x8 in package quant's device
+// weights are quantized (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q5_0, Q5_1 in package quant's device
 // layout), for the M = len(y)/w.Rows rows of activations xq quantized for them
 // (quant.QuantizeActs with quant.ActsFor(w.DType)): y[m·out + o] = Σ
 // dequant(W[o])·dequant(x[m]), with quant.Dot's integer block sums and fixed order of f32

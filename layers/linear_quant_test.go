@@ -12,7 +12,7 @@ import (
 	"github.com/tpslice/tpslice/quant"
 )
 
-var quantTypes = []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K, dtype.Q5_1x8}
+var quantTypes = []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K, dtype.Q5_0, dtype.Q5_1}
 
 // quantMatrix quantizes rows×cols normal values to t in the device layout, and returns the
 // matrix with the values its GGML rows dequantize to.

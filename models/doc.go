@@ -14,8 +14,7 @@
 // (token_embd.weight, blk.N.attn_q.weight, …, output.weight; CanonicalName maps Hugging
 // Face's). Column-parallel layers read row ranges, row-parallel layers read column ranges
 // (whole blocks of a quantized type: a shard whose columns cut blocks holds the blocks it
-// touches; the file-only block types are converted to the types quant.ComputeType names,
-// with the same values: see Llama.LoadNotes). Open picks the format by path: a GGUF file
+// touches: see Llama.LoadNotes). Open picks the format by path: a GGUF file
 // (OpenGGUF: tensors and config from one parsed header), a Hugging Face directory or
 // safetensors file (config.json beside it), a llama2.c checkpoint from a file or from
 // memory (OpenLlama2C, Llama2CFromBytes: the embedded default model of package

@@ -10,7 +10,6 @@ import (
 	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/layers"
 	"github.com/tpslice/tpslice/models/format"
-	"github.com/tpslice/tpslice/quant"
 	"github.com/tpslice/tpslice/tp"
 )
 
@@ -88,10 +87,7 @@ func NewLlama(g *tp.Group, cfg Config, src format.Source, opt LlamaOptions) (*Ll
 	}
 	opt = opt.withDefaults(cfg)
 	if opt.WeightDType != 0 && !opt.WeightDType.Valid() {
-		return nil, fmt.Errorf("models: weight dtype %v is not f32, bf16, f16, q8_0, q4_0, q4_k, q5_k or q6_k", opt.WeightDType)
-	}
-	if opt.WeightDType.FileOnly() {
-		return nil, fmt.Errorf("models: weight dtype %v is a type of files that no kernel takes; choose f32, bf16, f16, q8_0, q4_0, q4_k, q5_k or q6_k", opt.WeightDType)
+		return nil, fmt.Errorf("models: weight dtype %v is not f32, bf16, f16, q8_0, q4_0, q4_k, q5_k, q6_k, q5_0 or q5_1", opt.WeightDType)
 	}
 	if t := opt.WeightDType; t.Quantized() {
 		for _, d := range []struct {
@@ -135,10 +131,10 @@ func NewLlama(g *tp.Group, cfg Config, src format.Source, opt LlamaOptions) (*Ll
 }
 
 // ffnBlock is the granule the FFN is split in (tp.Shape.FFNBlock): the block size of
-// every layer's ffn_down as loaded (the weight dtype where one is set, else the types the
-// stored ones are held as, whose sizes, 1, 32 and 256, divide one another, so the largest
-// is a multiple of all), so that no rank's down shard cuts a block and every rank reads
-// exactly its own bytes of the model.
+// every layer's ffn_down as loaded (the weight dtype where one is set, else the stored
+// types, whose sizes, 1, 32 and 256, divide one another, so the largest is a multiple of
+// all), so that no rank's down shard cuts a block and every rank reads exactly its own
+// bytes of the model.
 func ffnBlock(cfg Config, src format.Source, weights dtype.DType) int {
 	if weights != 0 {
 		return weights.BlockSize()
@@ -146,7 +142,7 @@ func ffnBlock(cfg Config, src format.Source, weights dtype.DType) int {
 	block := 1
 	for l := range cfg.Layers {
 		if info, ok := src.Tensor(LayerTensorName(l, FFNDown)); ok {
-			block = max(block, quant.ComputeType(info.DType).BlockSize())
+			block = max(block, info.DType.BlockSize())
 		}
 	}
 	return block
@@ -174,43 +170,13 @@ func (m *Llama) WeightBytes() []int64 {
 	return out
 }
 
-// LoadNotes says, once per kind of tensor, where loading changed what the file holds:
-//   - a file-only block type converted to the type the kernels take, with the same values
-//     ("blk.*.attn_q.weight: q5_0 in the file, held as q8_0 (the same values; +55% bytes)",
-//     quant.ComputeType);
-//   - a TP split that cut blocks of a quantized type, so that each rank holds the whole
-//     blocks its columns touch ("blk.*.attn_output.weight: q4_k shards of 64 columns cut
-//     its 256-value blocks; every rank holds the whole blocks (+300% bytes over its
-//     shard)"). None when every cut falls on a block boundary, as the FFN's do wherever it
-//     has at least one block a rank (tp.Shape.FFNBlock).
-func (m *Llama) LoadNotes() []string {
-	return append(m.conversionNotes(), m.shardNotes()...)
-}
-
-// conversionNotes is LoadNotes' part on file types converted on load.
-func (m *Llama) conversionNotes() []string {
-	type kind struct {
-		name     string
-		from, to dtype.DType
-	}
-	var order []kind
-	seen := map[kind]bool{}
-	for _, rk := range m.ranks {
-		for _, c := range rk.converted {
-			k := kind{layerPattern(c.tensor), c.from, c.to}
-			if !seen[k] {
-				seen[k] = true
-				order = append(order, k)
-			}
-		}
-	}
-	out := make([]string, 0, len(order))
-	for _, k := range order {
-		out = append(out, fmt.Sprintf("%s: %v in the file, held as %v (the same values; %+.0f%% bytes)",
-			k.name, k.from, k.to, 100*(k.to.BitsPerWeight()/k.from.BitsPerWeight()-1)))
-	}
-	return out
-}
+// LoadNotes says, once per kind of tensor, where a TP split cut blocks of a quantized
+// type, so that each rank holds the whole blocks its columns touch
+// ("blk.*.attn_output.weight: q4_k shards of 64 columns cut its 256-value blocks; every
+// rank holds the whole blocks (+300% bytes over its shard)"). None when every cut falls on
+// a block boundary, as the FFN's do wherever it has at least one block a rank
+// (tp.Shape.FFNBlock).
+func (m *Llama) LoadNotes() []string { return m.shardNotes() }
 
 // shardNotes is LoadNotes' part on TP splits that cut blocks.
 func (m *Llama) shardNotes() []string {
@@ -278,14 +244,7 @@ type llamaRank struct {
 
 	weightBytes int64
 	notes       []shardNote
-	converted   []conversion
 	maxBlocks   int // the most blocks a kernel of grid runs (maxBlocks)
-}
-
-// conversion records a tensor of a file-only type held as another (quant.ComputeType).
-type conversion struct {
-	tensor   string
-	from, to dtype.DType
 }
 
 // shardNote records a row-parallel shard that holds whole blocks beyond its columns (see

@@ -131,9 +131,7 @@ func (rk *llamaRank) loadMatrix(src format.Source, name string, region func(form
 	reg := region(info)
 	t := rk.m.opt.WeightDType
 	if t == 0 {
-		if t = quant.ComputeType(info.DType); t != info.DType {
-			rk.converted = append(rk.converted, conversion{tensor: name, from: info.DType, to: t})
-		}
+		t = info.DType
 	}
 	// A padded shard (the last FFN columns where the ranks do not divide the width) reaches
 	// past the tensor: only the part inside it is read, and the rest of the matrix is zeros.

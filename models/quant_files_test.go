@@ -64,8 +64,8 @@ func needShared(t *testing.T, path string) {
 	}
 }
 
-// TestWriteGGUFQuantized: WriteGGUF stores block types, the file-only Q5_0 and Q5_1
-// among them (quantizing the values, or the blocks given), OpenGGUF reads the same blocks back, and a file read whole and written
+// TestWriteGGUFQuantized: WriteGGUF stores every block type (quantizing the values, or the
+// blocks given), OpenGGUF reads the same blocks back, and a file read whole and written
 // again is byte for byte the file.
 func TestWriteGGUFQuantized(t *testing.T) {
 	cfg, err := models.Preset("tiny")

@@ -24,11 +24,12 @@ import (
 type Acts uint8
 
 const (
-	// Acts16x32 quantizes blocks of 32 activations, for Q8_0, Q4_0 and Q5_1x8 weights, to
-	// at most ±32639 so that each value splits into two signed bytes, q = 256·hi + lo (lo
-	// the low byte as int8): the kernels multiply bytes of weights with bytes of activations
-	// (VPDPBUSD), once per byte plane. A row of nb blocks is, per block, lo[32] then hi[32]
-	// (int8), then d[nb] f32, then s[nb] int32, the sums of each block's q.
+	// Acts16x32 quantizes blocks of 32 activations, for Q8_0, Q4_0, Q5_0 and Q5_1 weights,
+	// to at most ±32639 so that each value splits into two signed bytes, q = 256·hi + lo
+	// (lo the low byte as int8): the kernels multiply bytes of weights with bytes of
+	// activations (VPDPBUSD), once per byte plane. A row of nb blocks is, per block,
+	// lo[32] then hi[32] (int8), then d[nb] f32, then s[nb] int32, the sums of each
+	// block's q.
 	Acts16x32 Acts = iota + 1
 	// Acts16x256 quantizes blocks of 256, for the K-quants, split into byte planes as
 	// Acts16x32 is; its sums over each 16 values meet the K-quants' sub-block minimums. A
@@ -48,7 +49,7 @@ const splitLimit = 127*256 + 127
 // ActsFor is the activation quantization that weights of type t take.
 func ActsFor(t dtype.DType) Acts {
 	switch t {
-	case dtype.Q8_0, dtype.Q4_0, dtype.Q5_1x8:
+	case dtype.Q8_0, dtype.Q4_0, dtype.Q5_0, dtype.Q5_1:
 		return Acts16x32
 	case dtype.Q4_K, dtype.Q5_K, dtype.Q6_K:
 		return Acts16x256

@@ -29,9 +29,6 @@ const (
 	// block_q5_1: d f16, m f16 (the block's min), then qh and qs as block_q5_0's, with no
 	// offset: a value is d·q + m.
 	q51D, q51M, q51Qh, q51Qs = 0, 2, 4, 8
-	// Q5_1x8 (a device type, not GGML's): d f16, m f16, qs[32] int8 (0..31 where they come
-	// from a Q5_1 block); a value is d·q + m, as block_q5_1's.
-	q518D, q518M, q518Qs = 0, 2, 4
 )
 
 // kBlock is the number of values of a K-quant super-block (QK_K).

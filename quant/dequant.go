@@ -35,14 +35,13 @@ func Dequantize(t dtype.DType, dst []float32, src []byte) error {
 
 // blockDequantizers decode one block of each type; never written.
 var blockDequantizers = map[dtype.DType]func(y []float32, b []byte){
-	dtype.Q8_0:   dequantQ8_0,
-	dtype.Q4_0:   dequantQ4_0,
-	dtype.Q4_K:   func(y []float32, b []byte) { dequantQxK(y, b, false) },
-	dtype.Q5_K:   func(y []float32, b []byte) { dequantQxK(y, b, true) },
-	dtype.Q6_K:   dequantQ6_K,
-	dtype.Q5_0:   dequantQ5_0,
-	dtype.Q5_1:   dequantQ5_1,
-	dtype.Q5_1x8: dequantQ5_1x8,
+	dtype.Q8_0: dequantQ8_0,
+	dtype.Q4_0: dequantQ4_0,
+	dtype.Q4_K: func(y []float32, b []byte) { dequantQxK(y, b, false) },
+	dtype.Q5_K: func(y []float32, b []byte) { dequantQxK(y, b, true) },
+	dtype.Q6_K: dequantQ6_K,
+	dtype.Q5_0: dequantQ5_0,
+	dtype.Q5_1: dequantQ5_1,
 }
 
 func dequantQ8_0(y []float32, b []byte) {
@@ -86,14 +85,6 @@ func dequantQ5_1(y []float32, b []byte) {
 		lo, hi := fifthBits(b, q51Qh, q51Qs, j)
 		y[j] = float32(float32(lo)*d) + m
 		y[j+16] = float32(float32(hi)*d) + m
-	}
-}
-
-// dequantQ5_1x8 is dequantQ5_1 of the same values, a byte each.
-func dequantQ5_1x8(y []float32, b []byte) {
-	d, m := f16At(b, q518D), f16At(b, q518M)
-	for j := range 32 {
-		y[j] = float32(float32(int8(b[q518Qs+j]))*d) + m
 	}
 }
 

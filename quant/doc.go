@@ -1,9 +1,7 @@
 // Package quant owns GGML's block-quantized weight types (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K,
-// the file-only Q5_0 and Q5_1, which a device holds as the type ComputeType names, and
-// Q5_1x8, the type it holds Q5_1 as):
-// their block layouts as llama.cpp's ggml-common.h defines them, a plain reference
-// dequantizer per type (ggml-quants.c's order of float operations), quantizers for
-// quantizing f32/f16/bf16 weights on load and for writing files (llama.cpp's reference
+// Q5_0, Q5_1): their block layouts as llama.cpp's ggml-common.h defines them, a plain
+// reference dequantizer per type (ggml-quants.c's order of float operations), quantizers
+// for quantizing f32/f16/bf16 weights on load and for writing files (llama.cpp's reference
 // quantizers, byte for byte), the layout a matrix's rows take on a device (Pack), the
 // quantization of activation rows to 16-bit integers that the dot products take (Acts),
 // and the dot-product kernels themselves: exact integer products of weights and

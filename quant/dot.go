@@ -20,9 +20,11 @@ import (
 //	Q8_0, Q4_0 (row r of a grouped matrix, blocks b of 32, w the int8, or nibble - 8):
 //		var acc float32
 //		for b := range nb { acc += float32(float32(dw_b*da_b) * float32(Σ_i w_i*qa_i)) }
-//	Q5_1x8 (as Q8_0, w the int8 q; m_b the block's min, s_b = Σ_i qa_i the activations'):
+//	Q5_0: that loop with w the five bits q less 16. Q5_1: with w = q, plus a term of the
+//	block's min m_b and the activations' block sum s_b = Σ_i qa_i:
 //		for b := range nb {
-//			acc += float32(float32(dw_b*da_b)*float32(Σ_i w_i*qa_i)) + float32(float32(m_b*da_b)*float32(s_b))
+//			acc += float32(float32(dw_b*da_b)*float32(Σ_i w_i*qa_i)) +
+//				float32(float32(m_b*da_b)*float32(s_b))
 //		}
 //	Q4_K, Q5_K (row r of a grouped matrix, super-blocks b of 256, sub-blocks j of 32 with
 //	6-bit sc_j, m_j, values q of 4 or 5 bits; g_k the activations' sums over values
@@ -60,9 +62,8 @@ func dotRowsGo(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []by
 var groupDots = map[dtype.DType]func(w []byte, r int, a []byte, cols int) float32{
 	dtype.Q8_0: func(w []byte, r int, a []byte, cols int) float32 { return dot32(dtype.Q8_0, w, r, a, cols) },
 	dtype.Q4_0: func(w []byte, r int, a []byte, cols int) float32 { return dot32(dtype.Q4_0, w, r, a, cols) },
-	dtype.Q5_1x8: func(w []byte, r int, a []byte, cols int) float32 {
-		return dot32(dtype.Q5_1x8, w, r, a, cols)
-	},
+	dtype.Q5_0: func(w []byte, r int, a []byte, cols int) float32 { return dot32(dtype.Q5_0, w, r, a, cols) },
+	dtype.Q5_1: func(w []byte, r int, a []byte, cols int) float32 { return dot32(dtype.Q5_1, w, r, a, cols) },
 	dtype.Q4_K: func(w []byte, r int, a []byte, cols int) float32 { return dotK4(dtype.Q4_K, w, r, a, cols) },
 	dtype.Q5_K: func(w []byte, r int, a []byte, cols int) float32 { return dotK4(dtype.Q5_K, w, r, a, cols) },
 	dtype.Q6_K: dotQ6_K,
@@ -92,7 +93,7 @@ func (r actsRow) d(b int) float32 {
 }
 func (r actsRow) g(k int) int64 { return int64(int32(binary.LittleEndian.Uint32(r.gs[4*k:]))) }
 
-// dot32 is the reference of row r of a grouped Q8_0, Q4_0 or Q5_1x8 matrix w.
+// dot32 is the reference of row r of a grouped Q8_0, Q4_0, Q5_0 or Q5_1 matrix w.
 func dot32(t dtype.DType, w []byte, r int, a []byte, cols int) float32 {
 	nb, rr := cols/32, r%GroupRows
 	acts := viewActs(a, cols, 32)
@@ -102,9 +103,12 @@ func dot32(t dtype.DType, w []byte, r int, a []byte, cols int) float32 {
 	case dtype.Q8_0:
 		scaleAt = 512 + 2*rr
 		weight = func(blk []byte, i int) int64 { return int64(int8(blk[q8At(i, rr)])) }
-	case dtype.Q5_1x8:
-		scaleAt = 512 + 2*rr
-		weight = func(blk []byte, i int) int64 { return int64(int8(blk[q8At(i, rr)])) }
+	case dtype.Q5_0:
+		scaleAt = gq5D + 2*rr
+		weight = func(blk []byte, i int) int64 { return int64(q5Value(blk, i, rr)) - 16 }
+	case dtype.Q5_1:
+		scaleAt = gq5D + 2*rr
+		weight = func(blk []byte, i int) int64 { return int64(q5Value(blk, i, rr)) }
 	}
 	var acc float32
 	for b := range nb {
@@ -115,8 +119,8 @@ func dot32(t dtype.DType, w []byte, r int, a []byte, cols int) float32 {
 		}
 		da := acts.d(b)
 		term := float32(float32(f16At(blk, scaleAt)*da) * float32(isum))
-		if t == dtype.Q5_1x8 {
-			term += float32(float32(f16At(blk, 544+2*rr)*da) * float32(acts.g(b)))
+		if t == dtype.Q5_1 {
+			term += float32(float32(f16At(blk, gq51M+2*rr)*da) * float32(acts.g(b)))
 		}
 		acc += term
 	}

@@ -27,7 +27,10 @@ func dotQ5_KGroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 func dotQ6_KGroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
-func dotQ5_1x8GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
+func dotQ5_0GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
+
+//go:noescape
+func dotQ5_1GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
 func dotQ8_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
@@ -45,7 +48,10 @@ func dotQ5_KGroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 func dotQ6_KGroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 
 //go:noescape
-func dotQ5_1x8GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
+func dotQ5_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
+
+//go:noescape
+func dotQ5_1GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 
 // groupKernel is a grouped type's kernel: y[0:16·groups] for the groups of rows at w
 // against one row of activations at a; n is the row's blocks.
@@ -54,20 +60,22 @@ type groupKernel func(y *float32, w *byte, groups int, a *byte, n int)
 // avx512Groups and avx2Groups are the kernels of the grouped types; never written.
 var (
 	avx512Groups = map[dtype.DType]groupKernel{
-		dtype.Q8_0:   dotQ8_0GroupsAVX512,
-		dtype.Q4_0:   dotQ4_0GroupsAVX512,
-		dtype.Q4_K:   dotQ4_KGroupsAVX512,
-		dtype.Q5_K:   dotQ5_KGroupsAVX512,
-		dtype.Q6_K:   dotQ6_KGroupsAVX512,
-		dtype.Q5_1x8: dotQ5_1x8GroupsAVX512,
+		dtype.Q8_0: dotQ8_0GroupsAVX512,
+		dtype.Q4_0: dotQ4_0GroupsAVX512,
+		dtype.Q4_K: dotQ4_KGroupsAVX512,
+		dtype.Q5_K: dotQ5_KGroupsAVX512,
+		dtype.Q6_K: dotQ6_KGroupsAVX512,
+		dtype.Q5_0: dotQ5_0GroupsAVX512,
+		dtype.Q5_1: dotQ5_1GroupsAVX512,
 	}
 	avx2Groups = map[dtype.DType]groupKernel{
-		dtype.Q8_0:   dotQ8_0GroupsAVX2,
-		dtype.Q4_0:   dotQ4_0GroupsAVX2,
-		dtype.Q4_K:   dotQ4_KGroupsAVX2,
-		dtype.Q5_K:   dotQ5_KGroupsAVX2,
-		dtype.Q6_K:   dotQ6_KGroupsAVX2,
-		dtype.Q5_1x8: dotQ5_1x8GroupsAVX2,
+		dtype.Q8_0: dotQ8_0GroupsAVX2,
+		dtype.Q4_0: dotQ4_0GroupsAVX2,
+		dtype.Q4_K: dotQ4_KGroupsAVX2,
+		dtype.Q5_K: dotQ5_KGroupsAVX2,
+		dtype.Q6_K: dotQ6_KGroupsAVX2,
+		dtype.Q5_0: dotQ5_0GroupsAVX2,
+		dtype.Q5_1: dotQ5_1GroupsAVX2,
 	}
 )
 

@@ -72,7 +72,7 @@ func requireExtremesMatchGo(t *testing.T, isa string, typ dtype.DType) {
 	rows, cols := 13*RowAlign(typ)+1, 4*kBlock // 13 groups: eight, four and one in lockstep
 	ggml := make([]byte, rows*typ.Bytes(cols))
 	fill := byte(0xff)
-	if typ == dtype.Q8_0 || typ == dtype.Q5_1x8 {
+	if typ == dtype.Q8_0 {
 		fill = 0x80
 	}
 	for i := range ggml {
@@ -89,9 +89,9 @@ func requireExtremesMatchGo(t *testing.T, isa string, typ dtype.DType) {
 		case dtype.Q4_K, dtype.Q5_K:
 			putF16(ggml, b+q4KD, 1)
 			putF16(ggml, b+q4KDmin, 1)
-		case dtype.Q5_1x8:
-			putF16(ggml, b+q518D, 1)
-			putF16(ggml, b+q518M, 1)
+		case dtype.Q5_1:
+			putF16(ggml, b+q51D, 1)
+			putF16(ggml, b+q51M, 1)
 		default:
 			putF16(ggml, b, 1)
 		}

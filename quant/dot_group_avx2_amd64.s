@@ -240,47 +240,6 @@ ZEROED: \
 	VPMADDWD  ACTS, Y1, Y1; \
 	VPADDD    Y1, Y11, Y11
 
-// G8LACTS2 builds a block's quad activation words for the lockstep groups into Y4-Y7 and
-// Y12-Y15; G8LQUADS2 sums a group's block against them into Y8-Y11 (prefetching ahead), and
-// G8QUADS2 does so in the one-group loop, building the words as it goes.
-#define G8LACTS2 \
-	G8ACTS2(0, Y4); \
-	G8ACTS2(1, Y5); \
-	G8ACTS2(2, Y6); \
-	G8ACTS2(3, Y7); \
-	G8ACTS2(4, Y12); \
-	G8ACTS2(5, Y13); \
-	G8ACTS2(6, Y14); \
-	G8ACTS2(7, Y15)
-
-#define G8LQUADS2 \
-	PREFETCH2(4096); \
-	PREFETCH2(4352); \
-	PREFETCHT0 4608(R9); \
-	GZERO2; \
-	G8LQUAD2(0, Y4); \
-	G8LQUAD2(1, Y5); \
-	G8LQUAD2(2, Y6); \
-	G8LQUAD2(3, Y7); \
-	G8LQUAD2(4, Y12); \
-	G8LQUAD2(5, Y13); \
-	G8LQUAD2(6, Y14); \
-	G8LQUAD2(7, Y15)
-
-#define G8QUADS2 \
-	PREFETCH2(4096); \
-	PREFETCH2(4352); \
-	PREFETCHT0 4608(R9); \
-	GZERO2; \
-	G8QUAD2(0); \
-	G8QUAD2(1); \
-	G8QUAD2(2); \
-	G8QUAD2(3); \
-	G8QUAD2(4); \
-	G8QUAD2(5); \
-	G8QUAD2(6); \
-	G8QUAD2(7)
-
 // func dotQ8_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
 TEXT ·dotQ8_0GroupsAVX2(SB), NOSPLIT, $0-40
 	GSETUP2
@@ -294,11 +253,29 @@ g8lock2:
 	LOCKSTART2(Q8W, g8zero2)
 
 g8lockblock2:
-	G8LACTS2
+	G8ACTS2(0, Y4)
+	G8ACTS2(1, Y5)
+	G8ACTS2(2, Y6)
+	G8ACTS2(3, Y7)
+	G8ACTS2(4, Y12)
+	G8ACTS2(5, Y13)
+	G8ACTS2(6, Y14)
+	G8ACTS2(7, Y15)
 	LOCKGROUP2(Q8W)
 
 g8lockgroup2:
-	G8LQUADS2
+	PREFETCH2(4096)
+	PREFETCH2(4352)
+	PREFETCHT0   4608(R9)
+	GZERO2
+	G8LQUAD2(0, Y4)
+	G8LQUAD2(1, Y5)
+	G8LQUAD2(2, Y6)
+	G8LQUAD2(3, Y7)
+	G8LQUAD2(4, Y12)
+	G8LQUAD2(5, Y13)
+	G8LQUAD2(6, Y14)
+	G8LQUAD2(7, Y15)
 	VBROADCASTSS (R12), Y1
 	VPHADDD      Y9, Y8, Y8
 	VPERMQ       $0xd8, Y8, Y8
@@ -323,7 +300,18 @@ g8group2:
 	GROW2(6)
 
 g8block2:
-	G8QUADS2
+	PREFETCH2(4096)
+	PREFETCH2(4352)
+	PREFETCHT0   4608(R9)
+	GZERO2
+	G8QUAD2(0)
+	G8QUAD2(1)
+	G8QUAD2(2)
+	G8QUAD2(3)
+	G8QUAD2(4)
+	G8QUAD2(5)
+	G8QUAD2(6)
+	G8QUAD2(7)
 	VBROADCASTSS (R12), Y7
 	VPHADDD      Y9, Y8, Y8
 	VPERMQ       $0xd8, Y8, Y8
@@ -337,99 +325,6 @@ g8block2:
 	JNZ          g8group2
 
 g8done2:
-	VZEROUPPER
-	RET
-
-// Q5_1x8: Q8_0's kernel on bytes q (0..31, which VPMOVSXBW widens as it does int8) plus
-// the min term per block, float32(m_r·da)·float32(s), after the scaled isum (GSCALEM2,
-// GSCALEYM2). A block takes 576 bytes: Q8_0's 544 and the rows' mins at 544 and 560.
-
-// GSCALEM2(ISUM, DW, MW, SUM) is GSCALE2 plus the min term of the rows' mins at MW, Y6
-// holding float32(s) broadcast.
-#define GSCALEM2(ISUM, DW, MW, SUM) \
-	VCVTDQ2PS ISUM, ISUM; \
-	VCVTPH2PS DW, Y4; \
-	VMULPS    Y7, Y4, Y4; \
-	VMULPS    Y4, ISUM, ISUM; \
-	VCVTPH2PS MW, Y4; \
-	VMULPS    Y7, Y4, Y4; \
-	VMULPS    Y6, Y4, Y4; \
-	VADDPS    Y4, ISUM, ISUM; \
-	VADDPS    ISUM, SUM, SUM
-
-// GSCALEYM2(ISUM, DW, MW, DA, S, T, SUM) is GSCALEY2 plus the min term, S holding
-// float32(s) broadcast.
-#define GSCALEYM2(ISUM, DW, MW, DA, S, T, SUM) \
-	VCVTDQ2PS ISUM, ISUM; \
-	VCVTPH2PS DW, T; \
-	VMULPS    DA, T, T; \
-	VMULPS    T, ISUM, ISUM; \
-	VCVTPH2PS MW, T; \
-	VMULPS    DA, T, T; \
-	VMULPS    S, T, T; \
-	VADDPS    T, ISUM, ISUM; \
-	GADDY2(ISUM, SUM, T)
-
-// func dotQ5_1x8GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
-TEXT ·dotQ5_1x8GroupsAVX2(SB), NOSPLIT, $0-40
-	GSETUP2
-	IMUL3Q $576, R8, AX
-	CMPQ   CX, $Q8W
-	JB     g51one2
-	SPREAD(3)
-
-g51lock2:
-	GROW2(6)
-	LOCKSTART2(Q8W, g51zero2)
-
-g51lockblock2:
-	G8LACTS2
-	VPBROADCASTD (R13), Y3
-	VCVTDQ2PS    Y3, Y3
-	LOCKGROUP2(Q8W)
-
-g51lockgroup2:
-	G8LQUADS2
-	VBROADCASTSS (R12), Y1
-	VPHADDD      Y9, Y8, Y8
-	VPERMQ       $0xd8, Y8, Y8
-	GSCALEYM2(Y8, 512(R9), 544(R9), Y1, Y3, Y0, (DI))
-	VPHADDD      Y11, Y10, Y10
-	VPERMQ       $0xd8, Y10, Y10
-	GSCALEYM2(Y10, 528(R9), 560(R9), Y1, Y3, Y2, 32(DI))
-	LOCKNEXTGROUP2
-	JNZ          g51lockgroup2
-	LOCKNEXTBLOCK2(Q8W, 576, 64, 4)
-	JNZ          g51lockblock2
-	LOCKEND2(Q8W)
-	CMPQ         CX, $Q8W
-	JAE          g51lock2
-	SPREADEND(Q8W)
-
-g51one2:
-	TESTQ CX, CX
-	JZ    g51done2
-
-g51group2:
-	GROW2(6)
-
-g51block2:
-	G8QUADS2
-	VBROADCASTSS (R12), Y7
-	VPBROADCASTD (R13), Y6
-	VCVTDQ2PS    Y6, Y6
-	VPHADDD      Y9, Y8, Y8
-	VPERMQ       $0xd8, Y8, Y8
-	GSCALEM2(Y8, 512(R9), 544(R9), Y14)
-	VPHADDD      Y11, Y10, Y10
-	VPERMQ       $0xd8, Y10, Y10
-	GSCALEM2(Y10, 528(R9), 560(R9), Y15)
-	GNEXT2(576, 64, 4)
-	JNZ          g51block2
-	GEND2
-	JNZ          g51group2
-
-g51done2:
 	VZEROUPPER
 	RET
 
@@ -612,15 +507,19 @@ GLOBL g2bytes10<>(SB), RODATA|NOPTR, $32
 	VPAND        g2bytes10<>(SB), Y4, Y4; \
 	VPOR         Y4, V, V
 
-#define Q5KQUAD2(K) \
+#define Q5KQUAD2(K) Q5QUAD2(K, 2048, 256)
+
+// Q5QUAD2(K, FIFTH, HI): quad K of a block whose fifth bits start at FIFTH and whose
+// activations' hi plane is HI bytes after the lo one.
+#define Q5QUAD2(K, FIFTH, HI) \
 	VMOVDQU      (32*(K))(R9), Y0; \
 	VPAND        g2bytes0f<>(SB), Y0, Y1; \
 	VPSRLW       $4, Y0, Y0; \
 	VPAND        g2bytes0f<>(SB), Y0, Y0; \
-	FIFTH8(2048+8*(K), Y1); \
-	FIFTH8(2048+8*(K)+4, Y0); \
+	FIFTH8(FIFTH+8*(K), Y1); \
+	FIFTH8(FIFTH+8*(K)+4, Y0); \
 	VPBROADCASTD (4*(K))(R11), Y2; \
-	VPBROADCASTD (256+4*(K))(R11), Y3; \
+	VPBROADCASTD (HI+4*(K))(R11), Y3; \
 	GHALF2(Y1, Y2, Y3, Y8, Y9); \
 	GHALF2(Y0, Y2, Y3, Y10, Y11)
 
@@ -943,5 +842,81 @@ gk6block2:
 	JNZ gk6block2
 	GEND2
 	JNZ gk6group2
+	VZEROUPPER
+	RET
+
+// GSCALEM2(ISUM, DW, MW, SUM) is GSCALE2 plus the min term of the rows' mins at MW, Y6
+// holding float32(s) broadcast.
+#define GSCALEM2(ISUM, DW, MW, SUM) \
+	VCVTDQ2PS ISUM, ISUM; \
+	VCVTPH2PS DW, Y4; \
+	VMULPS    Y7, Y4, Y4; \
+	VMULPS    Y4, ISUM, ISUM; \
+	VCVTPH2PS MW, Y4; \
+	VMULPS    Y7, Y4, Y4; \
+	VMULPS    Y6, Y4, Y4; \
+	VADDPS    Y4, ISUM, ISUM; \
+	VADDPS    ISUM, SUM, SUM
+
+// Q5_0, Q5_1 (see dotQ5_0GroupsAVX512): Q5QUAD2's products, at most 2·31·128 a word; then
+// Q4_0's finish with 16·s for Q5_0, GSCALEM2's min term for Q5_1. One group at a time.
+
+// Q5SUMS2(BB) sums a Q5_0 or Q5_1 block of the group into Y8-Y11, prefetching four blocks
+// ahead (BB bytes a block).
+#define Q5SUMS2(BB) \
+	LINES6_2(4*(BB)); \
+	GZERO2; \
+	Q5QUAD2(0, 256, 32); \
+	Q5QUAD2(1, 256, 32); \
+	Q5QUAD2(2, 256, 32); \
+	Q5QUAD2(3, 256, 32); \
+	Q5QUAD2(4, 256, 32); \
+	Q5QUAD2(5, 256, 32); \
+	Q5QUAD2(6, 256, 32); \
+	Q5QUAD2(7, 256, 32)
+
+// func dotQ5_0GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ5_0GroupsAVX2(SB), NOSPLIT, $0-40
+	GSETUP2
+
+g50group2:
+	GROW2(6)
+
+g50block2:
+	Q5SUMS2(352)
+	VPBROADCASTD (R13), Y6
+	VPSLLD       $4, Y6, Y6
+	VBROADCASTSS (R12), Y7
+	G4FINISH2(Y8, Y9, 320(R9), Y14)
+	G4FINISH2(Y10, Y11, 336(R9), Y15)
+	GNEXT2(352, 64, 4)
+	JNZ          g50block2
+	GEND2
+	JNZ          g50group2
+	VZEROUPPER
+	RET
+
+// func dotQ5_1GroupsAVX2(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ5_1GroupsAVX2(SB), NOSPLIT, $0-40
+	GSETUP2
+
+g51group2:
+	GROW2(6)
+
+g51block2:
+	Q5SUMS2(384)
+	VPBROADCASTD (R13), Y6
+	VCVTDQ2PS    Y6, Y6
+	VBROADCASTSS (R12), Y7
+	VPSLLD       $8, Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	GSCALEM2(Y8, 320(R9), 352(R9), Y14)
+	VPSLLD       $8, Y11, Y11
+	VPADDD       Y11, Y10, Y10
+	GSCALEM2(Y10, 336(R9), 368(R9), Y15)
+	GNEXT2(384, 64, 4)
+	JNZ          g51block2
+	GEND2
+	JNZ          g51group2
 	VZEROUPPER
 	RET

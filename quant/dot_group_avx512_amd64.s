@@ -199,26 +199,6 @@ GLOBL gnibshift<>(SB), RODATA|NOPTR, $64
 	VMULPS    T, LO, LO; \
 	VADDPS    LO, ACC, ACC
 
-// GTERMMIN is GTERM plus Q5_1x8's min term: ACC += float32(dw·da)·float32(isum) +
-// float32(m·da)·float32(s), the rows' mins at (D+32) G, s the block's activation sum at
-// (R13); HI, free once added into LO, holds float32(s).
-#define GTERMMIN(LO, HI, ACC, G, T, FIX, D) \
-	VPSLLD       $8, HI, HI; \
-	VPADDD       HI, LO, LO; \
-	FIX(LO); \
-	VPSUBD       Z24, LO, LO; \
-	VCVTDQ2PS    LO, LO; \
-	VCVTPH2PS    D G, T; \
-	VMULPS       Z25, T, T; \
-	VMULPS       T, LO, LO; \
-	VCVTPH2PS    (D+32) G, T; \
-	VMULPS       Z25, T, T; \
-	VPBROADCASTD (R13), HI; \
-	VCVTDQ2PS    HI, HI; \
-	VMULPS       HI, T, T; \
-	VADDPS       T, LO, LO; \
-	VADDPS       LO, ACC, ACC
-
 #define NIBFIX(R) VPSRAVD gnibshift<>(SB), R, R
 #define NOFIX(R)
 
@@ -228,9 +208,8 @@ GLOBL gnibshift<>(SB), RODATA|NOPTR, $64
 	VPSLLD       $SHIFT, Z24, Z24; \
 	VBROADCASTSS (R12), Z25
 
-// OCTBLOCK(QUAD, PF, TERM, FIX, SHIFT, D) is a block of the eight groups, TERM (GTERM or
-// GTERMMIN) adding each group's.
-#define OCTBLOCK(QUAD, PF, TERM, FIX, SHIFT, D) \
+// OCTBLOCK(QUAD, PF, FIX, SHIFT, D) is a block of the eight groups.
+#define OCTBLOCK(QUAD, PF, FIX, SHIFT, D) \
 	OCTPF(PF); \
 	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7); \
 	ZERO8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
@@ -243,14 +222,14 @@ GLOBL gnibshift<>(SB), RODATA|NOPTR, $64
 	OCTQUAD(6, QUAD); \
 	OCTQUAD(7, QUAD); \
 	GSUMS(SHIFT); \
-	TERM(Z0, Z1, Z16, (R9), Z26, FIX, D); \
-	TERM(Z2, Z3, Z17, (R10), Z27, FIX, D); \
-	TERM(Z4, Z5, Z18, (R9)(AX*2), Z28, FIX, D); \
-	TERM(Z6, Z7, Z19, (R10)(AX*2), Z30, FIX, D); \
-	TERM(Z8, Z9, Z20, (R9)(AX*4), Z31, FIX, D); \
-	TERM(Z10, Z11, Z21, (R10)(AX*4), Z26, FIX, D); \
-	TERM(Z12, Z13, Z22, (BX), Z27, FIX, D); \
-	TERM(Z14, Z15, Z23, (BX)(AX*1), Z28, FIX, D)
+	GTERM(Z0, Z1, Z16, (R9), Z26, FIX, D); \
+	GTERM(Z2, Z3, Z17, (R10), Z27, FIX, D); \
+	GTERM(Z4, Z5, Z18, (R9)(AX*2), Z28, FIX, D); \
+	GTERM(Z6, Z7, Z19, (R10)(AX*2), Z30, FIX, D); \
+	GTERM(Z8, Z9, Z20, (R9)(AX*4), Z31, FIX, D); \
+	GTERM(Z10, Z11, Z21, (R10)(AX*4), Z26, FIX, D); \
+	GTERM(Z12, Z13, Z22, (BX), Z27, FIX, D); \
+	GTERM(Z14, Z15, Z23, (BX)(AX*1), Z28, FIX, D)
 
 // OCTSETUP sets up eight groups (after GROW); OCTEND stores their sums and steps to the
 // next run (one group on: R9 has read this one's n blocks).
@@ -300,7 +279,7 @@ g4eight:
 	OCTSETUP
 
 g4eightblock:
-	OCTBLOCK(Q4OCTQUAD, Q4PF, GTERM, NIBFIX, 3, 256)
+	OCTBLOCK(Q4OCTQUAD, Q4PF, NIBFIX, 3, 256)
 	ADDQ $288, R10
 	ADDQ $288, BX
 	GNEXT(288, 64, 4)
@@ -372,32 +351,6 @@ g4done:
 	VPDPBUSD.BCST (4*(K))(R11), Z16, Z0; \
 	VPDPBUSD.BCST (32+4*(K))(R11), Z16, Z1
 
-// G8SCALED is a Q8_0-layout block of one group, prefetched ahead: Z0 = float32(dw·da)·
-// float32(isum), through Z1-Z3.
-#define G8SCALED \
-	PREFETCH(4096); \
-	PREFETCH(4352); \
-	PREFETCHT0   4608(R9); \
-	VPXORD       Z0, Z0, Z0; \
-	VPXORD       Z1, Z1, Z1; \
-	G8QUAD(0); \
-	G8QUAD(1); \
-	G8QUAD(2); \
-	G8QUAD(3); \
-	G8QUAD(4); \
-	G8QUAD(5); \
-	G8QUAD(6); \
-	G8QUAD(7); \
-	VPSLLD       $8, Z1, Z1; \
-	VPADDD       Z1, Z0, Z0; \
-	VPBROADCASTD (R13), Z2; \
-	VPSLLD       $7, Z2, Z2; \
-	VPSUBD       Z2, Z0, Z0; \
-	VCVTDQ2PS    Z0, Z0; \
-	VCVTPH2PS    512(R9), Z3; \
-	VMULPS.BCST  (R12), Z3, Z3; \
-	VMULPS       Z3, Z0, Z0
-
 // func dotQ8_0GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
 TEXT ·dotQ8_0GroupsAVX512(SB), NOSPLIT, $0-40
 	GSETUP
@@ -412,7 +365,7 @@ g8eight:
 	OCTSETUP
 
 g8eightblock:
-	OCTBLOCK(Q8OCTQUAD, Q8PF, GTERM, NOFIX, 7, 512)
+	OCTBLOCK(Q8OCTQUAD, Q8PF, NOFIX, 7, 512)
 	ADDQ $544, R10
 	ADDQ $544, BX
 	GNEXT(544, 64, 4)
@@ -431,7 +384,28 @@ g8group:
 	GROW(6)
 
 g8block:
-	G8SCALED
+	PREFETCH(4096)
+	PREFETCH(4352)
+	PREFETCHT0   4608(R9)
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	G8QUAD(0)
+	G8QUAD(1)
+	G8QUAD(2)
+	G8QUAD(3)
+	G8QUAD(4)
+	G8QUAD(5)
+	G8QUAD(6)
+	G8QUAD(7)
+	VPSLLD       $8, Z1, Z1
+	VPADDD       Z1, Z0, Z0
+	VPBROADCASTD (R13), Z2
+	VPSLLD       $7, Z2, Z2
+	VPSUBD       Z2, Z0, Z0
+	VCVTDQ2PS    Z0, Z0
+	VCVTPH2PS    512(R9), Z3
+	VMULPS.BCST  (R12), Z3, Z3
+	VMULPS       Z3, Z0, Z0
 	VADDPS       Z0, Z30, Z30
 	GNEXT(544, 64, 4)
 	JNZ          g8block
@@ -439,72 +413,6 @@ g8block:
 	JNZ          g8group
 
 g8done:
-	VZEROUPPER
-	RET
-
-// Q5_1x8: Q8_0's kernel on bytes q (0..31, so the same unsigned u = q + 128) plus the min
-// term per block, float32(m_r·da)·float32(s) (GTERMMIN), after the scaled isum. A block
-// takes 576 bytes: Q8_0's 544 and the rows' mins.
-
-// Q51PF(G) prefetches the lines of the block four blocks ahead of the group at G.
-#define Q51PF(G) \
-	PREFETCHT0 2304 G; \
-	PREFETCHT0 2368 G; \
-	PREFETCHT0 2432 G; \
-	PREFETCHT0 2496 G; \
-	PREFETCHT0 2560 G; \
-	PREFETCHT0 2624 G; \
-	PREFETCHT0 2688 G; \
-	PREFETCHT0 2752 G; \
-	PREFETCHT0 2816 G
-
-// func dotQ5_1x8GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
-TEXT ·dotQ5_1x8GroupsAVX512(SB), NOSPLIT, $0-40
-	GSETUP
-	VPBROADCASTD gbytes80<>(SB), Z29
-	IMUL3Q       $576, R8, AX
-	CMPQ         CX, $8
-	JB           g51one
-	SPREAD(3)
-
-g51eight:
-	GROW(6)
-	OCTSETUP
-
-g51eightblock:
-	OCTBLOCK(Q8OCTQUAD, Q51PF, GTERMMIN, NOFIX, 7, 512)
-	ADDQ $576, R10
-	ADDQ $576, BX
-	GNEXT(576, 64, 4)
-	JNZ  g51eightblock
-	OCTEND
-	CMPQ CX, $8
-	JAE  g51eight
-	SPREADEND(8)
-
-g51one:
-	TESTQ        CX, CX
-	JZ           g51done
-	VPBROADCASTD gbytes80<>(SB), Z28
-
-g51group:
-	GROW(6)
-
-g51block:
-	G8SCALED
-	VCVTPH2PS    544(R9), Z3
-	VMULPS.BCST  (R12), Z3, Z3
-	VPBROADCASTD (R13), Z2
-	VCVTDQ2PS    Z2, Z2
-	VMULPS       Z2, Z3, Z3
-	VADDPS       Z3, Z0, Z0
-	VADDPS       Z0, Z30, Z30
-	GNEXT(576, 64, 4)
-	JNZ          g51block
-	GEND
-	JNZ          g51group
-
-g51done:
 	VZEROUPPER
 	RET
 
@@ -605,15 +513,19 @@ GLOBL k4mperm<>(SB), RODATA|NOPTR, $64
 	VPDPBUSD.BCST   (4*(K))(R11), Z16, Z0; \
 	VPDPBUSD.BCST   (256+4*(K))(R11), Z16, Z1
 
-#define Q5KQUAD(K) \
+#define Q5KQUAD(K) Q5QUAD(K, 2048, 256)
+
+// Q5QUAD(K, FIFTH, HI) adds quad K of a block whose fifth bits start at FIFTH (a 64-bit mask
+// a quad) and whose activations' hi plane is HI bytes after the lo one.
+#define Q5QUAD(K, FIFTH, HI) \
 	VMOVDQU32     (32*(K))(R9), Y16; \
 	VPSRLW        $4, Y16, Y17; \
 	VINSERTI64X4  $1, Y17, Z16, Z16; \
 	VPANDD        Z29, Z16, Z16; \
-	KMOVQ         (2048+8*(K))(R9), K1; \
+	KMOVQ         (FIFTH+8*(K))(R9), K1; \
 	VPADDB        Z21, Z16, K1, Z16; \
 	VPDPBUSD.BCST (4*(K))(R11), Z16, Z0; \
-	VPDPBUSD.BCST (256+4*(K))(R11), Z16, Z1
+	VPDPBUSD.BCST (HI+4*(K))(R11), Z16, Z1
 
 // K4QUADS(J, QUAD, BB) sums sub-block J's 8 quads into Z0 and Z1, prefetching an eighth
 // of the block (BB bytes) four blocks ahead.
@@ -978,5 +890,80 @@ gk6block:
 	JNZ           gk6block
 	GEND
 	JNZ           gk6group
+	VZEROUPPER
+	RET
+
+// Q5_0, Q5_1: per block of 32, Q4_0's nibbles with Q5_K's fifth bits (Q5QUAD; the values
+// 0..31 are unsigned bytes for VPDPBUSD), isum = 256·hi + lo (exact: below 2^25), less 16·s
+// for Q5_0, scaled by float32(dw·da); Q5_1 then adds float32(m·da)·float32(s). One group
+// at a time. Z29 holds 0x0f bytes, Z21 0x10 bytes.
+
+// Q5SUMS sums a Q5_0 or Q5_1 block of the group into Z0 (isum, before the offset), through
+// Z1, Z16, Z17 and K1, prefetching four blocks ahead (BB bytes a block).
+#define Q5SUMS(BB) \
+	LINES6(4*(BB)); \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	Q5QUAD(0, 256, 32); \
+	Q5QUAD(1, 256, 32); \
+	Q5QUAD(2, 256, 32); \
+	Q5QUAD(3, 256, 32); \
+	Q5QUAD(4, 256, 32); \
+	Q5QUAD(5, 256, 32); \
+	Q5QUAD(6, 256, 32); \
+	Q5QUAD(7, 256, 32); \
+	VPSLLD $8, Z1, Z1; \
+	VPADDD Z1, Z0, Z0
+
+// func dotQ5_0GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ5_0GroupsAVX512(SB), NOSPLIT, $0-40
+	GSETUP
+	VPBROADCASTD gbytes10<>(SB), Z21
+
+g50group:
+	GROW(6)
+
+g50block:
+	Q5SUMS(352)
+	VPBROADCASTD (R13), Z2
+	VPSLLD       $4, Z2, Z2
+	VPSUBD       Z2, Z0, Z0
+	VCVTDQ2PS    Z0, Z0
+	VCVTPH2PS    320(R9), Z3
+	VMULPS.BCST  (R12), Z3, Z3
+	VMULPS       Z3, Z0, Z0
+	VADDPS       Z0, Z30, Z30
+	GNEXT(352, 64, 4)
+	JNZ          g50block
+	GEND
+	JNZ          g50group
+	VZEROUPPER
+	RET
+
+// func dotQ5_1GroupsAVX512(y *float32, w *byte, groups int, a *byte, n int)
+TEXT ·dotQ5_1GroupsAVX512(SB), NOSPLIT, $0-40
+	GSETUP
+	VPBROADCASTD gbytes10<>(SB), Z21
+
+g51group:
+	GROW(6)
+
+g51block:
+	Q5SUMS(384)
+	VCVTDQ2PS    Z0, Z0
+	VCVTPH2PS    320(R9), Z3
+	VMULPS.BCST  (R12), Z3, Z3
+	VMULPS       Z3, Z0, Z0
+	VCVTPH2PS    352(R9), Z3
+	VMULPS.BCST  (R12), Z3, Z3
+	VPBROADCASTD (R13), Z2
+	VCVTDQ2PS    Z2, Z2
+	VMULPS       Z2, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VADDPS       Z0, Z30, Z30
+	GNEXT(384, 64, 4)
+	JNZ          g51block
+	GEND
+	JNZ          g51group
 	VZEROUPPER
 	RET

@@ -13,8 +13,9 @@ import "github.com/tpslice/tpslice/dtype"
 // has bytes, not nibbles: its quad k takes 64 bytes, byte 4·rr+m value 4k+m of row rr.
 //
 //	Q8_0 (544 bytes):  quads[8] (int8), d[16] f16
-//	Q5_1x8 (576 bytes): quads[8] (int8, as Q8_0's), d[16] f16, m[16] f16
 //	Q4_0 (288 bytes):  quads[8], d[16] f16
+//	Q5_0 (352 bytes):  quads[8], fifth[8] (as Q5_K's), d[16] f16
+//	Q5_1 (384 bytes):  quads[8], fifth[8], d[16] f16, m[16] f16
 //	Q4_K (2304 bytes): quads[64], scales[12][16] (byte p of every row's 12 packed scale
 //	                   bytes, rows in order), d[16] f16, dmin[16] f16
 //	Q5_K (2816 bytes): quads[64], fifth[64] (8 bytes a quad: bit m is the fifth bit of
@@ -39,18 +40,19 @@ type groupCodec struct {
 
 // groupCodecs are the codecs of the grouped types; never written.
 var groupCodecs = map[dtype.DType]groupCodec{
-	dtype.Q8_0:   {packQ8_0Block, unpackQ8_0Block},
-	dtype.Q4_0:   {packQ4_0Block, unpackQ4_0Block},
-	dtype.Q4_K:   {packQ4_KBlock, unpackQ4_KBlock},
-	dtype.Q5_K:   {packQ5_KBlock, unpackQ5_KBlock},
-	dtype.Q6_K:   {packQ6_KBlock, unpackQ6_KBlock},
-	dtype.Q5_1x8: {packQ5_1x8Block, unpackQ5_1x8Block},
+	dtype.Q8_0: {packQ8_0Block, unpackQ8_0Block},
+	dtype.Q4_0: {packQ4_0Block, unpackQ4_0Block},
+	dtype.Q4_K: {packQ4_KBlock, unpackQ4_KBlock},
+	dtype.Q5_K: {packQ5_KBlock, unpackQ5_KBlock},
+	dtype.Q6_K: {packQ6_KBlock, unpackQ6_KBlock},
+	dtype.Q5_0: {packQ5_0Block, unpackQ5_0Block},
+	dtype.Q5_1: {packQ5_1Block, unpackQ5_1Block},
 }
 
 // grouped reports whether t's device layout interleaves groups of rows: every block type's
-// but the file-only ones does (each has its groupCodecs entry). No map lookup: the
-// kernels' row bookkeeping asks for every call.
-func grouped(t dtype.DType) bool { return t.Quantized() && !t.FileOnly() }
+// does (each has its groupCodecs entry). No map lookup: the kernels' row bookkeeping asks
+// for every call.
+func grouped(t dtype.DType) bool { return t.Quantized() }
 
 // RowAlign is the granularity of the row ranges Dot computes for t: GroupRows for the
 // grouped types (a range may also end at the matrix's last row), 1 otherwise.
@@ -130,22 +132,6 @@ func unpackQ8_0Block(g, blk []byte, rr int) {
 	copy(g[q80D:q80D+2], blk[512+2*rr:])
 }
 
-func packQ5_1x8Block(blk []byte, rr int, g []byte) {
-	for i := range 32 {
-		blk[q8At(i, rr)] = g[q518Qs+i]
-	}
-	copy(blk[512+2*rr:], g[q518D:q518D+2])
-	copy(blk[544+2*rr:], g[q518M:q518M+2])
-}
-
-func unpackQ5_1x8Block(g, blk []byte, rr int) {
-	for i := range 32 {
-		g[q518Qs+i] = blk[q8At(i, rr)]
-	}
-	copy(g[q518D:q518D+2], blk[512+2*rr:])
-	copy(g[q518M:q518M+2], blk[544+2*rr:])
-}
-
 // packQ4_0Block: GGML byte j holds values j (low nibble) and j+16 (high).
 func packQ4_0Block(blk []byte, rr int, g []byte) {
 	for j := range 16 {
@@ -160,6 +146,63 @@ func unpackQ4_0Block(g, blk []byte, rr int) {
 		g[q40Qs+j] = quadValue(blk, j, rr) | quadValue(blk, j+16, rr)<<4
 	}
 	copy(g[q40D:q40D+2], blk[256+2*rr:])
+}
+
+// Offsets within a group's Q5_0 and Q5_1 blocks.
+const (
+	gq5Fifth = 8 * 32
+	gq5D     = gq5Fifth + 8*8
+	gq51M    = gq5D + 2*GroupRows
+)
+
+func packQ5_0Block(blk []byte, rr int, g []byte) { packQ5Block(blk, rr, g, false) }
+
+func unpackQ5_0Block(g, blk []byte, rr int) { unpackQ5Block(g, blk, rr, false) }
+
+func packQ5_1Block(blk []byte, rr int, g []byte) { packQ5Block(blk, rr, g, true) }
+
+func unpackQ5_1Block(g, blk []byte, rr int) { unpackQ5Block(g, blk, rr, true) }
+
+// packQ5Block places a GGML Q5_0 block g (with its min, Q5_1's) as row rr of a group's
+// block: Q4_0's nibbles and Q5_K's fifth-bit planes.
+func packQ5Block(blk []byte, rr int, g []byte, withMin bool) {
+	d, qh, qs := q50D, q50Qh, q50Qs
+	if withMin {
+		d, qh, qs = q51D, q51Qh, q51Qs
+		copy(blk[gq51M+2*rr:], g[q51M:q51M+2])
+	}
+	for j := range 16 {
+		lo, hi := fifthBits(g, qh, qs, j)
+		putQ5Value(blk, j, rr, byte(lo))
+		putQ5Value(blk, j+16, rr, byte(hi))
+	}
+	copy(blk[gq5D+2*rr:], g[d:d+2])
+}
+
+func unpackQ5Block(g, blk []byte, rr int, withMin bool) {
+	d, qh, qs := q50D, q50Qh, q50Qs
+	if withMin {
+		d, qh, qs = q51D, q51Qh, q51Qs
+		copy(g[q51M:q51M+2], blk[gq51M+2*rr:])
+	}
+	clear(g[qh : qh+4])
+	for j := range 16 {
+		putFifthBits(g, qh, qs, j, q5Value(blk, j, rr), q5Value(blk, j+16, rr))
+	}
+	copy(g[d:d+2], blk[gq5D+2*rr:])
+}
+
+// putQ5Value ORs the five bits v of value i of row rr into a group's Q5_0 or Q5_1 block.
+func putQ5Value(blk []byte, i, rr int, v byte) {
+	putQuadValue(blk, i, rr, v&0xF)
+	m := spreadAt(i, rr)
+	blk[gq5Fifth+8*(i/4)+m/8] |= (v >> 4) << (m % 8)
+}
+
+// q5Value is the five bits of value i of row rr of a group's Q5_0 or Q5_1 block.
+func q5Value(blk []byte, i, rr int) byte {
+	m := spreadAt(i, rr)
+	return quadValue(blk, i, rr) | (blk[gq5Fifth+8*(i/4)+m/8]>>(m%8)&1)<<4
 }
 
 // Offsets within a group's K-quant blocks.

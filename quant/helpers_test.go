@@ -12,7 +12,7 @@ import (
 )
 
 // blockTypes are the weight types of this package.
-var blockTypes = []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K, dtype.Q5_1x8}
+var blockTypes = []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K, dtype.Q5_0, dtype.Q5_1}
 
 // allActs are the activation formats.
 var allActs = []Acts{Acts16x32, Acts16x256}

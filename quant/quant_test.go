@@ -16,7 +16,7 @@ import (
 // the originals (a fraction of the block's range per value) and keep exact zeros blocks.
 func TestQuantizeDequantizeError(t *testing.T) {
 	// Relative RMS error bounds, above what each format achieves on these values (1% outliers of 20σ).
-	bound := map[dtype.DType]float64{dtype.Q8_0: 0.02, dtype.Q4_0: 0.2, dtype.Q4_K: 0.15, dtype.Q5_K: 0.08, dtype.Q6_K: 0.05, dtype.Q5_1x8: 0.07}
+	bound := map[dtype.DType]float64{dtype.Q8_0: 0.02, dtype.Q4_0: 0.2, dtype.Q4_K: 0.15, dtype.Q5_K: 0.08, dtype.Q6_K: 0.05, dtype.Q5_0: 0.1, dtype.Q5_1: 0.07}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, typ := range blockTypes {
 		t.Run(typ.String(), func(t *testing.T) {

@@ -33,14 +33,13 @@ func Quantize(t dtype.DType, dst []byte, src []float32) error {
 
 // blockQuantizers encode one block of each type; never written.
 var blockQuantizers = map[dtype.DType]func(b []byte, x []float32){
-	dtype.Q8_0:   quantQ8_0,
-	dtype.Q4_0:   quantQ4_0,
-	dtype.Q4_K:   func(b []byte, x []float32) { quantQxK(b, x, false) },
-	dtype.Q5_K:   func(b []byte, x []float32) { quantQxK(b, x, true) },
-	dtype.Q6_K:   quantQ6_K,
-	dtype.Q5_0:   quantQ5_0,
-	dtype.Q5_1:   quantQ5_1,
-	dtype.Q5_1x8: quantQ5_1x8,
+	dtype.Q8_0: quantQ8_0,
+	dtype.Q4_0: quantQ4_0,
+	dtype.Q4_K: func(b []byte, x []float32) { quantQxK(b, x, false) },
+	dtype.Q5_K: func(b []byte, x []float32) { quantQxK(b, x, true) },
+	dtype.Q6_K: quantQ6_K,
+	dtype.Q5_0: quantQ5_0,
+	dtype.Q5_1: quantQ5_1,
 }
 
 // nearestInt rounds half to even, as ggml's nearest_int (the 1.5·2²³ trick) does for the
@@ -133,13 +132,6 @@ func quantQ5_1(b []byte, x []float32) {
 	for j := range 16 {
 		putFifthBits(b, q51Qh, q51Qs, j, level(x[j]), level(x[j+16]))
 	}
-}
-
-// quantQ5_1x8 is quantQ5_1's block with a byte a value (Q5_1AsQ5_1x8).
-func quantQ5_1x8(b []byte, x []float32) {
-	var q51 [24]byte
-	quantQ5_1(q51[:], x)
-	_ = Q5_1AsQ5_1x8(b, q51[:]) // one whole block each: cannot fail
 }
 
 // quantQxK is quantize_row_q4_K_ref (q5 false) and quantize_row_q5_K_ref (q5 true).

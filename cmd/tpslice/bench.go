@@ -135,7 +135,7 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	fs.Uint64Var(&o.cfg.Seed, "seed", 0, "seed of the prompts and of a preset's dummy weights")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.plotDir, "plot", "", "write latency_vs_tp.png and breakdown.png into `DIR`")
-	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16, f16, or quantized on load as q8_0, q4_0, q4_k, q5_k or q6_k (default: as the source stores them)")
+	fs.StringVar(&dt, "dtype", "", weightDTypeUsage)
 	fs.Var(dtypeFlag{&o.cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
 	var fusedSelect fusedSelectFlags

@@ -74,7 +74,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&req.Sampling.Seed, "seed", 0, "sampling seed (and the seed of a preset's dummy weights)")
 	fs.Var(&stops, "stop", "stop when the output contains this string (repeatable)")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of the text and timings")
-	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16, f16, or quantized on load as q8_0, q4_0, q4_k, q5_k or q6_k (default: as the source stores them)")
+	fs.StringVar(&dt, "dtype", "", weightDTypeUsage)
 	fs.Var(dtypeFlag{&cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
 	var fusedSelect fusedSelectFlags

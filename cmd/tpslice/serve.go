@@ -159,7 +159,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.IntVar(&cfg.MaxBatchTokens, "max-batch-tokens", serveMaxBatchTokens, "tokens per step at most: decode tokens first, then prompt chunks fill the rest, in one forward pass (0: the engine's default, 2048)")
 	fs.IntVar(&cfg.MaxBatchTokens, "max-num-batched-tokens", serveMaxBatchTokens, "vLLM's name of --max-batch-tokens")
 	fs.IntVar(&cfg.PrefillSteps, "prefill-steps", servePrefillSteps, "while sequences decode, a step's prompt chunks hold at most 1/N of the prefill tokens pending (at least its decode tokens), so that a newcomer's prompt is spread over steps instead of stretching one (0 or 1: all the budget leaves)")
-	fs.StringVar(&dt, "dtype", "", "store weights as f32, bf16, f16, or quantized on load as q8_0, q4_0, q4_k, q5_k or q6_k (default: as the source stores them)")
+	fs.StringVar(&dt, "dtype", "", weightDTypeUsage)
 	fs.Var(dtypeFlag{&cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
 	var fusedSelect fusedSelectFlags

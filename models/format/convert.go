@@ -11,8 +11,7 @@ import (
 
 // readRegion copies region r of a row-major tensor stored in data into dst, converting
 // exactly where a conversion is exact: same-type copies are bit copies (whole blocks of a
-// block type included), Q5_0 blocks become the Q8_0 blocks and Q5_1 blocks the Q5_1x8
-// blocks of the same values (quant.Q5_0AsQ8_0, quant.Q5_1AsQ5_1x8), widening to f32 and dequantizing are exact, narrowing to bf16/f16
+// block type included), widening to f32 and dequantizing are exact, narrowing to bf16/f16
 // rounds to nearest even, and a block-type destination is quantized (package quant) from
 // the exact f32 values. The region was checked against the tensor and dst.
 func readRegion(data []byte, info TensorInfo, r Region, dst Dest) error {
@@ -26,7 +25,6 @@ func readRegion(data []byte, info TensorInfo, r Region, dst Dest) error {
 	if t != dst.DType && !(t.Scalar() && dst.DType.Scalar()) {
 		tmp = make([]float32, w)
 	}
-	rewrite := blockRewrites[[2]dtype.DType{t, dst.DType}]
 	var blocks []float32 // the dequantized blocks a row's region lies in
 	bs := t.BlockSize()
 	b0, b1 := r.Col0/bs, (r.Col1+bs-1)/bs
@@ -48,10 +46,6 @@ func readRegion(data []byte, info TensorInfo, r Region, dst Dest) error {
 			}
 		case t == dst.DType && r.Col0%bs == 0: // whole blocks (the region's width was checked)
 			copy(dst.Blocks[t.Bytes(off):t.Bytes(off+w)], src[t.Bytes(r.Col0):t.Bytes(r.Col1)])
-		case rewrite != nil && r.Col0%bs == 0: // the same values
-			if err := rewrite(dst.Blocks[dst.DType.Bytes(off):dst.DType.Bytes(off+w)], src[t.Bytes(r.Col0):t.Bytes(r.Col1)]); err != nil {
-				return err
-			}
 		default:
 			if err := quant.Dequantize(t, blocks, src[b0*t.BlockBytes():b1*t.BlockBytes()]); err != nil {
 				return err
@@ -62,13 +56,6 @@ func readRegion(data []byte, info TensorInfo, r Region, dst Dest) error {
 		}
 	}
 	return nil
-}
-
-// blockRewrites rewrite the blocks of one type as those of another with the same values,
-// indexed by {from, to}; never written.
-var blockRewrites = map[[2]dtype.DType]func(dst, src []byte) error{
-	{dtype.Q5_0, dtype.Q8_0}:   quant.Q5_0AsQ8_0,
-	{dtype.Q5_1, dtype.Q5_1x8}: quant.Q5_1AsQ5_1x8,
 }
 
 // decodeInto converts the little-endian elements of element type src held in b into an

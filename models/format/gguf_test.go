@@ -174,7 +174,6 @@ func TestWritersRejectBadTensors(t *testing.T) {
 		{"duplicate", []format.Tensor{good, good}, "twice"},
 		{"empty name", []format.Tensor{{Info: format.TensorInfo{Shape: []int{2}, DType: dtype.F32}, Data: []float32{1, 2}}}, "empty name"},
 		{"bad dtype", []format.Tensor{{Info: format.TensorInfo{Name: "a", Shape: []int{2}}, Data: []float32{1, 2}}}, "dtype"},
-		{"device-only dtype", []format.Tensor{{Info: format.TensorInfo{Name: "a", Shape: []int{32}, DType: dtype.Q5_1x8}, Data: make([]float32, 32)}}, "q5_1x8 is a type of devices only"},
 		{"short data", []format.Tensor{{Info: format.TensorInfo{Name: "a", Shape: []int{2, 2}, DType: dtype.F16}, Data: []float32{1, 2}}}, "2 values"},
 		{"3-D", []format.Tensor{{Info: format.TensorInfo{Name: "a", Shape: []int{1, 1, 1}, DType: dtype.F16}, Data: []float32{1}}}, "dimensions"},
 		{"negative", []format.Tensor{{Info: format.TensorInfo{Name: "a", Shape: []int{-1}, DType: dtype.F16}}}, "negative"},

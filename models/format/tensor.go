@@ -63,7 +63,7 @@ func ReadAll(src Source, t dtype.DType) ([]Tensor, error) {
 }
 
 // checkTensors validates tensors for a writer: names unique and non-empty, a valid dtype,
-// not a device-only one, non-negative dimensions and as many values as the shape holds.
+// non-negative dimensions and as many values as the shape holds.
 func checkTensors(format, path string, tensors []Tensor) error {
 	seen := make(map[string]bool, len(tensors))
 	for _, t := range tensors {
@@ -77,8 +77,6 @@ func checkTensors(format, path string, tensors []Tensor) error {
 			return fail("name appears twice")
 		case !t.Info.DType.Valid():
 			return fail("invalid dtype %v", t.Info.DType)
-		case t.Info.DType.DeviceOnly():
-			return fail("%v is a type of devices only, which no file stores", t.Info.DType)
 		case len(t.Info.Shape) == 0 || len(t.Info.Shape) > 2:
 			return fail("shape %v: want 1 or 2 dimensions", t.Info.Shape)
 		case slices.ContainsFunc(t.Info.Shape, func(d int) bool { return d < 0 }):
