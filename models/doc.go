@@ -14,12 +14,12 @@
 // (token_embd.weight, blk.N.attn_q.weight, …, output.weight; CanonicalName maps Hugging
 // Face's). Column-parallel layers read row ranges, row-parallel layers read column ranges
 // (whole blocks of a quantized type: a shard whose columns cut blocks holds the blocks it
-// touches: see Llama.LoadNotes). Open picks the format by path: a GGUF file
-// (OpenGGUF: tensors and config from one parsed header), a Hugging Face directory or
-// safetensors file (config.json beside it), a llama2.c checkpoint from a file or from
-// memory (OpenLlama2C, Llama2CFromBytes: the embedded default model of package
-// stories260k). NewDummy makes deterministic dummy weights addressable by tensor, row and
-// column block, so a shard read equals the same slice of a full read.
+// touches, see Llama.LoadNotes). Open picks the format by path: a GGUF file (OpenGGUF:
+// tensors and config from one parsed header), a Hugging Face directory or safetensors
+// file (config.json beside it), a llama2.c checkpoint from a file or from memory
+// (OpenLlama2C, Llama2CFromBytes: the embedded default model of package stories260k).
+// NewDummy makes deterministic dummy weights addressable by tensor, row and column block,
+// so a shard read equals the same slice of a full read.
 //
 // GGUF checkpoints keep llama.cpp's RoPE layout (Q and K rows permuted so that RoPE rotates
 // adjacent pairs); safetensors keep Hugging Face's (rotation of halves). Nothing is
