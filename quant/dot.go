@@ -146,7 +146,7 @@ func dotK4(t dtype.DType, w []byte, r int, a []byte, cols int) float32 {
 			for i := 32 * j; i < 32*(j+1); i++ {
 				q := quadValue(blk, i, rr)
 				if t == dtype.Q5_K {
-					q |= q5Fifth(blk, i, rr) << 4
+					q |= fifthAt(blk, gq5KFifth, i, rr) << 4
 				}
 				s += int64(q) * acts.q256(kBlock*b+i)
 			}

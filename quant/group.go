@@ -195,14 +195,25 @@ func unpackQ5Block(g, blk []byte, rr int, withMin bool) {
 // putQ5Value ORs the five bits v of value i of row rr into a group's Q5_0 or Q5_1 block.
 func putQ5Value(blk []byte, i, rr int, v byte) {
 	putQuadValue(blk, i, rr, v&0xF)
-	m := spreadAt(i, rr)
-	blk[gq5Fifth+8*(i/4)+m/8] |= (v >> 4) << (m % 8)
+	putFifth(blk, gq5Fifth, i, rr, v>>4)
 }
 
 // q5Value is the five bits of value i of row rr of a group's Q5_0 or Q5_1 block.
 func q5Value(blk []byte, i, rr int) byte {
+	return quadValue(blk, i, rr) | fifthAt(blk, gq5Fifth, i, rr)<<4
+}
+
+// putFifth ORs bit (0 or 1), the fifth bit of value i of row rr, into the fifth-bit planes
+// at plane of a group's block (8 bytes a quad: bit m is that of the value whose nibble is m
+// of spread(quad)); fifthAt reads it back.
+func putFifth(blk []byte, plane, i, rr int, bit byte) {
 	m := spreadAt(i, rr)
-	return quadValue(blk, i, rr) | (blk[gq5Fifth+8*(i/4)+m/8]>>(m%8)&1)<<4
+	blk[plane+8*(i/4)+m/8] |= bit << (m % 8)
+}
+
+func fifthAt(blk []byte, plane, i, rr int) byte {
+	m := spreadAt(i, rr)
+	return blk[plane+8*(i/4)+m/8] >> (m % 8) & 1
 }
 
 // Offsets within a group's K-quant blocks.
@@ -233,8 +244,7 @@ func unpackQ4_KBlock(g, blk []byte, rr int) { unpackK4(g, blk, rr, q4KQs, gq4KSc
 func packQ5_KBlock(blk []byte, rr int, g []byte) {
 	packK4(blk, rr, g, q5KQs, gq5KScales)
 	for i := range kBlock {
-		m := spreadAt(i, rr)
-		blk[gq5KFifth+8*(i/4)+m/8] |= (g[q5KQh+i%32] >> (i / 32) & 1) << (m % 8)
+		putFifth(blk, gq5KFifth, i, rr, g[q5KQh+i%32]>>(i/32)&1)
 	}
 }
 
@@ -242,14 +252,8 @@ func unpackQ5_KBlock(g, blk []byte, rr int) {
 	unpackK4(g, blk, rr, q5KQs, gq5KScales)
 	clear(g[q5KQh : q5KQh+32])
 	for i := range kBlock {
-		g[q5KQh+i%32] |= q5Fifth(blk, i, rr) << (i / 32)
+		g[q5KQh+i%32] |= fifthAt(blk, gq5KFifth, i, rr) << (i / 32)
 	}
-}
-
-// q5Fifth is the fifth bit of value i of row rr of a group's Q5_K block.
-func q5Fifth(blk []byte, i, rr int) byte {
-	m := spreadAt(i, rr)
-	return blk[gq5KFifth+8*(i/4)+m/8] >> (m % 8) & 1
 }
 
 // packK4 places the nibbles of a GGML Q4_K or Q5_K block g (its qs at qs), its 12 scale
