@@ -176,10 +176,7 @@ func (m *Llama) WeightBytes() []int64 {
 // rank holds the whole blocks (+300% bytes over its shard)"). None when every cut falls on
 // a block boundary, as the FFN's do wherever it has at least one block a rank
 // (tp.Shape.FFNBlock).
-func (m *Llama) LoadNotes() []string { return m.shardNotes() }
-
-// shardNotes is LoadNotes' part on TP splits that cut blocks.
-func (m *Llama) shardNotes() []string {
+func (m *Llama) LoadNotes() []string {
 	type kind struct {
 		name        string
 		dtype       dtype.DType
