@@ -140,7 +140,22 @@ func Parse(s string) (DType, error) {
 			return DType(t), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown dtype %q (want f32, bf16, f16, q8_0, q4_0, q4_k, q5_k, q6_k, q5_0 or q5_1)", s)
+	return 0, fmt.Errorf("unknown dtype %q (want %s)", s, Names(DType.Valid))
+}
+
+// Names lists, in table order, the names of the types keep reports ("f32, bf16 or f16" for
+// DType.Scalar), for help texts and errors.
+func Names(keep func(DType) bool) string {
+	var names []string
+	for t := range table {
+		if keep(DType(t)) {
+			names = append(names, table[t].name)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // ParseScalar is Parse restricted to element types, for what must hold one value per

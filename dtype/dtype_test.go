@@ -134,6 +134,14 @@ func TestBlockTraits(t *testing.T) {
 	require.Zero(t, dtype.DType(0).Bytes(32))
 }
 
+func TestNames(t *testing.T) {
+	require.Equal(t, "f32, bf16 or f16", dtype.Names(dtype.DType.Scalar))
+	require.Equal(t, "q8_0, q4_0, q4_k, q5_k, q6_k, q5_0 or q5_1", dtype.Names(dtype.DType.Quantized))
+	require.Equal(t, "f32", dtype.Names(func(t dtype.DType) bool { return t == dtype.F32 }))
+	_, err := dtype.Parse("q3_k")
+	require.ErrorContains(t, err, `unknown dtype "q3_k" (want f32, bf16, f16, q8_0, q4_0, q4_k, q5_k, q6_k, q5_0 or q5_1)`)
+}
+
 func TestParseScalar(t *testing.T) {
 	got, err := dtype.ParseScalar("BF16")
 	require.NoError(t, err)

@@ -87,7 +87,7 @@ func NewLlama(g *tp.Group, cfg Config, src format.Source, opt LlamaOptions) (*Ll
 	}
 	opt = opt.withDefaults(cfg)
 	if opt.WeightDType != 0 && !opt.WeightDType.Valid() {
-		return nil, fmt.Errorf("models: weight dtype %v is not f32, bf16, f16, q8_0, q4_0, q4_k, q5_k, q6_k, q5_0 or q5_1", opt.WeightDType)
+		return nil, fmt.Errorf("models: weight dtype %v is not one of %s", opt.WeightDType, dtype.Names(dtype.DType.Valid))
 	}
 	if t := opt.WeightDType; t.Quantized() {
 		for _, d := range []struct {

@@ -19,7 +19,8 @@ import (
 const modelUsage = "the model: stories260K (embedded, trained on TinyStories), a preset (tiny, demo, medium, …: dummy weights), or a GGUF file, llama2.c .bin or Hugging Face directory"
 
 // weightDTypeUsage is the help of --dtype for the commands that load a model.
-const weightDTypeUsage = "store weights as f32, bf16, f16, or quantized on load as q8_0, q4_0, q4_k, q5_k, q6_k, q5_0 or q5_1 (default: as the source stores them)"
+var weightDTypeUsage = "store weights as " + dtype.Names(dtype.DType.Scalar) + ", or quantized on load as " +
+	dtype.Names(dtype.DType.Quantized) + " (default: as the source stores them)"
 
 // parseIntList reads a comma-separated list of distinct integers in [lo, hi] for flag
 // name, such as --tp 1,2,4,8; the error names the flag and the bad entry. A repeat would

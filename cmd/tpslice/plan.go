@@ -66,7 +66,7 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	hosts := fs.Int("hosts", 1, "hosts of the profile's node, InfiniBand between them (hw InterHost): a TP degree above 8 spans ⌈TP/8⌉ hosts, and a verdict says whether that beats TP inside one host")
 	batches := fs.String("batch", "1,8,32", "decode batch sizes, comma-separated")
 	context := fs.Int("context", 0, "positions each sequence attends to (0: 512, or the model's context if shorter)")
-	dt := fs.String("dtype", "bf16", "weight dtype: f32, bf16, f16, or a GGML block type priced at its bits per weight: q8_0, q4_0, q4_k, q5_k, q6_k, q5_0, q5_1")
+	dt := fs.String("dtype", "bf16", "weight dtype: "+dtype.Names(dtype.DType.Scalar)+", or a GGML block type priced at its bits per weight: "+dtype.Names(dtype.DType.Quantized))
 	var kvDType dtype.DType
 	fs.Var(dtypeFlag{&kvDType}, "kv-dtype", "KV cache dtype: f32, bf16 or f16 (default: the weights', bf16 for quantized weights)")
 	coll := fs.String("collectives", "tpslice", "whose all-reduce to price: tpslice (custom one-shot/two-shot/NVLS) or nccl (ring with the fastest of LL, LL128, Simple)")
