@@ -858,6 +858,13 @@ gk6block2:
 	VADDPS    Y4, ISUM, ISUM; \
 	VADDPS    ISUM, SUM, SUM
 
+// G5FINISHM2(ACCL, ACCH, DW, MW, SUM): Q5_1's isum = 256·hi + lo of 8 rows, scaled, its
+// min term added (GSCALEM2) and the sum added to SUM.
+#define G5FINISHM2(ACCL, ACCH, DW, MW, SUM) \
+	VPSLLD $8, ACCH, ACCH; \
+	VPADDD ACCH, ACCL, ACCL; \
+	GSCALEM2(ACCL, DW, MW, SUM)
+
 // Q5_0, Q5_1 (see dotQ5_0GroupsAVX512): Q5QUAD2's products, at most 2·31·128 a word; then
 // Q4_0's finish with 16·s for Q5_0, GSCALEM2's min term for Q5_1. One group at a time.
 
@@ -908,12 +915,8 @@ g51block2:
 	VPBROADCASTD (R13), Y6
 	VCVTDQ2PS    Y6, Y6
 	VBROADCASTSS (R12), Y7
-	VPSLLD       $8, Y9, Y9
-	VPADDD       Y9, Y8, Y8
-	GSCALEM2(Y8, 320(R9), 352(R9), Y14)
-	VPSLLD       $8, Y11, Y11
-	VPADDD       Y11, Y10, Y10
-	GSCALEM2(Y10, 336(R9), 368(R9), Y15)
+	G5FINISHM2(Y8, Y9, 320(R9), 352(R9), Y14)
+	G5FINISHM2(Y10, Y11, 336(R9), 368(R9), Y15)
 	GNEXT2(384, 64, 4)
 	JNZ          g51block2
 	GEND2
