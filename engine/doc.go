@@ -22,7 +22,8 @@
 // chunks of a step are bounded by a share of the prefill tokens pending
 // (Config.PrefillSteps), so that a newcomer's prompt is spread over several steps instead
 // of lengthening one; a step of decode tokens only replays
-// the captured decode graph of its batch bucket, any other runs eagerly. A sequence holds
+// the captured decode graph of its batch bucket (DecodeGraphReplays counts them), any
+// other runs eagerly. A sequence holds
 // the KV blocks of the tokens it has and takes one more as it crosses a block boundary
 // (kvblocks.go); when the pool runs out, the most recently admitted sequences are
 // preempted: their blocks are freed and they are requeued at the front, to prefill their

@@ -271,6 +271,21 @@ func captureGraphs(m Model, maxRunning int) (map[int][2]*models.DecodeGraph, Gra
 	return graphs, info, nil
 }
 
+// DecodeGraphReplays returns, per batch bucket, how many decode steps replayed the
+// bucket's captured graphs (greedy and full-logits together) since the TP group was last
+// built, as vLLM reports its CUDA graph use: a step that ran eagerly gives the same tokens,
+// so only these counts show the graphs serve. A rebuild starts them again; empty when eager.
+func (e *Engine) DecodeGraphReplays() map[int]int64 {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	replays := make(map[int]int64, len(e.graphs.Buckets))
+	for _, bucket := range e.graphs.Buckets {
+		pair := e.decodeGraphs[bucket]
+		replays[bucket] = pair[0].Replays() + pair[1].Replays()
+	}
+	return replays
+}
+
 // StagingBytesSaved returns the bytes that replayed decode graphs read from peers in place
 // instead of copying them into staging buffers first (summed over ranks).
 func (e *Engine) StagingBytesSaved() int64 { return e.Model().Group().Comm().GraphBytesSaved() }

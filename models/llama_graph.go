@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/tpslice/tpslice/cudagraph"
@@ -26,6 +27,9 @@ type DecodeGraph struct {
 	// InPlace is how many of a rank's collectives read their peers' inputs in place on
 	// replay (comm.RegisterGraphBuffers) instead of copying into staging buffers.
 	InPlace int
+	// replays counts the replays that ran on every rank, so that callers can show the
+	// graph is used (a step that silently ran eagerly gives the same numbers).
+	replays atomic.Int64
 }
 
 // CaptureDecode captures the decode step of a batch of b sequences, proposing k
@@ -73,14 +77,21 @@ func (g *DecodeGraph) Replay() error {
 	if err := g.m.runnable(g.Step); err != nil {
 		return err
 	}
-	return g.m.group.Run(func(r int) error {
+	err := g.m.group.Run(func(r int) error {
 		s := g.m.group.Stream(r)
 		if err := g.execs[r].Launch(s); err != nil {
 			return err
 		}
 		return s.Synchronize()
 	})
+	if err == nil {
+		g.replays.Add(1)
+	}
+	return err
 }
+
+// Replays returns how many times Replay ran the graph to the end on every rank.
+func (g *DecodeGraph) Replays() int64 { return g.replays.Load() }
 
 // Nodes returns the kernels (and collectives) one rank replays per step.
 func (g *DecodeGraph) Nodes() int { return g.execs[0].Nodes() }

@@ -72,6 +72,7 @@ func TestDecodeGraphMatchesEager(t *testing.T) {
 							copy(g.Step.Batch.Tables[s], tables[s])
 						}
 						require.NoError(t, g.Replay())
+						require.EqualValues(t, step+1, g.Replays(), "replays counted")
 						gotLogits, gotCands := results(m, g.Step)
 						require.Equal(t, wantLogits, gotLogits, "step %d", step)
 						require.Equal(t, wantCands, gotCands, "step %d", step)
