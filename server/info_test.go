@@ -84,3 +84,20 @@ func TestMetrics(t *testing.T) {
 	require.GreaterOrEqual(t, bytes, calls*64*4, "at least one f32 row of the 64-wide hidden state per call")
 	require.NotContains(t, m, `algorithm="unrecorded"`)
 }
+
+// TestMetricsCountDecodeGraphReplays: a served decode replays the captured graph of its
+// batch bucket, and /metrics counts it (a completion of 5 tokens is a prefill, run
+// eagerly, and 4 decode steps of one sequence).
+func TestMetricsCountDecodeGraphReplays(t *testing.T) {
+	ts := start(t, Config{}, newEngine(t))
+	const bucket1 = `tpslice_decode_graph_replays_total{batch="1"}`
+	_, m := ts.get(t, "/metrics")
+	require.Equal(t, "0", metricValue(string(m), bucket1), "%s", m)
+	for _, stream := range []bool{false, true} {
+		resp, body := ts.post(t, "/v1/completions", map[string]any{"prompt": "Hi", "max_tokens": 5, "temperature": 0, "ignore_eos": true, "stream": stream})
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	}
+	_, m = ts.get(t, "/metrics")
+	require.Equal(t, "8", metricValue(string(m), bucket1), "two requests' 4 decode steps each")
+	require.Equal(t, "0", metricValue(string(m), `tpslice_decode_graph_replays_total{batch="2"}`))
+}

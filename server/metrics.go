@@ -107,6 +107,7 @@ func newMetrics(s *Server) *metrics {
 		Help: "Steps of the TP group that failed (each followed by a rebuild of the group)."},
 		engineStats(func(st engine.Stats) int64 { return st.StepFailures })))
 	f(collectiveMetrics{s})
+	f(graphMetrics{s})
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
