@@ -12,7 +12,8 @@ import (
 
 // TestOverlapMatchesSerial: the two-batch overlapped schedule (all-reduces on the comm
 // stream) gives bitwise the logits of the serial one, eagerly and replayed from a graph,
-// for decode batches and for a prefill that splits one sequence.
+// for decode batches and for a prefill that splits one sequence. Equal results cannot tell
+// the two schedules apart: TestOverlapRunsAllReducesBesideCompute checks the streams.
 func TestOverlapMatchesSerial(t *testing.T) {
 	cfg, err := Preset("tiny")
 	require.NoError(t, err)
