@@ -97,6 +97,11 @@ type Config struct {
 	// Fault injects one failure into the collectives (comm.FaultFromEnv reads
 	// TPSLICE_FAULT); the same injector serves every rebuilt group, so it fires once.
 	Fault *comm.FaultInjector
+	// BeforeRebuild, when set, is called on the scheduler's goroutine after a failed step,
+	// once Health reports the engine unavailable and the step's requests have ended, and
+	// before the TP group is rebuilt, which waits for it to return. Tests hold a rebuild
+	// open with it to observe what clients see meanwhile, however fast the rebuild is.
+	BeforeRebuild func()
 }
 
 // BlockSize is the tokens of one KV cache block.

@@ -94,6 +94,9 @@ func (e *Engine) recoverFrom(inFlight []*sequence, start time.Time, err error) b
 	e.health.mu.Lock()
 	e.health.recoveries = append(e.health.recoveries, rec) // Rebuild is 0 until it is done
 	e.health.mu.Unlock()
+	if e.cfg.BeforeRebuild != nil {
+		e.cfg.BeforeRebuild()
+	}
 	rec.RebuildErr = e.rebuild()
 	rec.Rebuild = time.Since(failedAt)
 	e.health.mu.Lock()
