@@ -130,3 +130,38 @@ func TestLogprobs(t *testing.T) {
 		})
 	}
 }
+
+// TestLogprobsGatherNoFullLogits: a greedy request's logprobs come from the candidates and
+// the shards' log-sum-exp terms, so its steps gather no row of full logits (counted where
+// the ranks gather them); a sampled request gathers one per token to sample, logprobs or
+// not. Logprobs through the full logits would give the same numbers, so only the count
+// tells.
+func TestLogprobsGatherNoFullLogits(t *testing.T) {
+	e, err := New(Config{Model: "tiny", TP: 2, NoPrefixCaching: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, e.Close()) })
+	llama, ok := e.Model().(*models.Llama)
+	require.True(t, ok)
+	sampled := Sampling{Temperature: 1, Seed: 3}
+	for _, tc := range []struct {
+		name string
+		req  Request
+		rows int64 // full-logit rows gathered
+	}{
+		{"greedy", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true}, 0},
+		{"greedy with logprobs", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Logprobs: true, TopLogprobs: 5}, 0},
+		{"greedy with the most top logprobs", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Logprobs: true, TopLogprobs: MaxTopLogprobs}, 0},
+		{"sampled", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Sampling: sampled}, 4},
+		{"sampled with logprobs", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Sampling: sampled, Logprobs: true, TopLogprobs: 5}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := llama.FullLogitRows()
+			res, err := e.Generate(context.Background(), tc.req, func(Token) error { return nil })
+			require.NoError(t, err)
+			if tc.req.Logprobs {
+				require.Len(t, res.Logprobs, tc.req.MaxTokens)
+			}
+			require.Equal(t, tc.rows, llama.FullLogitRows()-before, "rows of full logits gathered")
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
@@ -74,6 +75,10 @@ type Llama struct {
 	opt   LlamaOptions
 	rope  *layers.RopeTable
 	ranks []*llamaRank
+	// fullLogitRows counts the sampled tokens whose full logits were all-gathered, so that
+	// callers can check who pays for that gather (logprobs must not: they gather two
+	// terms a shard).
+	fullLogitRows atomic.Int64
 }
 
 // NewLlama loads every rank's shard of the weights from src (rank workers read in

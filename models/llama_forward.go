@@ -375,6 +375,9 @@ func (rk *llamaRank) candidates(s *device.Stream, S int, st Step) error {
 		packed := a.packed.Float32s()[:S*w]
 		packWork := device.Work{Class: device.ClassSampling, Bytes: int64(S * (vr + w) * 4)}
 		err := s.Launch(device.Kernel{Name: "pack_logits", Grid: 1, Work: packWork, Block: func(device.Block) error {
+			if rk.rank == 0 { // every rank gathers the same rows
+				rk.m.fullLogitRows.Add(int64(S))
+			}
 			for i := range S {
 				row := packed[i*w : (i+1)*w]
 				copy(row, logits[i*vr:(i+1)*vr])
@@ -449,6 +452,11 @@ func (m *Llama) Logits(st Step) [][]float32 {
 	}
 	return out
 }
+
+// FullLogitRows returns how many sampled tokens had their full-vocabulary logits
+// all-gathered (Step.Candidates = 0), eagerly or in a replayed graph, since the model was
+// built.
+func (m *Llama) FullLogitRows() int64 { return m.fullLogitRows.Load() }
 
 // LogSumExp returns, after a Forward with Logprobs, each sampled token's log Σ exp(logit)
 // over the whole vocabulary, from the two terms every rank gathered for its shard
