@@ -19,24 +19,37 @@ const quantDir = "../../shared/testdata/quant"
 // TestQuantizersMatchLlamaQuantize: quantizing the f32 tiny model's tensors with package
 // quant gives, byte for byte, the blocks llama.cpp's llama-quantize wrote into the quant
 // test files (reference quantizers, no importance matrix), for every tensor of every type.
+// The narrow file's f32 model is not in the test data; its types are 32-value blocks only
+// (Q5_0, Q8_0), whose reference quantizers give back the blocks whose values they are fed
+// (as every such tensor of these files does), so its dequantized tensors are the input.
 func TestQuantizersMatchLlamaQuantize(t *testing.T) {
 	f32, _, err := models.OpenGGUF(needTinyGGUF(t))
 	require.NoError(t, err)
 	defer f32.Close()
-	for _, name := range []string{"tiny-Q8_0", "tiny-Q4_0", "tiny-Q6_K", "tiny-Q4_K_M"} {
-		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(quantDir, name+".gguf")
+	for _, tc := range []struct {
+		name       string
+		requantize bool // quantize the file's own dequantized values, not the f32 model's
+	}{
+		{"tiny-Q8_0", false}, {"tiny-Q4_0", false}, {"tiny-Q6_K", false}, {"tiny-Q4_K_M", false},
+		{"tiny-Q5_0", false}, {"tiny-Q5_1", false}, {"narrow-Q4_K_M", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(quantDir, tc.name+".gguf")
 			needShared(t, path)
 			src, _, err := models.OpenGGUF(path)
 			require.NoError(t, err)
 			defer src.Close()
+			from := format.Source(f32)
+			if tc.requantize {
+				from = src
+			}
 			for _, info := range src.Tensors() {
 				if !info.DType.Quantized() {
 					continue
 				}
 				want := make([]byte, quantBytes(info))
 				require.NoError(t, src.Read(info.Name, info.All(), format.BlockDest(info.DType, want)))
-				values, err := format.ReadTensor(f32, info.Name)
+				values, err := format.ReadTensor(from, info.Name)
 				require.NoError(t, err)
 				got := make([]byte, len(want))
 				require.NoError(t, quant.Quantize(info.DType, got, values))
