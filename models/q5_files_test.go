@@ -10,7 +10,6 @@ import (
 
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/models/format"
-	"github.com/tpslice/tpslice/quant"
 )
 
 // TestQ5TypesLoad: a GGUF whose matrices are Q5_0 and Q5_1, as llama-quantize writes
@@ -59,15 +58,11 @@ func testQ5TypesLoad(t *testing.T, ffn int, types func(i int, name string) dtype
 	require.NoError(t, err)
 	tensors, err := format.ReadAll(dummy, 0)
 	require.NoError(t, err)
-	i, fileBytes := 0, 0
+	i := 0
 	for k := range tensors {
-		info := &tensors[k].Info
-		if rows, cols := info.Dims(); len(info.Shape) == 2 {
+		if info := &tensors[k].Info; len(info.Shape) == 2 {
 			info.DType = types(i, info.Name)
-			fileBytes += quant.PackedBytes(info.DType, rows, cols)
 			i++
-		} else {
-			fileBytes += 4 * info.Elements()
 		}
 	}
 	dir := t.TempDir()
@@ -75,6 +70,7 @@ func testQ5TypesLoad(t *testing.T, ffn int, types func(i int, name string) dtype
 	require.NoError(t, WriteGGUF(quantPath, cfg, tensors))
 	qsrc, qcfg, err := Open(quantPath)
 	require.NoError(t, err)
+	fileBytes := fileWeightBytes(qsrc)
 	dequantized, err := format.ReadAll(qsrc, dtype.F32)
 	require.NoError(t, err)
 	require.NoError(t, qsrc.Close())
@@ -96,7 +92,7 @@ func testQ5TypesLoad(t *testing.T, ffn int, types func(i int, name string) dtype
 				notes := strings.Join(m.LoadNotes(), "\n")
 				switch world {
 				case 1:
-					require.Equal(t, []int64{int64(fileBytes)}, m.WeightBytes())
+					require.Equal(t, []int64{fileBytes}, m.WeightBytes())
 				case 8:
 					require.Contains(t, notes, tp8Note)
 				}
