@@ -19,9 +19,10 @@ const quantDir = "../../shared/testdata/quant"
 // TestQuantizersMatchLlamaQuantize: quantizing the f32 tiny model's tensors with package
 // quant gives, byte for byte, the blocks llama.cpp's llama-quantize wrote into the quant
 // test files (reference quantizers, no importance matrix), for every tensor of every type.
-// The narrow file's f32 model is not in the test data; its types are 32-value blocks only
-// (Q5_0, Q8_0), whose reference quantizers give back the blocks whose values they are fed
-// (as every such tensor of these files does), so its dequantized tensors are the input.
+// The narrow file's f32 model is not in the test data, so its own tensors, dequantized,
+// are the input: its types are 32-value blocks only (Q5_0, Q8_0), and requantizing such a
+// block gives it back (so every such tensor of these files does). That checks its blocks
+// are read and dequantized exactly; the tiny files check the quantizers' rounding.
 func TestQuantizersMatchLlamaQuantize(t *testing.T) {
 	f32, _, err := models.OpenGGUF(needTinyGGUF(t))
 	require.NoError(t, err)
