@@ -86,7 +86,10 @@ type Result struct {
 	PromptIDs, OutputIDs []int32
 	// Logprobs are those of every output token but an end token (EOS, a stop token id),
 	// which adds no text, when the request asked for them.
-	Logprobs     []TokenLogprobs
+	Logprobs []TokenLogprobs
+	// Text continues the prompt's text: the decode of prompt and output less the prompt's
+	// (a SentencePiece output keeps its first token's leading space, as llama.cpp's server
+	// and vLLM give it), so prompt text + Text is the whole text.
 	Text         string
 	FinishReason string
 	// TTFT is the time to the first token (prefill and the first choice).
@@ -231,7 +234,7 @@ func (e *Engine) newSequence(ctx context.Context, req Request, start time.Time) 
 	ctx, cancel := context.WithCancel(ctx)
 	s := &sequence{
 		ctx: ctx, cancel: cancel, req: req, limit: limit, start: start, ids: slices.Clone(prompt),
-		out:    newOutput(e.tok.NewStream(), req.Stop, req.IncludeStop),
+		out:    newOutput(e.tok.NewStreamAfter(toInts(prompt)), req.Stop, req.IncludeStop),
 		tokens: make(chan Token, limit+1),
 		result: Result{PromptIDs: prompt, Allreduce: e.callSites(len(prompt))},
 	}
@@ -268,6 +271,15 @@ func (e *Engine) promptIDs(req Request) ([]int32, error) {
 		out[i] = int32(id)
 	}
 	return out, nil
+}
+
+// toInts widens token ids to the tokenizer's int.
+func toInts(ids []int32) []int {
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		out[i] = int(id)
+	}
+	return out
 }
 
 // callSites names the all-reduce of every call site for a prefill of n tokens and for a

@@ -12,7 +12,7 @@
 // into ids (Tokenize also parses control-token text such as "<|eot_id|>", llama.cpp's
 // parse_special), Decode turns ids into text with llama.cpp's detokenizer rules, and
 // NewStream returns a per-sequence incremental detokenizer that only ever emits complete
-// UTF-8.
+// UTF-8 (NewStreamAfter one that continues a prompt, whose text a completion extends).
 //
 // The files hold one idea each: tokenizer.go (the type, special-token fragments, Decode),
 // spm.go (SentencePiece merges), bpe.go (byte-level BPE merges and the byte↔rune map),

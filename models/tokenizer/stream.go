@@ -22,6 +22,21 @@ type Stream struct {
 // where Decode's leading-space rule applies.
 func (t *Tokenizer) NewStream() *Stream { return &Stream{t: t} }
 
+// NewStreamAfter returns an incremental detokenizer that continues a sequence already
+// holding prefix (a prompt): the text of the ids given to it is Decode(prefix + ids) less
+// Decode(prefix), as llama.cpp's server and vLLM's incremental detokenizer make a
+// completion's text. So SentencePiece's leading space is stripped only at the start of a
+// sequence (an empty prefix, as NewStream): "Lily and Ben" continues " were", not "were".
+// Bytes of a character that prefix leaves unfinished are held, and the character comes
+// out whole with the id that completes it. Err reports an out-of-range id of prefix.
+func (t *Tokenizer) NewStreamAfter(prefix []int) *Stream {
+	s := t.NewStream()
+	for _, id := range prefix {
+		s.Add(id) // the prefix's text is the caller's already; what it leaves is state
+	}
+	return s
+}
+
 // Add appends id and returns the text it completes, possibly "". An id outside the
 // vocabulary adds nothing; Err reports the first such id.
 func (s *Stream) Add(id int) string {
