@@ -7,13 +7,17 @@
 // implements for every architecture.
 //
 // Data enters as a Request (prompt text and sampling parameters) and leaves as a stream of
-// Tokens and a Result with timings (Generate; GenerateBatch and GenerateEach for requests
-// that arrive together). A token is chosen (Pick, pick.go) without sorting the
+// Tokens, whose text continues the prompt's (tokenizer.NewStreamAfter), and a Result with
+// timings (Generate; GenerateBatch and GenerateEach for requests that arrive together). A
+// token is chosen (Pick, pick.go) without sorting the
 // vocabulary: a selection for top-k, a heap popped only as far as top-p's nucleus reaches,
 // and a pass in id order otherwise. Sampling's logit adjustments (penalties, logit bias, min_tokens)
 // apply on a sequence's own row of the full logits (sample.go); logprobs come from the
 // ranks' shard log-sum-exp terms and top candidates (TokenLogprobs), never a gather of the
-// full logits for them.
+// full logits for them. A request's stop strings are one Aho-Corasick automaton
+// (stopstrings.go), built on the caller's goroutine and shared by its choices, so the
+// scheduler's goroutine spends at most two steps on each byte of output, whatever the
+// strings.
 //
 // The scheduler (scheduler.go) is continuous batching as vLLM V1 does it. Every step has
 // a token budget (Config.MaxBatchTokens): the decode token of every running sequence

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,8 +22,10 @@ type Request struct {
 	// MaxTokens bounds the generated tokens (0: up to the context length).
 	MaxTokens int
 	Sampling  Sampling
-	// Stop ends generation when the output contains any of these strings; the string
-	// itself is not part of the output unless IncludeStop (vLLM's
+	// Stop ends generation when the output contains any of these strings (at most
+	// MaxStopStrings, each at most MaxStopStringBytes of UTF-8; empty ones are ignored):
+	// at the one completed first, the longest of those completed by the same byte. The
+	// string itself is not part of the output unless IncludeStop (vLLM's
 	// include_stop_str_in_output).
 	Stop        []string
 	IncludeStop bool
@@ -112,7 +113,11 @@ var ErrClosed = errors.New("engine: closed")
 // case.
 func (e *Engine) Generate(ctx context.Context, req Request, emit func(Token) error) (Result, error) {
 	start := time.Now()
-	seq, err := e.newSequence(ctx, req, start)
+	stops, err := newStopStrings(req.Stop)
+	if err != nil {
+		return Result{}, err
+	}
+	seq, err := e.newSequence(ctx, req, stops, start)
 	if err != nil {
 		return Result{}, err
 	}
@@ -157,8 +162,16 @@ func (e *Engine) GenerateEach(ctx context.Context, reqs []Request, emit func(i i
 	}
 	start := time.Now()
 	seqs := make([]*sequence, len(reqs))
+	var stops *stopStrings
 	for i, req := range reqs {
-		s, err := e.newSequence(ctx, req, start)
+		var err error
+		if i == 0 || !slices.Equal(req.Stop, reqs[i-1].Stop) { // n choices share one automaton
+			stops, err = newStopStrings(req.Stop)
+		}
+		var s *sequence
+		if err == nil {
+			s, err = e.newSequence(ctx, req, stops, start)
+		}
 		if err != nil {
 			for _, prev := range seqs[:i] {
 				prev.cancel()
@@ -198,8 +211,9 @@ func (e *Engine) collect(seq *sequence, emit func(Token) error) (Result, error) 
 	return res, err
 }
 
-// newSequence validates a request and prepares its sequence.
-func (e *Engine) newSequence(ctx context.Context, req Request, start time.Time) (*sequence, error) {
+// newSequence validates a request and prepares its sequence, which matches stops (the
+// automaton of req.Stop, built by the caller, off the scheduler's goroutine).
+func (e *Engine) newSequence(ctx context.Context, req Request, stops *stopStrings, start time.Time) (*sequence, error) {
 	cfg := e.mcfg
 	if err := req.Sampling.Validate(); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -234,7 +248,7 @@ func (e *Engine) newSequence(ctx context.Context, req Request, start time.Time) 
 	ctx, cancel := context.WithCancel(ctx)
 	s := &sequence{
 		ctx: ctx, cancel: cancel, req: req, limit: limit, start: start, ids: slices.Clone(prompt),
-		out:    newOutput(e.tok.NewStreamAfter(toInts(prompt)), req.Stop, req.IncludeStop),
+		out:    newOutput(e.tok.NewStreamAfter(toInts(prompt)), stops, req.IncludeStop),
 		tokens: make(chan Token, limit+1),
 		result: Result{PromptIDs: prompt, Allreduce: e.callSites(len(prompt))},
 	}
@@ -309,93 +323,4 @@ func (e *Engine) callSites(prefill int) map[string]string {
 		sites[phase.name+"/sampling"] = c.AllGatherAlgo().String() + " all-gather of candidates"
 	}
 	return sites
-}
-
-// output turns generated ids into text, holding back what may still become a stop string.
-type output struct {
-	stream interface {
-		Add(int) string
-		Flush() string
-	}
-	stops   []string
-	include bool            // the output keeps the stop string
-	all     strings.Builder // everything decoded so far
-	emitted int             // bytes of all already emitted
-	stopped int             // length of all at the stop string, -1 if none
-	end     int             // length of the output once stopped: at or after the stop string
-}
-
-func newOutput(stream interface {
-	Add(int) string
-	Flush() string
-}, stops []string, include bool) *output {
-	var keep []string
-	for _, s := range stops {
-		if s != "" {
-			keep = append(keep, s)
-		}
-	}
-	return &output{stream: stream, stops: keep, include: include, stopped: -1}
-}
-
-// add decodes id and returns the text now safe to emit, and whether a stop string ended
-// the output.
-func (o *output) add(id int) (string, bool) {
-	o.all.WriteString(o.stream.Add(id))
-	s := o.all.String()
-	for _, stop := range o.stops {
-		// Search from where a stop string could first overlap unemitted text.
-		from := max(0, o.emitted-len(stop)+1)
-		if i := strings.Index(s[from:], stop); i >= 0 && (o.stopped < 0 || from+i < o.stopped) {
-			o.stopped, o.end = from+i, from+i
-			if o.include {
-				o.end += len(stop)
-			}
-		}
-	}
-	if o.stopped >= 0 {
-		text := s[o.emitted:max(o.emitted, o.end)]
-		o.emitted = len(s)
-		return text, true
-	}
-	safe := len(s) - o.held(s)
-	text := s[o.emitted:max(o.emitted, safe)]
-	o.emitted = max(o.emitted, safe)
-	return text, false
-}
-
-// held is how many trailing bytes of s are a proper prefix of some stop string.
-func (o *output) held(s string) int {
-	n := 0
-	for _, stop := range o.stops {
-		for k := min(len(stop)-1, len(s)); k > n; k-- {
-			if strings.HasSuffix(s, stop[:k]) {
-				n = k
-				break
-			}
-		}
-	}
-	return n
-}
-
-// flush returns the held-back text once generation ended without a stop string.
-func (o *output) flush() string {
-	if o.stopped >= 0 {
-		return ""
-	}
-	o.all.WriteString(o.stream.Flush())
-	s := o.all.String()
-	text := s[o.emitted:]
-	o.emitted = len(s)
-	return text
-}
-
-// text is the final output: everything before the stop string (or up to its end, when
-// included), if one was found.
-func (o *output) text() string {
-	s := o.all.String()
-	if o.stopped >= 0 {
-		return s[:o.end]
-	}
-	return s
 }

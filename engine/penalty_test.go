@@ -115,7 +115,7 @@ func count(ids []int32, id int32) int {
 }
 
 func TestOutputIncludesStop(t *testing.T) {
-	o := newOutput(pieces{"Hel", "lo", " ST", "OP more"}, []string{"STOP"}, true)
+	o := newOutput(pieces{"Hel", "lo", " ST", "OP more"}, compileStopStrings([]string{"STOP"}), true)
 	var emitted string
 	for _, id := range []int{0, 1, 2, 3} {
 		text, stopped := o.add(id)

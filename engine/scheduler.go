@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +19,9 @@ type scheduler struct {
 	closed   bool
 	stopped  chan struct{}
 	stats    Stats
+	// stopTextBytes and stopMatchSteps are Stats' fields of the same names, added by
+	// retire, which runs with and without mu.
+	stopTextBytes, stopMatchSteps atomic.Int64
 }
 
 // Stats counts what the scheduler did since the engine started.
@@ -33,6 +37,11 @@ type Stats struct {
 	// StepFailures counts the steps that failed (a rank past its deadline, a kernel's
 	// panic, a corrupted flag), each followed by a rebuild of the TP group.
 	StepFailures int64
+	// StopTextBytes counts the bytes of output text matched against stop strings and
+	// StopMatchSteps the steps the stop strings' automaton took over them: at most two a
+	// byte, however many and long the strings are, so that one request's stop strings
+	// cannot stall the steps of every other.
+	StopTextBytes, StopMatchSteps int64
 }
 
 // Stats returns the scheduler's counters, for metrics.
@@ -40,7 +49,9 @@ func (e *Engine) Stats() Stats {
 	q := &e.sched
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.stats
+	st := q.stats
+	st.StopTextBytes, st.StopMatchSteps = q.stopTextBytes.Load(), q.stopMatchSteps.Load()
+	return st
 }
 
 // submit queues sequences together, so the scheduler sees all of them at its next step

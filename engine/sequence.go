@@ -103,6 +103,8 @@ func (e *Engine) retire(s *sequence, err error) {
 		}
 	}
 	s.result.Text = s.out.text()
+	e.sched.stopTextBytes.Add(s.out.scanned)
+	e.sched.stopMatchSteps.Add(s.out.steps)
 	if n := len(s.result.OutputIDs); n > 1 {
 		s.result.DecodeTokensPerSec = float64(n-1) / time.Since(s.first).Seconds()
 	}

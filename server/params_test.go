@@ -142,6 +142,7 @@ func TestSamplingParametersRefused(t *testing.T) {
 		"logit_bias":         {`{"512": 1}`, "logit_bias names token 512, outside the vocabulary of 512"},
 		"min_tokens":         {`-1`, "min_tokens must be at least 0"},
 		"stop_token_ids":     {`[99999]`, "stop_token_ids names token 99999, outside the vocabulary of 512"},
+		"stop":               {`[` + strings.Repeat(`"x",`, engine.MaxStopStrings) + `"x"]`, "stop holds 257 strings; at most 256 are allowed"},
 	} {
 		resp, body := ts.post(t, "/v1/completions", `{"prompt": "Hi", "max_tokens": 1, "`+field+`": `+c.value+`}`)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", field, body)
@@ -159,6 +160,13 @@ func TestSamplingParametersRefused(t *testing.T) {
 	}
 	resp, body := ts.post(t, "/v1/completions", `{"prompt": "Hi", "max_tokens": 1, "logit_bias": {}, "response_format": {"type": "text"}, "repetition_penalty": 1, "ignore_eos": false}`)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	tooLong := strings.Repeat("é", engine.MaxStopStringBytes/2) + "b"
+	resp, body = ts.post(t, "/v1/completions", `{"prompt": "Hi", "stop": ["a", "`+tooLong+`"]}`)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+	require.Contains(t, string(body), "stop string 1 is 257 bytes long; at most 256 bytes (UTF-8) are allowed")
+	atLimits := `"` + strings.Repeat("é", engine.MaxStopStringBytes/2) + `",`
+	resp, body = ts.post(t, "/v1/completions", `{"prompt": "Hi", "max_tokens": 1, "stop": [`+strings.Repeat(atLimits, engine.MaxStopStrings-1)+`"x"]}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "stop strings at the limits: %s", body)
 }
 
 // TestUnimplementedRefused: a field this server does not implement, set to anything but

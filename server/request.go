@@ -315,18 +315,26 @@ func (p *params) decodeAdjustments(c *commonParams, vocab int) *apiError {
 	return nil
 }
 
-// decodeStop reads stop: null, a string, or an array of strings.
+// decodeStop reads stop: null, a string, or an array of strings, within the engine's
+// bounds on their number and length.
 func decodeStop(raw json.RawMessage) ([]string, *apiError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
+	var list []string
 	var one string
 	if err := json.Unmarshal(raw, &one); err == nil {
-		return []string{one}, nil
-	}
-	var list []string
-	if err := json.Unmarshal(raw, &list); err != nil {
+		list = []string{one}
+	} else if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, badRequest("stop", "stop must be a string or an array of strings, got %s", clip(raw))
+	}
+	if len(list) > engine.MaxStopStrings {
+		return nil, badRequest("stop", "stop holds %d strings; at most %d are allowed", len(list), engine.MaxStopStrings)
+	}
+	for i, s := range list {
+		if len(s) > engine.MaxStopStringBytes {
+			return nil, badRequest("stop", "stop string %d is %d bytes long; at most %d bytes (UTF-8) are allowed", i, len(s), engine.MaxStopStringBytes)
+		}
 	}
 	return list, nil
 }
