@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,8 +85,8 @@ func TestStopStringLimits(t *testing.T) {
 		stops []string
 		err   string
 	}{
-		{"at the limits", slicesOf(long, MaxStopStrings), ""},
-		{"too many", slicesOf("x", MaxStopStrings+1), "stop holds 257 strings; at most 256 are allowed"},
+		{"at the limits", slices.Repeat([]string{long}, MaxStopStrings), ""},
+		{"too many", slices.Repeat([]string{"x"}, MaxStopStrings+1), "stop holds 257 strings; at most 256 are allowed"},
 		{"too long", []string{"a", long + "x"}, "stop string 1 is 257 bytes long; at most 256 bytes are allowed"},
 		{"not UTF-8", []string{"\xff"}, "stop string 0 is not valid UTF-8"},
 	} {
@@ -98,14 +99,6 @@ func TestStopStringLimits(t *testing.T) {
 			require.ErrorContains(t, err, tc.err)
 		})
 	}
-}
-
-func slicesOf(s string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = s
-	}
-	return out
 }
 
 // firstStop is the plain reference of stopStrings (its doc comment's loop): the end of the
