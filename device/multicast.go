@@ -2,6 +2,7 @@ package device
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/vec"
@@ -15,6 +16,21 @@ import (
 type Multicast struct {
 	bytes int
 	bufs  []*Buffer // in device order: the order every load sums in
+
+	// Elements load-reduced and stored so far, over every caller: the NVLS collectives
+	// give one-shot's bits, so these are what shows that a call went through the switch
+	// (as a profiler counts multimem instructions).
+	loadReduced, stored atomic.Int64
+}
+
+// MulticastCounts is what a multicast object has moved since it was bound, in elements.
+type MulticastCounts struct {
+	// LoadReduced counts the elements that load-reduces returned (one per address read,
+	// however many buffers it summed).
+	LoadReduced int64
+	// Stored counts the elements that stores wrote (one per address, however many buffers
+	// it wrote).
+	Stored int64
 }
 
 // NewMulticast binds bufs (one per device, in rank order) into a multicast object. It fails
@@ -49,6 +65,11 @@ func (n *Node) NewMulticast(bufs []*Buffer) (*Multicast, error) {
 // Bytes returns the size of each bound buffer.
 func (m *Multicast) Bytes() int { return m.bytes }
 
+// Counts returns the elements load-reduced and stored so far; failed accesses count none.
+func (m *Multicast) Counts() MulticastCounts {
+	return MulticastCounts{LoadReduced: m.loadReduced.Load(), Stored: m.stored.Load()}
+}
+
 // LoadReduce reads the bound memory as elements of t and writes into dst the sum, in device
 // order and accumulated in f32, of elements [offset, offset+len(dst)) over every buffer:
 //
@@ -57,6 +78,7 @@ func (m *Multicast) LoadReduce(t dtype.DType, dst []float32, offset int) error {
 	if err := m.check("load-reduce", t, offset, len(dst)); err != nil {
 		return err
 	}
+	m.loadReduced.Add(int64(len(dst)))
 	hi := offset + len(dst)
 	if t == dtype.F32 {
 		var views [MaxDevices][]float32 // on the stack: no allocation per load
@@ -82,6 +104,7 @@ func (m *Multicast) Store(t dtype.DType, offset int, src []float32) error {
 	if err := m.check("store", t, offset, len(src)); err != nil {
 		return err
 	}
+	m.stored.Add(int64(len(src)))
 	hi := offset + len(src)
 	for _, b := range m.bufs {
 		if t == dtype.F32 {

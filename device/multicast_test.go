@@ -236,3 +236,20 @@ func TestMulticastRange(t *testing.T) {
 		})
 	}
 }
+
+// TestMulticastCounts: the object counts the elements its load-reduces return and its
+// stores write, once per address however many buffers it binds; refused accesses count
+// nothing.
+func TestMulticastCounts(t *testing.T) {
+	n := newNode(t, device.NodeConfig{Devices: 4, SMs: 1})
+	m, err := n.NewMulticast(allocAll(t, n, dtype.F32, 100))
+	require.NoError(t, err)
+	require.Equal(t, device.MulticastCounts{}, m.Counts())
+
+	require.NoError(t, m.LoadReduce(dtype.F32, make([]float32, 30), 10))
+	require.NoError(t, m.LoadReduce(dtype.BF16, make([]float32, 7), 0))
+	require.NoError(t, m.Store(dtype.F32, 0, make([]float32, 12)))
+	require.Error(t, m.LoadReduce(dtype.F32, make([]float32, 5), 99))
+	require.Error(t, m.Store(dtype.F32, 99, make([]float32, 5)))
+	require.Equal(t, device.MulticastCounts{LoadReduced: 37, Stored: 12}, m.Counts())
+}
