@@ -250,6 +250,11 @@ func (c *Communicator) Rank(r int) *Rank { return c.ranks[r] }
 // HasNVLS reports whether the NVLS algorithm is available (the fabric has a switch).
 func (c *Communicator) HasNVLS() bool { return c.mcast != nil }
 
+// Multicast returns the multicast object over the ranks' staging buffers that NVLS calls
+// reduce through, or nil where HasNVLS is false. Its Counts show which calls went through
+// the switch, which their results (one-shot's bits) cannot.
+func (c *Communicator) Multicast() *device.Multicast { return c.mcast }
+
 // Recorder returns rank r's flight recorder.
 func (c *Communicator) Recorder(r int) *Recorder { return &c.ranks[r].rec }
 
