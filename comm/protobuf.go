@@ -126,9 +126,15 @@ func (cl *call) nextPiece(w wire, b device.Block) piece {
 
 // slotOf is slot i of the piece's half of block b on rank p, as this rank maps it.
 func (cl *call) slotOf(pc piece, p int, b device.Block, i int) slot {
-	words := cl.r.c.slotWords
-	base := (((protoIndex(pc.w.proto())*cl.r.c.cfg.Blocks+b.Index)*2+pc.half)*protoSlots(cl.r.c.n) + i) * words
-	v := &cl.r.peers[p]
+	return cl.r.protoSlot(p, pc.w.proto(), b.Index, pc.half, i)
+}
+
+// protoSlot is slot i of half h of block b's region for protocol pr on rank p, as rank r
+// maps it.
+func (r *Rank) protoSlot(p int, pr Proto, b, h, i int) slot {
+	words := r.c.slotWords
+	base := (((protoIndex(pr)*r.c.cfg.Blocks+b)*2+h)*protoSlots(r.c.n) + i) * words
+	v := &r.peers[p]
 	return slot{u64: v.protoU64[base : base+words], f32: v.protoF32[2*base : 2*(base+words)]}
 }
 
