@@ -5,7 +5,9 @@
 // in order, and Events that order work across streams. Buffers registered on one device can
 // be opened by its peers (what CUDA IPC gives), and a Multicast object binds one buffer per
 // device so that one load returns the sum over all devices and one store writes to all of
-// them (what NVSwitch multimem.ld_reduce / multimem.st give).
+// them (what NVSwitch multimem.ld_reduce / multimem.st give); it counts the elements it
+// moves, which tells a collective that went through the switch from one that gives the
+// same bits without it.
 //
 // A node may group its devices into hosts (NodeConfig.Hosts): inside a host they share the
 // node's fabric, between hosts an InfiniBand fabric that offers peer access (GPUDirect
