@@ -63,27 +63,6 @@ func TestSlowHeaders(t *testing.T) {
 	require.NotContains(t, body.String(), "buffer size")
 }
 
-// TestMaxConnections: past MaxConnections open connections, one more is answered 503.
-func TestMaxConnections(t *testing.T) {
-	ts := start(t, Config{MaxConnections: 2}, newEngine(t))
-	addr := strings.TrimPrefix(ts.url, "http://")
-	for range 2 { // held open, never finishing a request
-		c, err := net.Dial("tcp", addr)
-		require.NoError(t, err)
-		defer c.Close()
-		_, err = c.Write([]byte("GET /health HTTP/1.1\r\n"))
-		require.NoError(t, err)
-	}
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(ts.url + "/health")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusServiceUnavailable
-	}, 5*time.Second, 50*time.Millisecond, "the third connection is refused with 503")
-}
-
 // TestRetrieveModel: GET /v1/models/{id} gives the served model's card, 404 for another.
 func TestRetrieveModel(t *testing.T) {
 	ts := start(t, Config{ModelName: "tiny-2"}, newEngine(t))

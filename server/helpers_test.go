@@ -47,6 +47,12 @@ func start(t *testing.T, cfg Config, e Engine) *testServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	return startOn(t, ln, cfg, e)
+}
+
+// startOn is start on a listener of the test's own.
+func startOn(t *testing.T, ln net.Listener, cfg Config, e Engine) *testServer {
+	t.Helper()
 	s, err := New(cfg)
 	require.NoError(t, err)
 	if e != nil {

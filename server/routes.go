@@ -73,6 +73,12 @@ func (s *Server) handle(rc *fasthttp.RequestCtx) {
 }
 
 func (s *Server) dispatch(rc *fasthttp.RequestCtx, r route, found bool, arrived time.Time) *apiError {
+	if c, ok := rc.Conn().(*servedConn); ok && c.overLimit { // one request: /health only
+		rc.SetConnectionClose()
+		if string(rc.Path()) != "/health" {
+			return tooManyConnections(s.cfg.MaxConnections)
+		}
+	}
 	method := string(rc.Method())
 	switch {
 	case !found:

@@ -39,6 +39,10 @@ const (
 	DefaultMaxBodyBytes   = 1 << 20
 	DefaultMaxConnections = 1024
 	DefaultPingInterval   = 5 * time.Second
+	// DefaultWriteTimeout is longer than any pause a reading client makes (a GC, a slow
+	// proxy) and short enough that a client that stopped reading does not hold its KV
+	// blocks for long.
+	DefaultWriteTimeout = 60 * time.Second
 )
 
 // abortWait bounds how long Shutdown waits, once its grace period is over and it ended the
@@ -59,17 +63,25 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; a larger one is refused with 413 (default
 	// DefaultMaxBodyBytes).
 	MaxBodyBytes int
-	// MaxConnections bounds the connections served at once, idle keep-alives included; one
-	// more is answered 503 and closed (default DefaultMaxConnections).
+	// MaxConnections bounds the connections served at once, idle keep-alives included
+	// (default DefaultMaxConnections). A few more are read one request each, so that
+	// /health still answers; any other route is answered the API's 503 and the connection
+	// closed.
 	MaxConnections int
 	// PingInterval is how long a stream may stay silent (a long prefill) before the server
 	// sends an SSE comment ": ping", which also finds clients that left (default
 	// DefaultPingInterval; negative: never).
 	PingInterval time.Duration
+	// WriteTimeout is how long a write to a client may make no progress (a client that
+	// stopped reading its stream) before the connection is closed; a stream's generation is
+	// then cancelled and its KV blocks freed, as when the client leaves (default
+	// DefaultWriteTimeout; negative: never).
+	WriteTimeout time.Duration
 	// ChatTemplate is the Jinja source of the chat template (LoadChatTemplate finds a
 	// model's), ChatTemplateOrigin where it came from; empty: PlainChatTemplate.
 	ChatTemplate, ChatTemplateOrigin string
-	// ErrorLog receives the HTTP layer's errors (nil: discarded).
+	// ErrorLog receives the HTTP layer's errors, with credentials redacted (nil:
+	// discarded).
 	ErrorLog io.Writer
 }
 
@@ -94,6 +106,7 @@ type Server struct {
 	created int64
 
 	waiting, running atomic.Int64
+	conns            atomic.Int64 // connections open, over all listeners (connLimiter)
 	draining         atomic.Bool
 	mu               sync.Mutex // guards listeners, and draining's change against Serve
 	listeners        []*onceCloseListener
@@ -117,6 +130,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PingInterval == 0 {
 		cfg.PingInterval = DefaultPingInterval
 	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
 	tmpl, err := CompileChatTemplate(cfg.ChatTemplate, cfg.ChatTemplateOrigin)
 	if err != nil {
 		return nil, err
@@ -134,7 +150,10 @@ func New(cfg Config) (*Server, error) {
 		ErrorHandler:       s.handleTransportError,
 		Name:               "tpslice",
 		MaxRequestBodySize: cfg.MaxBodyBytes,
-		Concurrency:        cfg.MaxConnections,
+		// connLimiter bounds the connections; fasthttp's bound (whose refusal is plain text)
+		// sits well above it, since fasthttp counts a connection until its worker returns,
+		// a moment after the connection's Close gave its place back to connLimiter.
+		Concurrency: 2 * (cfg.MaxConnections + healthReserve),
 		// A request's headers must arrive within HeaderTimeout (a slowloris client is
 		// answered 408 then); its body then has BodyTimeout.
 		ReadTimeout: HeaderTimeout,
@@ -166,7 +185,7 @@ func (s *Server) SetEngine(e Engine) {
 
 // Serve serves HTTP on ln until Shutdown; it then returns nil.
 func (s *Server) Serve(ln net.Listener) error {
-	l := &onceCloseListener{Listener: ln}
+	l := &onceCloseListener{Listener: s.newConnLimiter(ln)}
 	s.mu.Lock()
 	if s.draining.Load() {
 		s.mu.Unlock()

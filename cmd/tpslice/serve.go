@@ -150,10 +150,11 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.BoolVar(&cfg.NoPrefixCaching, "no-prefix-caching", false, "turn automatic prefix caching off (on: requests reuse the cached KV blocks of a prompt prefix they share)")
 	fs.IntVar(&cfg.KVBlocks, "kv-blocks", 0, "KV cache blocks of 16 tokens, taken by sequences as they grow (0: 16 sequences of the whole context)")
 	fs.Var(&opt.bodyLimit, "max-body-bytes", "request body size limit (e.g. 64K, 1M); larger bodies get 413")
-	fs.IntVar(&opt.srv.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once (idle keep-alives included); one more gets 503")
+	fs.IntVar(&opt.srv.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once (idle keep-alives included); past it /health still answers, other routes get 503")
 	fs.DurationVar(&opt.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long requests in flight may take to finish before they are ended")
 	fs.DurationVar(&cfg.CollectiveTimeout, "collective-timeout", 10*time.Second, "how long a rank waits for its peers in a collective before the step fails and the TP group is rebuilt")
 	fs.DurationVar(&opt.srv.PingInterval, "ping-interval", server.DefaultPingInterval, "send \": ping\" on a stream silent this long (a long prefill); negative: never")
+	fs.DurationVar(&opt.srv.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "how long a write to a client may make no progress (a client that stopped reading its stream) before the connection is closed and its generation cancelled, freeing its KV cache; negative: never")
 	fs.StringVar(&opt.chatTemplate, "chat-template", "", "a Jinja chat template `FILE` (default: the model's own, else a plain one)")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of a preset's dummy weights")
 	fs.IntVar(&cfg.MaxBatchTokens, "max-batch-tokens", serveMaxBatchTokens, "tokens per step at most: decode tokens first, then prompt chunks fill the rest, in one forward pass (0: the engine's default, 2048)")
@@ -198,6 +199,8 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 		return bad("--max-connections must be at least 1, got %d", opt.srv.MaxConnections)
 	case opt.bodyLimit < 1024:
 		return bad("--max-body-bytes must be at least 1K, got %d", opt.bodyLimit)
+	case opt.srv.WriteTimeout == 0:
+		return bad("--write-timeout must be > 0 (negative: never), got 0")
 	case opt.shutdownTimeout < 0:
 		return bad("--shutdown-timeout must be ≥ 0, got %v", opt.shutdownTimeout)
 	case cfg.CollectiveTimeout <= 0:

@@ -142,6 +142,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--host", "256.0.0.1", "--port", "0"}, "serve: listen tcp"},
 		{[]string{"--max-waiting", "0"}, "--max-waiting must be at least 1, got 0"},
 		{[]string{"--max-body-bytes", "12"}, "--max-body-bytes must be at least 1K, got 12"},
+		{[]string{"--write-timeout", "0"}, "--write-timeout must be > 0 (negative: never), got 0"},
 		{[]string{"--chat-template", "/nonexistent/chat.jinja"}, "--chat-template: open /nonexistent/chat.jinja"},
 		{[]string{"--fused", "magic"}, `--fused: unknown fused all-reduce variant "magic"`},
 		{[]string{"--fused-select", "fastest"}, `--fused-select: want comm or tuned, got "fastest"`},

@@ -1,0 +1,109 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// healthReserve is how many connections past MaxConnections are still read, one request
+// each: /health is answered on them (a load balancer's probe must not read a full server
+// as a dead one) and any other route gets the API's JSON 503. Past those, a connection is
+// answered the same 503 without being read. fasthttp's own bound would answer in plain
+// text on every route, /health included; connLimiter keeps it from being reached.
+const healthReserve = 16
+
+// refuseWriteTimeout bounds the write of the 503 to a connection refused unread: it is a
+// few hundred bytes into a fresh socket's empty buffer, so it never waits in practice.
+const refuseWriteTimeout = time.Second
+
+// connLimiter is a listener the server serves: it counts the connections open (in the
+// server's count, over all its listeners), marks those past MaxConnections as over the
+// limit (servedConn.overLimit), answers those past the reserve with the JSON 503 itself,
+// and gives every connection its write deadline.
+type connLimiter struct {
+	net.Listener
+	max, reserve int
+	writeTimeout time.Duration
+	open         *atomic.Int64
+	refusal      []byte // the whole HTTP response to a connection refused unread
+}
+
+func (s *Server) newConnLimiter(ln net.Listener) *connLimiter {
+	return &connLimiter{Listener: ln, max: s.cfg.MaxConnections, reserve: healthReserve, writeTimeout: s.cfg.WriteTimeout,
+		open: &s.conns, refusal: refusalResponse(tooManyConnections(s.cfg.MaxConnections))}
+}
+
+// Accept returns the next connection to serve; connections past the reserve are answered
+// and closed here.
+func (l *connLimiter) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		n := l.open.Add(1)
+		conn := &servedConn{Conn: c, limiter: l, overLimit: n > int64(l.max)}
+		if n <= int64(l.max+l.reserve) {
+			return conn, nil
+		}
+		_ = c.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
+		_, _ = c.Write(l.refusal)
+		_ = conn.Close()
+	}
+}
+
+// tooManyConnections is the 503 of a connection past MaxConnections.
+func tooManyConnections(max int) *apiError {
+	e := unavailable("too_many_connections", "the server is serving its limit of %d connections (--max-connections); retry later", max)
+	e.RetryAfter = 1
+	return e
+}
+
+// refusalResponse is e as a whole HTTP/1.1 response that closes the connection.
+func refusalResponse(e *apiError) []byte {
+	body, _ := json.Marshal(e.body()) // an errorBody always marshals
+	return fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nServer: tpslice\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"+
+		"Retry-After: %d\r\nConnection: close\r\n\r\n%s", e.Status, http.StatusText(e.Status), len(body), e.RetryAfter, body)
+}
+
+// servedConn is one accepted connection. Every Write must make progress within the
+// limiter's write timeout (a client that stops reading, its stream included, has the
+// connection closed under it: a stream's next event then fails, which cancels its
+// generation as a disconnect does); Close gives its place back to the limiter.
+type servedConn struct {
+	net.Conn
+	limiter   *connLimiter
+	overLimit bool // accepted past MaxConnections: one request, /health only
+	closeOnce sync.Once
+}
+
+func (c *servedConn) Write(b []byte) (int, error) {
+	if d := c.limiter.writeTimeout; d > 0 {
+		if err := c.Conn.SetWriteDeadline(time.Now().Add(d)); err != nil {
+			return 0, err
+		}
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *servedConn) Close() error {
+	err := c.Conn.Close()
+	c.closeOnce.Do(func() { c.limiter.open.Add(-1) })
+	return err
+}
+
+// SyscallConn gives the socket under the connection, for watchPeer's check.
+func (c *servedConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("server: the connection is not a socket")
+	}
+	return sc.SyscallConn()
+}
