@@ -13,10 +13,14 @@
 // Tokens leave as one JSON body or as Server-Sent Events (stream: true), chunk for chunk
 // as OpenAI and vLLM send them, ending with "data: [DONE]". A client that leaves cancels
 // its generation, which frees its KV blocks: a stream finds it when a write fails, a
-// non-streaming request by watching the connection (watchPeer). GET /v1/models, /health and /metrics
-// (Prometheus: requests, time to first token, time per output token, running and waiting
-// requests, KV blocks, collective calls and bytes by algorithm) say what the server is
-// doing. Shutdown stops accepting and lets streams finish, or ends them with a final event.
+// non-streaming request by watching the connection (watchPeer); a client that stops
+// reading counts as gone once a write makes no progress for WriteTimeout. Past
+// MaxConnections, connLimiter keeps /health answering and refuses the rest with the API's
+// JSON 503. The log redacts credentials (redactingWriter). GET /v1/models, /health and
+// /metrics (Prometheus: requests, time to first token, time per output token, running and
+// waiting requests, KV blocks, collective calls and bytes by algorithm) say what the
+// server is doing. Shutdown stops accepting and lets streams finish, or ends them with a
+// final event.
 //
 // Nothing here knows about kernels: the engine is the only way down.
 package server

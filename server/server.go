@@ -144,7 +144,7 @@ func New(cfg Config) (*Server, error) {
 	if logOut == nil {
 		logOut = io.Discard
 	}
-	s.log = log.New(logOut, "tpslice server: ", log.LstdFlags)
+	s.log = log.New(redactingWriter{logOut}, "tpslice server: ", log.LstdFlags)
 	s.http = &fasthttp.Server{
 		Handler:            s.handle,
 		ErrorHandler:       s.handleTransportError,
