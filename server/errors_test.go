@@ -147,6 +147,26 @@ func TestAuth(t *testing.T) {
 	}
 }
 
+// TestKeyedRoutes: KeyedRoutes, which serve's --api-key help prints, names exactly the
+// routes that answer 401 without the key.
+func TestKeyedRoutes(t *testing.T) {
+	ts := start(t, Config{APIKey: "sk-test"}, newEngine(t))
+	keyed := KeyedRoutes()
+	for _, r := range routeTable() {
+		path := r.path
+		if strings.HasSuffix(path, "/") {
+			path += "x"
+		}
+		req, err := http.NewRequest(r.method, ts.url+path, strings.NewReader("{}"))
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		named := strings.Contains(keyed, path) || strings.HasPrefix(path, "/v1/") && strings.Contains(keyed, "/v1/")
+		require.Equal(t, named, resp.StatusCode == http.StatusUnauthorized, "%s %s: %d; KeyedRoutes says %q", r.method, path, resp.StatusCode, keyed)
+	}
+}
+
 // TestBodyLimit refuses a body over MaxBodyBytes with 413 and an OpenAI error body.
 func TestBodyLimit(t *testing.T) {
 	ts := start(t, Config{MaxBodyBytes: 1024}, newEngine(t))

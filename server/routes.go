@@ -7,42 +7,63 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
 )
 
-// route is one endpoint.
+// route is one endpoint: a path (every path under it when it ends in "/"), its method and
+// its handler.
 type route struct {
+	path   string
 	method string
-	v1     bool // the API (/v1/, /tokenize, /detokenize): needs the engine and, when configured, the API key
-	handle func(rc *fasthttp.RequestCtx, l *loaded, arrived time.Time) *apiError
+	v1     bool // the API: needs the engine and, when configured, the API key
+	handle func(s *Server, rc *fasthttp.RequestCtx, l *loaded, arrived time.Time) *apiError
 }
 
-func (s *Server) routes(path string) (route, bool) {
-	switch path {
-	case "/v1/completions":
-		return route{http.MethodPost, true, s.completions}, true
-	case "/v1/chat/completions":
-		return route{http.MethodPost, true, s.chatCompletions}, true
-	case "/v1/models":
-		return route{http.MethodGet, true, s.models}, true
-	case "/tokenize": // vLLM's, outside /v1/
-		return route{http.MethodPost, true, s.tokenize}, true
-	case "/detokenize":
-		return route{http.MethodPost, true, s.detokenize}, true
-	case "/health":
-		return route{http.MethodGet, false, s.health}, true
-	case "/metrics":
-		return route{http.MethodGet, false, s.serveMetrics}, true
-	case "/debug/flight":
-		return route{http.MethodGet, true, s.flight}, true
+// routeTable is every endpoint, in the order they are matched.
+func routeTable() []route {
+	return []route{
+		{"/v1/completions", http.MethodPost, true, (*Server).completions},
+		{"/v1/chat/completions", http.MethodPost, true, (*Server).chatCompletions},
+		{"/v1/models", http.MethodGet, true, (*Server).models},
+		{"/v1/models/", http.MethodGet, true, (*Server).model},   // OpenAI's retrieve model
+		{"/tokenize", http.MethodPost, true, (*Server).tokenize}, // vLLM's, outside /v1/
+		{"/detokenize", http.MethodPost, true, (*Server).detokenize},
+		{"/health", http.MethodGet, false, (*Server).health},
+		{"/metrics", http.MethodGet, false, (*Server).serveMetrics},
+		{"/debug/flight", http.MethodGet, true, (*Server).flight},
 	}
-	if strings.HasPrefix(path, "/v1/models/") { // OpenAI's retrieve model
-		return route{http.MethodGet, true, s.model}, true
+}
+
+func routes(path string) (route, bool) {
+	for _, r := range routeTable() {
+		if r.path == path || strings.HasSuffix(r.path, "/") && strings.HasPrefix(path, r.path) {
+			return r, true
+		}
 	}
 	return route{}, false
+}
+
+// KeyedRoutes says which routes Config.APIKey guards, for help texts: "/v1/" for the API
+// under it, then the others by path.
+func KeyedRoutes() string {
+	var paths []string
+	for _, r := range routeTable() {
+		switch {
+		case !r.v1:
+		case strings.HasPrefix(r.path, "/v1/"):
+			if !slices.Contains(paths, "/v1/") {
+				paths = append(paths, "/v1/")
+			}
+		default:
+			paths = append(paths, r.path)
+		}
+	}
+	last := len(paths) - 1
+	return strings.Join(paths[:last], ", ") + " and " + paths[last]
 }
 
 // handle routes one request, checks the method and the API key, and counts the request
@@ -50,7 +71,7 @@ func (s *Server) routes(path string) (route, bool) {
 func (s *Server) handle(rc *fasthttp.RequestCtx) {
 	arrived := time.Now()
 	path := string(rc.Path())
-	r, ok := s.routes(path)
+	r, ok := routes(path)
 	endpoint := path
 	if !ok {
 		endpoint = "other"
@@ -101,7 +122,7 @@ func (s *Server) dispatch(rc *fasthttp.RequestCtx, r route, found bool, arrived 
 			return unavailable("model_loading", "the model is still loading")
 		}
 	}
-	return r.handle(rc, l, arrived)
+	return r.handle(s, rc, l, arrived)
 }
 
 // authorize checks the bearer token when an API key is configured.
@@ -142,7 +163,7 @@ func (s *Server) handleTransportError(rc *fasthttp.RequestCtx, err error) {
 	s.log.Printf("request from %v could not be read: %v", rc.RemoteAddr(), err)
 	writeError(rc, e)
 	endpoint := string(rc.Path())
-	if _, ok := s.routes(endpoint); !ok {
+	if _, ok := routes(endpoint); !ok {
 		endpoint = "other"
 	}
 	s.metrics.request(endpoint, e.Status)

@@ -54,8 +54,8 @@ type Config struct {
 	// ModelName is the model's name in requests and responses (default: the model's
 	// Config().Name).
 	ModelName string
-	// APIKey, when set, is required on /v1/ routes, /tokenize and /detokenize as
-	// "Authorization: Bearer <key>".
+	// APIKey, when set, is required as "Authorization: Bearer <key>" on the routes
+	// KeyedRoutes names (all but /health and /metrics).
 	APIKey string
 	// MaxWaiting bounds the requests admitted that have no token yet; one more is refused
 	// with 429 (default DefaultMaxWaiting).

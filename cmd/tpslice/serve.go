@@ -144,7 +144,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.StringVar(&opt.host, "host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
 	fs.IntVar(&opt.port, "port", 8000, "port to listen on (0: any free port)")
 	fs.StringVar(&opt.servedName, "served-model-name", "", "the model's name in the API (default: --model)")
-	fs.StringVar(&opt.srv.APIKey, "api-key", "", "require \"Authorization: Bearer KEY\" on /v1/ (default: $"+apiKeyEnv+", which keeps it out of ps)")
+	fs.StringVar(&opt.srv.APIKey, "api-key", "", "require \"Authorization: Bearer KEY\" on "+server.KeyedRoutes()+" (default: $"+apiKeyEnv+", which keeps it out of ps)")
 	fs.IntVar(&opt.srv.MaxWaiting, "max-waiting", server.DefaultMaxWaiting, "requests waiting for their first token at most; more get 429")
 	fs.IntVar(&cfg.MaxRunning, "max-running", 0, "sequences decoded together at most (continuous batching; 0: the largest decode graph bucket, 64, or fewer if the KV cache or --max-batch-tokens is smaller)")
 	fs.BoolVar(&cfg.NoPrefixCaching, "no-prefix-caching", false, "turn automatic prefix caching off (on: requests reuse the cached KV blocks of a prompt prefix they share)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/tpslice/tpslice/internal/testutil"
 	"github.com/tpslice/tpslice/models/stories260k"
+	"github.com/tpslice/tpslice/server"
 )
 
 // TestServe starts `tpslice serve` on a free port, runs the curl it prints (the API key
@@ -147,7 +149,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--fused", "magic"}, `--fused: unknown fused all-reduce variant "magic"`},
 		{[]string{"--fused-select", "fastest"}, `--fused-select: want comm or tuned, got "fastest"`},
 		{[]string{"--model", "tiny", "--tp", "3", "--port", "0"}, "cannot shard over 3 ranks"},
-		{[]string{"--model", "gpt-9", "--port", "0"}, `model "gpt-9" is neither a file or directory`},
+		{[]string{"--model", "gpt-9", "--port", "0"}, `model "gpt-9" is not a file, a directory or a built-in model (stories260K, the default`},
 		{[]string{"stray"}, `unexpected argument "stray"`},
 	}
 	for _, tc := range cases {
@@ -240,4 +242,16 @@ func TestServeExitsWhenTheRebuildFails(t *testing.T) {
 		t.Fatal("serve did not return after the rebuild failed")
 	}
 	require.Contains(t, srv.stderr.String(), "WARN FAULT rebuild failed")
+}
+
+// TestServeHelp: serve's help says which routes the API key guards, as the server
+// guards them, and what the write timeout does.
+func TestServeHelp(t *testing.T) {
+	_, stderr, err := runCLI(t, "serve", "-h")
+	require.ErrorIs(t, err, flag.ErrHelp)
+	require.Contains(t, stderr, `require "Authorization: Bearer KEY" on `+server.KeyedRoutes()+" (")
+	for _, path := range []string{"/v1/", "/tokenize", "/detokenize", "/debug/flight"} {
+		require.Contains(t, server.KeyedRoutes(), path)
+	}
+	require.Contains(t, stderr, "-write-timeout duration")
 }
