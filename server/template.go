@@ -187,7 +187,11 @@ func (t *ChatTemplate) Render(in ChatInput) (string, error) {
 			return "", fmt.Errorf("tools must be a JSON array of tool definitions: %v", errOr(err, "not an array"))
 		}
 	}
-	return t.render(msgs, tools, in)
+	out, err := t.render(msgs, tools, in)
+	if err != nil {
+		return "", fmt.Errorf("%w (template from %s)", err, t.origin)
+	}
+	return out, nil
 }
 
 func errOr(err error, otherwise string) string {
@@ -198,6 +202,8 @@ func errOr(err error, otherwise string) string {
 }
 
 // render runs the template on messages and tools already converted to template values.
+// Its errors do not name the template's origin: the server answers clients with them, and
+// a client must not learn where the server keeps its files.
 func (t *ChatTemplate) render(messages, tools jinja.Value, in ChatInput) (out string, err error) {
 	now := in.Now
 	if now == nil {
@@ -214,12 +220,12 @@ func (t *ChatTemplate) render(messages, tools jinja.Value, in ChatInput) (out st
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = "", fmt.Errorf("the chat template (%s) crashed the Jinja renderer: %v", t.origin, r)
+			out, err = "", fmt.Errorf("the chat template crashed the Jinja renderer: %v", r)
 		}
 	}()
 	out, err = t.tmpl.RenderValues(data)
 	if err != nil {
-		return "", fmt.Errorf("the chat template (%s) failed: %w", t.origin, err)
+		return "", fmt.Errorf("the chat template failed: %w", err)
 	}
 	return out, nil
 }

@@ -83,3 +83,17 @@ func TestChatTemplateSpecialTokens(t *testing.T) {
 	require.Equal(t, "messages", e400["param"])
 	require.Contains(t, e400["message"], "System messages are not supported")
 }
+
+// TestChatTemplateErrorHidesOrigin: a template's raise_exception reaches the client as a
+// 400 with the template's message, but not the template's path on the server, on every
+// route that renders a conversation.
+func TestChatTemplateErrorHidesOrigin(t *testing.T) {
+	const origin = "/srv/secret-models/llama.gguf chat_template"
+	ts := start(t, Config{ChatTemplate: "{{ raise_exception('Roles must alternate') }}", ChatTemplateOrigin: origin}, newEngine(t))
+	for _, path := range []string{"/v1/chat/completions", "/tokenize"} {
+		resp, body := ts.post(t, path, map[string]any{"messages": chatMessages})
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", path, body)
+		require.Contains(t, string(body), "Roles must alternate", path)
+		require.NotContains(t, string(body), "secret-models", path)
+	}
+}
