@@ -358,7 +358,7 @@ func openWeights(cfg Config) (models.Config, format.Source, error) {
 	if _, statErr := os.Stat(cfg.Model); statErr != nil {
 		c, err := models.Preset(cfg.Model)
 		if err != nil {
-			return models.Config{}, nil, fmt.Errorf("engine: model %q is neither a file or directory (%v) nor a preset: %w", cfg.Model, statErr, err)
+			return models.Config{}, nil, unknownModel(cfg.Model, statErr)
 		}
 		dummy, err := models.NewDummy(c, cfg.Seed)
 		if err != nil {
@@ -373,6 +373,13 @@ func openWeights(cfg Config) (models.Config, format.Source, error) {
 	return c, fs, nil
 }
 
+// unknownModel is the error of a model name that is no file or directory (statErr says
+// why) and no built-in model; it lists the built-in ones, the default first.
+func unknownModel(model string, statErr error) error {
+	return fmt.Errorf("engine: model %q is not a file, a directory or a built-in model (%s, the default, and the presets %s): %w",
+		model, stories260k.Name, strings.Join(models.Presets(), ", "), statErr)
+}
+
 // LoadConfig reads only the config (shape and architecture) of a model named as
 // Config.Model names it, for tools that price or check a model without loading it.
 func LoadConfig(model string) (models.Config, error) {
@@ -382,7 +389,10 @@ func LoadConfig(model string) (models.Config, error) {
 	if model == stories260k.Name {
 		src, cfg, err = models.Llama2CFromBytes(model, stories260k.Checkpoint)
 	} else if _, statErr := os.Stat(model); statErr != nil {
-		return models.Preset(model)
+		if cfg, err = models.Preset(model); err != nil {
+			return models.Config{}, unknownModel(model, statErr)
+		}
+		return cfg, nil
 	} else {
 		src, cfg, err = models.Open(model)
 	}
@@ -403,7 +413,7 @@ func LoadTokenizer(model string) (*tokenizer.Tokenizer, error) {
 	if _, err := os.Stat(model); err != nil {
 		mcfg, perr := models.Preset(model)
 		if perr != nil {
-			return nil, fmt.Errorf("engine: model %q is neither a file or directory (%v) nor a preset: %w", model, err, perr)
+			return nil, unknownModel(model, err)
 		}
 		return tokenizer.Synthetic(mcfg.Vocab)
 	}

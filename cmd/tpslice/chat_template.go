@@ -9,8 +9,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/tpslice/tpslice/models"
-	"github.com/tpslice/tpslice/models/stories260k"
+	"github.com/tpslice/tpslice/engine"
 	"github.com/tpslice/tpslice/models/tokenizer"
 	"github.com/tpslice/tpslice/server"
 )
@@ -117,9 +116,9 @@ func readConversation(path string) (messages, tools json.RawMessage, err error) 
 // vocabulary's BOS and EOS. The embedded model, presets and llama2.c checkpoints have no
 // template (src ""), as do model files that ship none.
 func modelChatTemplate(model string) (src, origin, bos, eos string, err error) {
-	if _, statErr := os.Stat(model); statErr != nil && model != stories260k.Name {
-		if _, err := models.Preset(model); err != nil {
-			return "", "", "", "", fmt.Errorf("--model %q is neither a file or directory (%v) nor a preset: %w", model, statErr, err)
+	if _, statErr := os.Stat(model); statErr != nil {
+		if _, err := engine.LoadConfig(model); err != nil { // the built-in models, or the error naming them
+			return "", "", "", "", fmt.Errorf("--model: %w", err)
 		}
 	}
 	src, origin, err = server.LoadChatTemplate(model)

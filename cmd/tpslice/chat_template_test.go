@@ -96,7 +96,7 @@ func TestChatTemplateErrors(t *testing.T) {
 		{"both", []string{"--model", "tiny", "--template", raising, "--messages", msgs}, "give one of --model and --template"},
 		{"no messages", []string{"--model", "tiny"}, "--messages is required"},
 		{"bos with a model", []string{"--model", "tiny", "--bos", "<s>", "--messages", msgs}, "--bos and --eos go with --template"},
-		{"unknown model", []string{"--model", "no-such-model", "--messages", msgs}, `--model "no-such-model" is neither a file or directory`},
+		{"unknown model", []string{"--model", "no-such-model", "--messages", msgs}, `--model: engine: model "no-such-model" is not a file, a directory or a built-in model (stories260K, the default`},
 		{"missing messages file", []string{"--model", "tiny", "--messages", filepath.Join(dir, "none.json")}, "no such file"},
 		{"messages not JSON", []string{"--model", "tiny", "--messages", writeFile(t, dir, "bad.json", "[{")}, "not valid JSON"},
 		{"messages not a list", []string{"--model", "tiny", "--messages", writeFile(t, dir, "obj.json", `{"prompt": "hi"}`)}, `an object with "messages"`},

@@ -30,7 +30,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"generate", "--tp", "16"}, 2, "generate: --tp must be 1 to 8, got 16"},
 		{[]string{"serve", "--tp", "0"}, 2, "serve: --tp must be 1 to 8, got 0"},
 		{[]string{"serve", "stray"}, 2, `serve: unexpected argument "stray"`},
-		{[]string{"generate", "--model", "gpt-9"}, 1, `model "gpt-9" is neither a file or directory`},
+		{[]string{"generate", "--model", "gpt-9"}, 1, `model "gpt-9" is not a file, a directory or a built-in model (stories260K, the default`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			_, stderr, err := runCLI(t, tc.args...)

@@ -75,7 +75,7 @@ func TestGenerateBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--model", "gpt-9"}, `model "gpt-9" is neither a file or directory`},
+		{[]string{"--model", "gpt-9"}, `model "gpt-9" is not a file, a directory or a built-in model (stories260K, the default`},
 		{[]string{"--model", "tiny", "--tp", "3"}, "cannot shard over 3 ranks: 8 attention heads do not split evenly"},
 		{[]string{"--temperature", "-1"}, "temperature must be ≥ 0"},
 		{[]string{"--top-p", "1.5"}, "top_p must be in [0, 1], got 1.5"},

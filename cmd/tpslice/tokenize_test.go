@@ -109,7 +109,7 @@ func TestTokenizeErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown preset", []string{"--model", "gpt-9", "hello"}, `model "gpt-9" is neither a file or directory`},
+		{"unknown preset", []string{"--model", "gpt-9", "hello"}, `model "gpt-9" is not a file, a directory or a built-in model (stories260K, the default`},
 		{"no text", []string{"--model", spm}, "no TEXT given"},
 		{"two texts", []string{"--model", spm, "hello", "world"}, "want one TEXT argument, got 2"},
 		{"flag after text", []string{"--model", spm, "hello", "--json"}, "put flags before it"},
