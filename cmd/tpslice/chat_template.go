@@ -28,19 +28,15 @@ const chatTemplateUsage = "usage: tpslice chat-template (--model M | --template 
 func chatTemplate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("chat-template", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, chatTemplateUsage)
-		fmt.Fprintln(stderr, "\nPrints the prompt the chat template renders the messages to, with no newline added.")
-		fmt.Fprintln(stderr, "\nflags:")
-		fs.PrintDefaults()
-	}
+	// The help, for -h and for a missing flag; flag's own usage (fs.Usage) stays out of it.
+	const help = chatTemplateUsage + "\n\nPrints the prompt the chat template renders the messages to, with no newline added."
 	model := fs.String("model", "", modelUsage+"; its chat template and BOS/EOS text are used")
 	templatePath := fs.String("template", "", "a Jinja chat template `FILE` instead of a model's")
 	bos := fs.String("bos", "", "bos_token's text for --template (e.g. <s>)")
 	eos := fs.String("eos", "", "eos_token's text for --template (e.g. </s>)")
 	messagesPath := fs.String("messages", "", "a JSON `FILE`: an array of messages, or an object with \"messages\" (and \"tools\")")
 	noGenerationPrompt := fs.Bool("no-generation-prompt", false, "do not open the assistant's turn (add_generation_prompt false)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsHelp(fs, args, help); err != nil {
 		return err
 	}
 	fail := func(format string, a ...any) error { return fmt.Errorf("chat-template: "+format, a...) }
@@ -50,12 +46,12 @@ func chatTemplate(args []string, stdout, stderr io.Writer) error {
 	case fs.NArg() > 0:
 		return fail("unexpected argument %q", fs.Arg(0))
 	case set["model"] == set["template"]:
-		fs.Usage()
+		printHelp(fs, help)
 		return fail("give one of --model and --template")
 	case set["model"] && (set["bos"] || set["eos"]):
 		return fail("--bos and --eos go with --template; a model's come from its vocabulary")
 	case *messagesPath == "":
-		fs.Usage()
+		printHelp(fs, help)
 		return fail("--messages is required")
 	}
 	messages, tools, err := readConversation(*messagesPath)

@@ -32,17 +32,28 @@ func exitCode(err error) int {
 // the flag set's output and returns flag.ErrHelp; a bad flag is a usageError naming it
 // once (flag's own message and usage dump are kept out of the output).
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	return parseFlagsHelp(fs, args, fmt.Sprintf("usage: tpslice %s [flags]", fs.Name()))
+}
+
+// parseFlagsHelp is parseFlags for a command whose help starts with a header of its own
+// (its synopsis) instead of the generic "usage: tpslice NAME [flags]".
+func parseFlagsHelp(fs *flag.FlagSet, args []string, header string) error {
 	out := fs.Output()
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	fs.SetOutput(out)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprintf(out, "usage: tpslice %s [flags]\n\nflags:\n", fs.Name())
-		fs.PrintDefaults()
+		printHelp(fs, header)
 		return flag.ErrHelp
 	case err != nil:
 		return usageError{fmt.Errorf("%s: %w (tpslice %s -h lists its flags)", fs.Name(), err, fs.Name())}
 	}
 	return nil
+}
+
+// printHelp prints header and the flags to the flag set's output.
+func printHelp(fs *flag.FlagSet, header string) {
+	fmt.Fprintf(fs.Output(), "%s\n\nflags:\n", header)
+	fs.PrintDefaults()
 }

@@ -15,6 +15,7 @@ func TestExitCodes(t *testing.T) {
 			_, stderr, err := runCLI(t, c.name, "--help")
 			require.Equal(t, 0, exitCode(err), "%v", err)
 			require.Contains(t, stderr, "usage: tpslice "+c.name)
+			require.Equal(t, 1, strings.Count(stderr, "usage:"), "the help's header is printed once:\n%s", stderr)
 		})
 	}
 	for _, tc := range []struct {
