@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -19,9 +21,15 @@ import (
 // text on every route, /health included; connLimiter keeps it from being reached.
 const healthReserve = 16
 
-// refuseWriteTimeout bounds the write of the 503 to a connection refused unread: it is a
-// few hundred bytes into a fresh socket's empty buffer, so it never waits in practice.
-const refuseWriteTimeout = time.Second
+// A connection past the reserve is refused on a goroutine of its own, at most maxRefusing
+// at once (past that the server is flooded, and a connection is closed unanswered), each
+// within refuseTimeout: it reads the request's head, writes the 503, and reads what else
+// the client sends until it closes.
+const (
+	maxRefusing    = 64
+	refuseTimeout  = time.Second
+	maxRequestHead = 8 << 10
+)
 
 // connLimiter is a listener the server serves: it counts the connections open (in the
 // server's count, over all its listeners), marks those past MaxConnections as over the
@@ -32,16 +40,17 @@ type connLimiter struct {
 	max, reserve int
 	writeTimeout time.Duration
 	open         *atomic.Int64
-	refusal      []byte // the whole HTTP response to a connection refused unread
+	refusal      []byte        // the whole HTTP response to a connection past the reserve
+	refusing     chan struct{} // a slot per refusal in progress
 }
 
 func (s *Server) newConnLimiter(ln net.Listener) *connLimiter {
 	return &connLimiter{Listener: ln, max: s.cfg.MaxConnections, reserve: healthReserve, writeTimeout: s.cfg.WriteTimeout,
-		open: &s.conns, refusal: refusalResponse(tooManyConnections(s.cfg.MaxConnections))}
+		open: &s.conns, refusal: refusalResponse(tooManyConnections(s.cfg.MaxConnections)), refusing: make(chan struct{}, maxRefusing)}
 }
 
-// Accept returns the next connection to serve; connections past the reserve are answered
-// and closed here.
+// Accept returns the next connection to serve; connections past the reserve are refused
+// here.
 func (l *connLimiter) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
@@ -53,10 +62,43 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		if n <= int64(l.max+l.reserve) {
 			return conn, nil
 		}
-		_ = c.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
-		_, _ = c.Write(l.refusal)
-		_ = conn.Close()
+		l.refuse(conn)
 	}
+}
+
+// refuse answers c with the 503 and closes it, on a goroutine of its own. It reads the
+// request's head first, since a client that gets an answer before it sent its request may
+// take it for a broken connection (Go's does), and reads on after its answer until the
+// client closes, since closing with unread bytes would reset the connection under the
+// answer.
+func (l *connLimiter) refuse(c *servedConn) {
+	select {
+	case l.refusing <- struct{}{}:
+	default:
+		_ = c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-l.refusing }()
+		defer c.Close()
+		raw := c.Conn // not c's Write, which would set its own deadline
+		_ = raw.SetDeadline(time.Now().Add(refuseTimeout))
+		head := make([]byte, 0, maxRequestHead)
+		for !bytes.Contains(head, []byte("\r\n\r\n")) && len(head) < cap(head) {
+			n, err := raw.Read(head[len(head):cap(head)])
+			head = head[:len(head)+n]
+			if err != nil {
+				return
+			}
+		}
+		if _, err := raw.Write(l.refusal); err != nil {
+			return
+		}
+		if hc, ok := raw.(interface{ CloseWrite() error }); ok {
+			_ = hc.CloseWrite()
+		}
+		_, _ = io.Copy(io.Discard, raw)
+	}()
 }
 
 // tooManyConnections is the 503 of a connection past MaxConnections.
