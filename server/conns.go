@@ -16,9 +16,9 @@ import (
 
 // healthReserve is how many connections past MaxConnections are still read, one request
 // each: /health is answered on them (a load balancer's probe must not read a full server
-// as a dead one) and any other route gets the API's JSON 503. Past those, a connection is
-// answered the same 503 without being read. fasthttp's own bound would answer in plain
-// text on every route, /health included; connLimiter keeps it from being reached.
+// as a dead one) and any other route gets the API's JSON 503. Past those, connLimiter
+// answers every route that 503 itself (refuse). fasthttp's own bound would answer in
+// plain text on every route, /health included; connLimiter keeps it from being reached.
 const healthReserve = 16
 
 // A connection past the reserve is refused on a goroutine of its own, at most maxRefusing

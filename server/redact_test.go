@@ -35,9 +35,9 @@ func TestLogRedactsCredentials(t *testing.T) {
 			resp, err := io.ReadAll(c) // the server answers 400 and closes
 			require.NoError(t, err)
 			require.Contains(t, string(resp), "400 Bad Request")
-			// Both of the request's log lines are written before the server closes the connection.
-			require.Eventually(t, func() bool { return strings.Count(log.String(), c.LocalAddr().String()) == 2 },
-				10*time.Second, 5*time.Millisecond, "the malformed request is logged twice: %s", log.String())
+			// The server logs the request (and fasthttp logs it again) before it closes the
+			// connection.
+			require.Equal(t, 2, strings.Count(log.String(), c.LocalAddr().String()), "the malformed request is logged: %s", log.String())
 			require.NotContains(t, log.String(), tc.secret)
 			require.Contains(t, log.String(), redacted)
 		})
