@@ -35,7 +35,9 @@ const (
 //	}
 //
 // It is immutable once built, so the choices of one request share it; each output keeps
-// its own node.
+// its own node. It is written here rather than taken from a Go Aho-Corasick library
+// because those match whole texts: none is fed a stream a byte at a time and says how
+// deep its state is, which is what an output must hold back.
 type stopStrings struct {
 	// Nodes are numbered breadth first, 0 the root (the empty prefix). Node v's children
 	// are edgeTo[edgeStart[v]:edgeStart[v+1]], reached by the bytes at the same indexes of
