@@ -30,8 +30,9 @@ func forcedProto(cfg Proto) (Proto, error) {
 // ProtoAuto for an algorithm that takes none; else the forced one (Config.Proto,
 // $TPSLICE_PROTO), the table's where its row for the size chose a with a protocol, or
 // Simple, what the ring and the tree ran before protocols were a choice. (On this runtime
-// the ring under LL128 beats Simple below about 16 KiB, BENCHMARKS.md "Protocols": the
-// autotuned table picks that up; perf's model table prices the protocols for a GPU.)
+// the ring under LL128 beats Simple below about 16 KiB, docs/benchmarks/collectives.md
+// "Protocols": the autotuned table picks that up; perf's model table prices the protocols
+// for a GPU.)
 func (c *Communicator) PickProto(a Algo, bytes int) Proto {
 	switch {
 	case !TakesProto(a):

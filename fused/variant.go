@@ -66,7 +66,8 @@ func ParseVariant(s string) (Variant, error) {
 // every GPU profile perf prices it above two-shot (it gathers the residual rows as well,
 // over the link, to save a norm pass in HBM); at 1-256 tokens on this CPU backend a tuned
 // table picks it, 1.02-1.3x faster per call, which a decode step here does not show (it
-// waits on its peers' GEMMs); see BENCHMARKS.md, issue 15.
+// waits on its peers' GEMMs); see docs/benchmarks/collectives.md, issue 15, "The fused
+// selection table".
 func Select(c *comm.Communicator, t *Table, tokens, hidden int) Variant {
 	if !rowsFitWire(c, hidden) {
 		return Unfused

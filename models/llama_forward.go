@@ -500,8 +500,9 @@ const minBlockWork = 1 << 15
 // SMs), a core that one rank's late SM leaves idle runs another rank's blocks, and every
 // block more only costs its bookkeeping and restarts the kernel's streams of weights: one
 // block an SM. Medium Q4_K decode, the two splits alternated in one process: at TP 8, one
-// block an SM read +1.4% to +4.2% tok/s over four; at TP 1, -0.7% and -3.9% (BENCHMARKS.md,
-// issue 11). Results do not depend on the split.
+// block an SM read +1.4% to +4.2% tok/s over four; at TP 1, -0.7% and -3.9%
+// (docs/benchmarks/quantized.md, "One block an SM where the SMs outnumber the cores").
+// Results do not depend on the split.
 func maxBlocks(world, sms int) int {
 	if world*sms > runtime.GOMAXPROCS(0) {
 		return sms

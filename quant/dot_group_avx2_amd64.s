@@ -541,8 +541,9 @@ GLOBL g2bytes10<>(SB), RODATA|NOPTR, $32
 // Q4_0's are in lockstep (GQUADW2, the same bounds), and each pair of words multiplied by
 // the row's scale (in both words of its dword) in one VPMADDWD, sc·(w0 + w1): K4SCALE2's
 // product without K4QUADS2's VPMADDWD a quad and K4SCALE2's VPMULLD. Q4_K's kernel reads
-// 1.2× faster for it (BENCHMARKS.md, issue 11); a second group in lockstep gained nothing
-// more, its arithmetic, not its one stream, being what bounds it.
+// 1.2× faster for it (docs/benchmarks/quantized.md, "AVX2 kernels in lockstep"); a second
+// group in lockstep gained nothing more, its arithmetic, not its one stream, being what
+// bounds it.
 #define K4SUBW2(J, QUAD, SCALES, BASE, BB) \
 	LINES6_2(4*(BB)+(BB)/8*(J)); \
 	GZERO2; \

@@ -127,12 +127,13 @@ GLOBL gnibshift<>(SB), RODATA|NOPTR, $64
 // Q4_0: per block of 32, isum_r = 256·hi + lo - 8·s (exact: below 2^25) is scaled by
 // float32(dw_r·da) and added to row r's sum. Q4_0 and Q8_0 read eight groups in lockstep
 // while eight are left, the rest one at a time: one core reads eight streams of weights
-// 1.3-1.5× faster than one (BENCHMARKS.md, issue 11; BenchmarkDotLockstep), the eight
-// spread over the call (SPREAD). Registers of the eight: R9 group 0, R10 group 1, BX
-// group 6, AX the bytes between them (the others at R9 or R10 + 2·AX or 4·AX, and BX +
-// AX), R15 the bytes between their outputs; Z0-Z15 the groups' lo and hi sums of
-// the block, Z16-Z23 the rows' sums, Z24/Z25 the quad's activations, Z26-Z28, Z30, Z31
-// temps, Z29 the kernel's byte mask (gnibmask, or 0x80 bytes for Q8_0).
+// 1.3-1.5× faster than one (docs/benchmarks/quantized.md, "Reading several groups at
+// once"; BenchmarkDotLockstep), the eight spread over the call (SPREAD). Registers of
+// the eight: R9 group 0, R10 group 1, BX group 6, AX the bytes between them (the others
+// at R9 or R10 + 2·AX or 4·AX, and BX + AX), R15 the bytes between their outputs; Z0-Z15
+// the groups' lo and hi sums of the block, Z16-Z23 the rows' sums, Z24/Z25 the quad's
+// activations, Z26-Z28, Z30, Z31 temps, Z29 the kernel's byte mask (gnibmask, or 0x80
+// bytes for Q8_0).
 
 // OCTQUAD(K, QUAD) adds quad K of the eight groups' blocks, QUAD(K, G, T, LO, HI) adding
 // that of the group at G into LO and HI through T.

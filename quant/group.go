@@ -70,8 +70,9 @@ const lockstepGroups = 8
 
 // SplitRows is the granularity in which a caller should split t's rows among workers: a
 // whole lockstep run of groups for the grouped types (one core reads several streams of
-// weights faster than one, BENCHMARKS.md issue 11), 1 otherwise. A split finer than this,
-// down to RowAlign, computes the same bits more slowly.
+// weights faster than one, docs/benchmarks/quantized.md, "Reading several groups at
+// once"), 1 otherwise. A split finer than this, down to RowAlign, computes the same bits
+// more slowly.
 func SplitRows(t dtype.DType) int {
 	if grouped(t) {
 		return GroupRows * lockstepGroups

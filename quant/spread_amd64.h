@@ -4,7 +4,8 @@
 // read as c runs, run i taking groups i, c+i, …, (W-1)·c+i; the rest one at a time. Each
 // of the W streams then reads c groups one after another, however short a group is: runs
 // of adjacent groups gave a TP 8 shard's o_proj (8 blocks a row, a group 2.3 KiB) 0.6×
-// the cpuGB/s of long rows, the streams restarting every group (BENCHMARKS.md, issue 11).
+// the cpuGB/s of long rows, the streams restarting every group (docs/benchmarks/quantized.md,
+// "TP 8's shards").
 // The groups are independent, so the order changes no bits. SPREAD(SHIFT) sets it up for
 // W = 1<<SHIFT: AX = c times a group's bytes (AX before), R15 = c·64 (the runs' outputs
 // are R15 apart); SPREADEND(W), after the runs, steps SI and DI past the W·c groups.

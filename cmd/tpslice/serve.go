@@ -33,15 +33,15 @@ const apiKeyEnv = "TPSLICE_API_KEY"
 // on the CPU device runtime a step's time grows with its tokens, so a 2048-token prefill
 // step stalls the running batch for seconds. With 256 (what bench runs) concurrency 32 had
 // 1.0-1.4× the throughput, 0.2-0.4× the TTFT p50 and a lower ITL p99 / p50 with arrivals
-// (BENCHMARKS.md, Serving (issue 13)).
+// (docs/benchmarks/serving.md, issue 13, "serve's default budget is now 256").
 const serveMaxBatchTokens = 256
 
 // servePrefillSteps is serve's Config.PrefillSteps: while sequences decode, a step's
 // prompt chunks hold at most 1/8 of the prefill tokens pending, so that a newcomer's
 // prompt does not make the steps it rides in several times as long as a decode step.
 // Against 4 and none it gave the lowest ITL p99 / p50 with arrivals at concurrency 32,
-// the same throughput and a TTFT p50 1.0-3.2× as long (BENCHMARKS.md, Serving (issue
-// 13), "Spreading the prefill").
+// the same throughput and a TTFT p50 1.0-3.2× as long (docs/benchmarks/serving.md, issue
+// 13, "Spreading the prefill").
 const servePrefillSteps = 8
 
 // serve runs the OpenAI-compatible server until SIGINT or SIGTERM, then shuts it down
