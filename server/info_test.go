@@ -50,6 +50,10 @@ func TestMetrics(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	resp, _ = ts.post(t, "/v1/completions", map[string]any{"prompt": "Hi", "n": 0})
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	for _, id := range []string{"gpt-4", "no-such-model"} { // one label value for the route, not one an id
+		resp, _ = ts.get(t, "/v1/models/"+id)
+		require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	}
 
 	resp, raw := ts.get(t, "/metrics")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -67,6 +71,8 @@ func TestMetrics(t *testing.T) {
 	require.Equal(t, "1", metricValue(m, `tpslice_http_requests_total{endpoint="/v1/completions",status="200"}`))
 	require.Equal(t, "1", metricValue(m, `tpslice_http_requests_total{endpoint="/v1/completions",status="400"}`))
 	require.Equal(t, "1", metricValue(m, `tpslice_http_requests_total{endpoint="/v1/chat/completions",status="200"}`))
+	require.Equal(t, "2", metricValue(m, `tpslice_http_requests_total{endpoint="/v1/models/",status="404"}`))
+	require.NotContains(t, m, "gpt-4", "a requested model id must not become a label value")
 	require.Equal(t, "2", metricValue(m, "tpslice_time_to_first_token_seconds_count"))
 	require.Equal(t, "2", metricValue(m, "tpslice_time_per_output_token_seconds_count"))
 	require.Equal(t, "8", metricValue(m, "tpslice_generation_tokens_total"))

@@ -72,7 +72,7 @@ func (s *Server) handle(rc *fasthttp.RequestCtx) {
 	arrived := time.Now()
 	path := string(rc.Path())
 	r, ok := routes(path)
-	endpoint := path
+	endpoint := r.path // the route, not the path: /v1/models/{id} must not add a label value an id
 	if !ok {
 		endpoint = "other"
 	}
