@@ -111,7 +111,7 @@ wait:
 	for {
 		select {
 		case <-dumps:
-			fmt.Fprintf(stderr, "tpslice: SIGUSR1: the flight recorder's last collectives of every rank:\n%v", e.Flight(0))
+			fmt.Fprintf(stderr, "tpslice: SIGUSR1: the flight recorder's last collectives of every rank:\n%v\n", e.Flight(0))
 		case <-e.Failed(): // the TP group could not be rebuilt: exit non-zero for a restart
 			return errors.Join(fmt.Errorf("serve: %w", e.Health()), shutdown())
 		case err := <-served: // the listener failed
