@@ -19,7 +19,7 @@ import (
 	"github.com/tpslice/tpslice/perf"
 )
 
-// benchReport is allreduce-bench's --json output (documented in the README).
+// benchReport is allreduce-bench's --json output (documented in docs/cli.md).
 type benchReport struct {
 	Op       string     `json:"op"` // allreduce, reducescatter or allgather
 	Ranks    int        `json:"ranks"`

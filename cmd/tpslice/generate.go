@@ -22,7 +22,7 @@ import (
 	"github.com/tpslice/tpslice/trace"
 )
 
-// generateReport is generate's --json output (documented in the README).
+// generateReport is generate's --json output (documented in docs/cli.md).
 type generateReport struct {
 	Model              string            `json:"model"`
 	TP                 int               `json:"tp"`
