@@ -174,7 +174,7 @@ func TestArchitecturesAsHF(t *testing.T) {
 }
 
 // TestArchitecturesQuantized: each arch file quantized on load to Q8_0 and to Q4_K (their
-// biases and norms stay f32) runs at TP 1 and 8 (TP 8 cuts o_proj's 256-value Q4_K blocks)
+// biases and norms stay f32) runs at TP 1, 2, 4 and 8 (TP 8 cuts o_proj's 256-value Q4_K blocks)
 // with the same greedy ids, its step-0 logits near the float64
 // oracle of the f32 weights (Q8_0 within 0.05, Q4_K within 0.4 on these 0.02-scale random
 // weights: their rounding, measured 0.017-0.022 and 0.20-0.25).
