@@ -8,44 +8,33 @@ import (
 // Algo is an all-reduce algorithm.
 type Algo uint8
 
-// The all-reduce algorithms. Auto asks the selector; the others force one algorithm.
+// The all-reduce algorithms. Auto asks the selector; the others force one algorithm, each
+// described once by its row of algoTable (registry.go), whose one line Doc returns.
 const (
-	Auto     Algo = iota // pick by world size and message size from the selection table
-	Ring                 // reduce-scatter + all-gather around a ring, 2(n-1) steps (NCCL's shape)
-	OneShot              // every rank reads all n inputs and sums them; best for small messages
-	TwoShot              // reduce-scatter then all-gather through peer buffers; medium and large
-	NVLS                 // switch-side reduction through a multicast object (emulated here)
-	Lamport              // flag-free one-shot: −0.0 sentinels, triple-buffered (TensorRT-LLM)
-	Tree                 // NCCL's double binary tree: reduce up two trees, broadcast down, pipelined
-	TwoLevel             // hierarchical: reduce-scatter in each host, all-reduce across hosts, all-gather in each host
+	Auto Algo = iota // pick by world size and message size from the selection table
+	Ring
+	OneShot
+	TwoShot
+	NVLS
+	Lamport
+	Tree
+	TwoLevel
 )
 
 // Algos lists the real algorithms of a node of one host in a fixed order (reports and
 // autotuning use it).
-var Algos = []Algo{Ring, OneShot, TwoShot, NVLS, Lamport, Tree}
+var Algos = algosWhere(func(s *algoSpec) bool { return s.needs != needHosts })
 
 // HostAlgos lists the algorithms that only a node of several hosts runs.
-var HostAlgos = []Algo{TwoLevel}
+var HostAlgos = algosWhere(func(s *algoSpec) bool { return s.needs == needHosts })
 
 // String returns the name used on command lines, in tables and in JSON.
 func (a Algo) String() string {
-	switch a {
-	case Auto:
+	if a == Auto {
 		return "auto"
-	case Ring:
-		return "ring"
-	case OneShot:
-		return "oneshot"
-	case TwoShot:
-		return "twoshot"
-	case NVLS:
-		return "nvls"
-	case Lamport:
-		return "lamport"
-	case Tree:
-		return "tree"
-	case TwoLevel:
-		return "twolevel"
+	}
+	if s, ok := a.spec(); ok {
+		return s.name
 	}
 	return fmt.Sprintf("algo(%d)", uint8(a))
 }
@@ -58,7 +47,7 @@ func ParseAlgo(s string) (Algo, error) {
 			return a, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown all-reduce algorithm %q (want auto, ring, oneshot, twoshot, nvls, lamport, tree or twolevel)", s)
+	return 0, fmt.Errorf("unknown all-reduce algorithm %q (want auto, %s)", s, AlgoNames(nil))
 }
 
 // MarshalText writes the algorithm's name, so tables read well as JSON.

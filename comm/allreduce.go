@@ -38,8 +38,9 @@ func (r *Rank) AllReduceProto(s *device.Stream, algo Algo, proto Proto, in, out 
 	if algo == Auto {
 		algo = r.c.Pick(r.c.MessageBytes(count, t))
 	}
+	spec, known := algo.spec()
 	if !r.c.Available(algo) {
-		if algo == TwoLevel {
+		if known && spec.needs == needHosts {
 			return fmt.Errorf("comm: rank %d allreduce: algorithm %v: %w", r.rank, algo, r.c.layout.err)
 		}
 		return fmt.Errorf("comm: rank %d allreduce: algorithm %v is not available on a %v fabric", r.rank, algo, r.c.node.Fabric())
@@ -53,28 +54,9 @@ func (r *Rank) AllReduceProto(s *device.Stream, algo Algo, proto Proto, in, out 
 	case proto > Simple:
 		return fmt.Errorf("comm: rank %d allreduce: unknown protocol %v", r.rank, proto)
 	case !TakesProto(algo):
-		return fmt.Errorf("comm: rank %d allreduce: protocol %v applies to ring and tree, not %v", r.rank, proto, algo)
+		return fmt.Errorf("comm: rank %d allreduce: protocol %v applies to %s, not %v", r.rank, proto, protoAlgoNames(), algo)
 	}
-	var body func(*call, device.Block, int, int) error
-	chunk := r.c.cfg.BufferBytes / t.Size()
-	switch algo {
-	case Ring:
-		body, chunk = ringBody(proto), r.c.cfg.BufferBytes/4
-	case OneShot:
-		body = (*call).oneShot
-	case TwoShot:
-		body = (*call).twoShot
-	case NVLS:
-		body = (*call).nvls
-	case Lamport:
-		body, chunk = (*call).lamport, r.c.cfg.LamportBytes/t.Size()
-	case Tree:
-		body, chunk = treeBody(proto), r.c.cfg.BufferBytes/4 // f32 partial sums, like the ring
-	case TwoLevel:
-		body, chunk = (*call).twoLevel, r.c.cfg.BufferBytes/4 // f32 partial sums, like the ring
-	default:
-		return fmt.Errorf("comm: rank %d allreduce: unknown algorithm %v", r.rank, algo)
-	}
+	body, chunk := spec.kernel(proto), spec.chunk(&r.c.cfg, t)
 	if proto == Simple {
 		proto = ProtoAuto // calls record and compare a protocol only where it is not the default
 	}

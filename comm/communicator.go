@@ -133,8 +133,8 @@ func New(node *device.Node, cfg Config) (*Communicator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if force == NVLS && !node.Fabric().HasMulticast() {
-		return nil, fmt.Errorf("comm: algorithm nvls forced, but the %v fabric has no multicast switch", node.Fabric())
+	if s, ok := force.spec(); ok && s.needs == needMulticast && !node.Fabric().HasMulticast() {
+		return nil, fmt.Errorf("comm: algorithm %v forced, but the %v fabric has no multicast switch", force, node.Fabric())
 	}
 	if cfg.Blocks == 0 {
 		d0, _ := node.Device(0)
@@ -143,8 +143,8 @@ func New(node *device.Node, cfg Config) (*Communicator, error) {
 	c := &Communicator{node: node, n: n, cfg: cfg, force: force, proto: proto, dtree: buildDoubleTree(n), published: make([][publishedDepth]atomic.Pointer[callDesc], n)}
 	c.table.Store(cfg.Table)
 	c.layout = newHostLayout(node, cfg.Devices)
-	if force == TwoLevel && c.layout.err != nil {
-		return nil, fmt.Errorf("comm: algorithm twolevel forced, but %w", c.layout.err)
+	if s, ok := force.spec(); ok && s.needs == needHosts && c.layout.err != nil {
+		return nil, fmt.Errorf("comm: algorithm %v forced, but %w", force, c.layout.err)
 	}
 	seen := map[int]bool{}
 	for r, id := range cfg.Devices {
@@ -282,17 +282,20 @@ var ErrFailed = errors.New("communicator failed earlier")
 // ErrClosed is the failure (wrapped) of a communicator that was closed.
 var ErrClosed = errors.New("communicator closed")
 
-// Available reports whether algorithm a can run on this communicator for dtype t.
+// Available reports whether algorithm a can run on this communicator: what it needs (a
+// multicast object, ranks on several hosts) is there.
 func (c *Communicator) Available(a Algo) bool {
-	switch a {
-	case NVLS:
+	s, ok := a.spec()
+	if !ok {
+		return false
+	}
+	switch s.needs {
+	case needMulticast:
 		return c.mcast != nil
-	case Ring, OneShot, TwoShot, Lamport, Tree:
-		return true
-	case TwoLevel:
+	case needHosts:
 		return c.layout.err == nil
 	}
-	return false
+	return true
 }
 
 // Pick returns the algorithm an Auto all-reduce of the given size uses: bytes per rank as

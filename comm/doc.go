@@ -6,6 +6,12 @@
 // (its table measured here by autotuning, or priced by package perf; Offered says which
 // algorithms a fabric runs), and a flight recorder of every call.
 //
+// Each all-reduce algorithm is described once, as a row of a registry (registry.go): its
+// name and one-line Doc, where a model may offer it, what it needs of the communicator (a
+// multicast object, ranks on several hosts), which protocols and wires it runs and its
+// kernels. Parsing, Algos, AlgoNames, Available, TakesProto, Wire.Supports, Offered and
+// AllReduce's dispatch read the row.
+//
 // Every sum has a fixed order, so repeated calls give the same bits: one-shot, two-shot
 // and the direct reduce-scatter add the ranks' values in rank order, the ring
 // reduce-scatter around the ring from the slice's next rank (ReduceScatterWith), the tree

@@ -86,19 +86,3 @@ func multiHostRule(c *Communicator) Algo {
 	}
 	return Ring
 }
-
-// OfferedHosts is Offered for a node of hosts hosts (n ranks over them, evenly): on one
-// host, Offered; on several, the two-level all-reduce first, then the flat one-shot,
-// two-shot and ring, which a model must price with their hops across hosts (perf does).
-// No multicast crosses hosts, so NVLS is not offered; the tree, whose edges cross hosts
-// where its levels do, is not priced across hosts and is not offered either. On a PCIe
-// host of more than two ranks, the flat peer-buffer algorithms stay out as Offered has it.
-func OfferedHosts(f device.Fabric, nvls bool, hosts, n int) []Algo {
-	if hosts <= 1 {
-		return Offered(f, nvls, n)
-	}
-	if f == device.PCIe && n/hosts > 2 {
-		return []Algo{TwoLevel, Ring}
-	}
-	return []Algo{TwoLevel, OneShot, TwoShot, Ring}
-}

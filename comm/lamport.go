@@ -183,3 +183,6 @@ func fillSentinel(words []uint64) {
 		words[i] = lamportEmpty
 	}
 }
+
+// lamportChunk is the flag-free one-shot's chunk: what a slot of its buffer holds.
+func lamportChunk(cfg *Config, t dtype.DType) int { return cfg.LamportBytes / t.Size() }

@@ -70,7 +70,13 @@ func (p *Proto) UnmarshalText(b []byte) error {
 }
 
 // TakesProto reports whether algorithm a runs with a choice of protocol (ring and tree).
-func TakesProto(a Algo) bool { return a == Ring || a == Tree }
+func TakesProto(a Algo) bool {
+	s, ok := a.spec()
+	return ok && s.takesProto()
+}
+
+// protoAlgoNames names the algorithms that take a protocol, "ring and tree", for errors.
+func protoAlgoNames() string { return nameList(algosWhere((*algoSpec).takesProto), "and") }
 
 // Choice is an algorithm and the protocol it runs with: what NCCL's tuner picks, and what a
 // selection table row holds. Proto is ProtoAuto where the algorithm takes none or the

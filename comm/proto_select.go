@@ -3,8 +3,6 @@ package comm
 import (
 	"fmt"
 	"os"
-
-	"github.com/tpslice/tpslice/device"
 )
 
 // forcedProto is the protocol the configuration or $TPSLICE_PROTO forces, or ProtoAuto.
@@ -52,25 +50,4 @@ func (c *Communicator) PickProto(a Algo, bytes int) Proto {
 func (c *Communicator) PickChoice(bytes int) Choice {
 	a := c.Pick(bytes)
 	return Choice{Algo: a, Proto: c.PickProto(a, bytes)}
-}
-
-// ringBody and treeBody are the kernels of the ring and the tree under protocol p.
-func ringBody(p Proto) func(*call, device.Block, int, int) error {
-	switch p {
-	case LL:
-		return (*call).ringLL
-	case LL128:
-		return (*call).ringLL128
-	}
-	return (*call).ring
-}
-
-func treeBody(p Proto) func(*call, device.Block, int, int) error {
-	switch p {
-	case LL:
-		return (*call).treeLL
-	case LL128:
-		return (*call).treeLL128
-	}
-	return (*call).tree
 }

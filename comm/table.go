@@ -11,8 +11,6 @@ import (
 	"slices"
 
 	"github.com/google/renameio/v2"
-
-	"github.com/tpslice/tpslice/device"
 )
 
 // MaxBucket is the largest size bucket: it covers (2^62, 2^63-1] bytes.
@@ -150,7 +148,7 @@ func checkRow(r TableRow) error {
 	case r.Proto > Simple:
 		return fmt.Errorf("world %d, bucket %d: unknown protocol %v", r.World, r.Bucket, r.Proto)
 	case r.Proto != ProtoAuto && !TakesProto(r.Algo):
-		return fmt.Errorf("world %d, bucket %d: protocol %v given for %v, which takes none (only ring and tree do)", r.World, r.Bucket, r.Proto, r.Algo)
+		return fmt.Errorf("world %d, bucket %d: protocol %v given for %v, which takes none (only %s do)", r.World, r.Bucket, r.Proto, r.Algo, protoAlgoNames())
 	}
 	return nil
 }
@@ -231,20 +229,4 @@ func LoadTable(path string) (*Table, error) {
 		return nil, fmt.Errorf("comm: load table %s: %w", path, err)
 	}
 	return t, nil
-}
-
-// Offered returns the algorithms a node of fabric f (with multicast, NVLS, where nvls)
-// runs at world size n, in tie-break preference order (a model picks the first of equally
-// fast ones): one-shot, NVLS, two-shot, ring, tree. On a PCIe fabric with n > 2 only ring
-// is offered (vLLM's rule: no peer-buffer algorithms across more than two GPUs on PCIe; the
-// tree, which reads its parent's and children's buffers, stays out with them). Lamport is
-// never offered: it moves one-shot's bytes, and ties go to one-shot.
-func Offered(f device.Fabric, nvls bool, n int) []Algo {
-	if f == device.PCIe && n > 2 {
-		return []Algo{Ring}
-	}
-	if nvls {
-		return []Algo{OneShot, NVLS, TwoShot, Ring, Tree}
-	}
-	return []Algo{OneShot, TwoShot, Ring, Tree}
 }

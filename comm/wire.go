@@ -65,7 +65,17 @@ func ParseWire(s string) (Wire, error) {
 // others keep their own buffer formats (ring and tree partial sums, the flag-free
 // one-shot's sentinels, NVLS's switch-side reduction of the staged dtype).
 func (w Wire) Supports(a Algo) bool {
-	return w == WireExact || a == Auto || a == OneShot || a == TwoShot
+	if w == WireExact || a == Auto {
+		return true
+	}
+	s, ok := a.spec()
+	return ok && s.wires
+}
+
+// wireAlgoNames names the algorithms that run a low-precision wire, "oneshot and
+// twoshot", for errors.
+func wireAlgoNames() string {
+	return nameList(algosWhere(func(s *algoSpec) bool { return s.wires }), "and")
 }
 
 // Wire returns the communicator's wire (Config.Wire).
@@ -124,7 +134,7 @@ func checkWire(w Wire, force Algo) error {
 	case w != WireExact && w != WireBF16 && w != WireFP8:
 		return fmt.Errorf("comm: unknown Wire %v", w)
 	case !w.Supports(force):
-		return fmt.Errorf("comm: algorithm %v forced, but it does not run the %v wire (only oneshot and twoshot do)", force, w)
+		return fmt.Errorf("comm: algorithm %v forced, but it does not run the %v wire (only %s do)", force, w, wireAlgoNames())
 	}
 	return nil
 }
@@ -134,7 +144,7 @@ func checkWire(w Wire, force Algo) error {
 // would take another algorithm, which it does only for large messages).
 func (c *Communicator) pickWire(bytes int) Algo {
 	if t := c.table.Load(); t != nil {
-		if a, ok := t.Pick(c.n, int64(bytes)); ok && (a == OneShot || a == TwoShot) {
+		if a, ok := t.Pick(c.n, int64(bytes)); ok && c.cfg.Wire.Supports(a) {
 			return a
 		}
 	}
@@ -146,7 +156,7 @@ func (c *Communicator) pickWire(bytes int) Algo {
 
 // errWire is the error of a call whose algorithm does not run the communicator's wire.
 func (r *Rank) errWire(op string, a Algo) error {
-	return fmt.Errorf("comm: rank %d %s: algorithm %v does not run the %v wire (Config.Wire); oneshot and twoshot do", r.rank, op, a, r.c.cfg.Wire)
+	return fmt.Errorf("comm: rank %d %s: algorithm %v does not run the %v wire (Config.Wire); %s do", r.rank, op, a, r.c.cfg.Wire, wireAlgoNames())
 }
 
 // wireViews are the low-precision wire's views of a registered buffer: e4m3 codes in the

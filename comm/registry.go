@@ -1,0 +1,217 @@
+package comm
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/dtype"
+)
+
+// The all-reduce algorithms, each described once. An algorithm is a row of algoTable:
+// its name, where it is offered, what it needs of the communicator, which protocols and
+// wires it runs, its kernels. String, ParseAlgo, Algos, HostAlgos, Available, TakesProto,
+// Wire.Supports, Offered and the all-reduce's dispatch read the row; adding an algorithm
+// is adding a row (and its Algo constant).
+
+// kernelBody is a collective's work on one block of a chunk's kernel: the block's share of
+// the count elements of the chunk at element off (call.runBlock).
+type kernelBody = func(cl *call, b device.Block, off, count int) error
+
+// need is what an algorithm needs of the communicator beyond the peer buffers every
+// communicator has.
+type need uint8
+
+const (
+	needNothing   need = iota
+	needMulticast      // a multicast object over the staging buffers: a switch spanning the ranks
+	needHosts          // the ranks split evenly over two hosts or more (hostLayout)
+)
+
+// offer is where a cost model may price an algorithm (Offered, OfferedHosts); a forced
+// algorithm runs wherever its need is met.
+type offer struct {
+	oneHost bool // offered on a node of one host
+	hosts   bool // offered on a node of several hosts
+	// pcie: offered on a PCIe fabric beyond two ranks a host, where vLLM's rule keeps out
+	// the algorithms that read every peer's buffer.
+	pcie bool
+	// tie is the place in the tie-break order: a model picks the first of equally fast
+	// algorithms.
+	tie int
+}
+
+// algoSpec describes one all-reduce algorithm.
+type algoSpec struct {
+	name string // on command lines, in tables and in JSON
+	doc  string // one line for help texts
+	offer
+	needs need
+	// wires: it runs the low-precision wires (Config.Wire); the others keep their own
+	// buffer formats.
+	wires bool
+	// body is its kernel under each protocol, indexed by Proto: an algorithm that takes a
+	// choice of protocol (TakesProto) has LL, LL128 and Simple; the others Simple alone.
+	body [Simple + 1]kernelBody
+	// chunk is the most elements of t one kernel of a call takes: what its registered
+	// buffers hold.
+	chunk func(cfg *Config, t dtype.DType) int
+}
+
+// algoTable holds every all-reduce algorithm, indexed by Algo; Auto has no row. It is
+// never written.
+var algoTable = [...]algoSpec{
+	Ring: {
+		name:  "ring",
+		doc:   "reduce-scatter + all-gather around a ring, 2(n-1) steps (NCCL's shape)",
+		offer: offer{oneHost: true, hosts: true, pcie: true, tie: 4},
+		body:  [...]kernelBody{LL: (*call).ringLL, LL128: (*call).ringLL128, Simple: (*call).ring},
+		chunk: partialSumChunk,
+	},
+	OneShot: {
+		name:  "oneshot",
+		doc:   "every rank reads all n inputs and sums them; best for small messages",
+		offer: offer{oneHost: true, hosts: true, tie: 1},
+		wires: true,
+		body:  [...]kernelBody{Simple: (*call).oneShot},
+		chunk: stagedChunk,
+	},
+	TwoShot: {
+		name:  "twoshot",
+		doc:   "reduce-scatter then all-gather through peer buffers; medium and large messages",
+		offer: offer{oneHost: true, hosts: true, tie: 3},
+		wires: true,
+		body:  [...]kernelBody{Simple: (*call).twoShot},
+		chunk: stagedChunk,
+	},
+	NVLS: {
+		name:  "nvls",
+		doc:   "switch-side reduction through a multicast object (emulated here)",
+		offer: offer{oneHost: true, tie: 2},
+		needs: needMulticast,
+		body:  [...]kernelBody{Simple: (*call).nvls},
+		chunk: stagedChunk,
+	},
+	// Never offered: it moves one-shot's bytes (so the model prices it as one-shot), and
+	// ties go to one-shot.
+	Lamport: {
+		name:  "lamport",
+		doc:   "flag-free one-shot: −0.0 sentinels, triple-buffered (TensorRT-LLM)",
+		body:  [...]kernelBody{Simple: (*call).lamport},
+		chunk: lamportChunk,
+	},
+	// Not offered across hosts, where its edges cross hosts as its levels do: the model
+	// does not price that.
+	Tree: {
+		name:  "tree",
+		doc:   "NCCL's double binary tree: reduce up two trees, broadcast down, pipelined",
+		offer: offer{oneHost: true, tie: 5},
+		body:  [...]kernelBody{LL: (*call).treeLL, LL128: (*call).treeLL128, Simple: (*call).tree},
+		chunk: partialSumChunk,
+	},
+	TwoLevel: {
+		name:  "twolevel",
+		doc:   "hierarchical: reduce-scatter in each host, all-reduce across hosts, all-gather in each host",
+		offer: offer{hosts: true, pcie: true, tie: 0},
+		needs: needHosts,
+		body:  [...]kernelBody{Simple: (*call).twoLevel},
+		chunk: partialSumChunk,
+	},
+}
+
+// stagedChunk is a chunk that fills a staging buffer with the call's dtype.
+func stagedChunk(cfg *Config, t dtype.DType) int { return cfg.BufferBytes / t.Size() }
+
+// partialSumChunk is a chunk of f32 partial sums, whatever the call's dtype.
+func partialSumChunk(cfg *Config, _ dtype.DType) int { return cfg.BufferBytes / 4 }
+
+// spec returns a's row; ok is false for Auto and unknown values.
+func (a Algo) spec() (*algoSpec, bool) {
+	if int(a) >= len(algoTable) || algoTable[a].name == "" {
+		return nil, false
+	}
+	return &algoTable[a], true
+}
+
+// algosWhere lists, in Algo order, the algorithms whose row keep reports.
+func algosWhere(keep func(*algoSpec) bool) []Algo {
+	var out []Algo
+	for a := range algoTable {
+		if s := &algoTable[a]; s.name != "" && keep(s) {
+			out = append(out, Algo(a))
+		}
+	}
+	return out
+}
+
+// AlgoNames lists, in Algo order, the names of the algorithms keep reports (nil keeps
+// every one), as "ring, oneshot or tree", for help texts and errors.
+func AlgoNames(keep func(Algo) bool) string {
+	all := algosWhere(func(*algoSpec) bool { return true })
+	if keep != nil {
+		all = slices.DeleteFunc(all, func(a Algo) bool { return !keep(a) })
+	}
+	return nameList(all, "or")
+}
+
+// nameList writes the algorithms' names as "ring, oneshot <conj> tree".
+func nameList(algos []Algo, conj string) string {
+	names := make([]string, len(algos))
+	for i, a := range algos {
+		names[i] = a.String()
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
+}
+
+// kernel is the algorithm's body under protocol p; ProtoAuto, which a call of an
+// algorithm that takes no protocol carries, runs Simple.
+func (s *algoSpec) kernel(p Proto) kernelBody {
+	if p == ProtoAuto {
+		p = Simple
+	}
+	return s.body[p]
+}
+
+// takesProto reports whether the algorithm runs under a choice of protocol: it has a body
+// for each.
+func (s *algoSpec) takesProto() bool { return s.body[LL] != nil && s.body[LL128] != nil }
+
+// Doc returns the algorithm's one-line description, for help texts; "" for Auto and
+// unknown values.
+func (a Algo) Doc() string {
+	if s, ok := a.spec(); ok {
+		return s.doc
+	}
+	return ""
+}
+
+// OfferedHosts returns the algorithms a node of fabric f (with multicast, NVLS, where
+// nvls) runs at n ranks split evenly over hosts hosts (0 or 1: one host), in tie-break
+// preference order (a model picks the first of equally fast ones). On one host: one-shot,
+// NVLS, two-shot, ring, tree. On several: the two-level all-reduce first, then the flat
+// one-shot, two-shot and ring, which a model must price with their hops across hosts (perf
+// does); no multicast crosses hosts, so NVLS is not offered, nor the tree, whose edges
+// cross hosts where its levels do. On PCIe with more than two ranks a host only the ring
+// (and across hosts the two-level all-reduce) is offered: vLLM's rule keeps the
+// peer-buffer algorithms out (the tree, which reads its parent's and children's buffers,
+// with them). Lamport is never offered: it moves one-shot's bytes, and ties go to one-shot.
+func OfferedHosts(f device.Fabric, nvls bool, hosts, n int) []Algo {
+	several, perHost := hosts > 1, n/max(hosts, 1)
+	out := algosWhere(func(s *algoSpec) bool {
+		switch {
+		case several && !s.hosts, !several && !s.oneHost:
+			return false
+		case f == device.PCIe && perHost > 2 && !s.pcie:
+			return false
+		}
+		return s.needs != needMulticast || nvls && !several
+	})
+	slices.SortFunc(out, func(a, b Algo) int { return algoTable[a].tie - algoTable[b].tie })
+	return out
+}
+
+// Offered is OfferedHosts on a node of one host.
+func Offered(f device.Fabric, nvls bool, n int) []Algo { return OfferedHosts(f, nvls, 1, n) }

@@ -1,0 +1,96 @@
+package comm
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/device"
+)
+
+// TestRegistryDerivesAlgoTraits checks that what the algorithms' rows say reaches every
+// function derived from them: names and parsing, the lists, protocols, wires and what a
+// communicator must have for the algorithm to run.
+func TestRegistryDerivesAlgoTraits(t *testing.T) {
+	tests := []struct {
+		algo      Algo
+		name      string
+		proto     bool // takes LL, LL128 and Simple
+		wire      bool // runs the low-precision wires
+		multicast bool // available only with a multicast object
+		hosts     bool // available only over several hosts
+	}{
+		{Ring, "ring", true, false, false, false},
+		{OneShot, "oneshot", false, true, false, false},
+		{TwoShot, "twoshot", false, true, false, false},
+		{NVLS, "nvls", false, false, true, false},
+		{Lamport, "lamport", false, false, false, false},
+		{Tree, "tree", true, false, false, false},
+		{TwoLevel, "twolevel", false, false, false, true},
+	}
+	switchNode := newGroup(t, 2, device.NVSwitch, Config{}).c
+	linkNode := newGroup(t, 2, device.NVLinkMesh, Config{}).c
+	twoHosts := newNodeGroup(t, device.NodeConfig{Devices: 2, SMs: 2, Fabric: device.NVSwitch, Hosts: 2}, Config{}).c
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.name, tc.algo.String())
+			got, err := ParseAlgo(tc.name)
+			require.NoError(t, err)
+			require.Equal(t, tc.algo, got)
+			require.NotEmpty(t, tc.algo.Doc())
+			require.Equal(t, tc.proto, TakesProto(tc.algo))
+			require.Equal(t, tc.wire, WireFP8.Supports(tc.algo))
+			require.Equal(t, tc.wire, WireBF16.Supports(tc.algo))
+			require.True(t, WireExact.Supports(tc.algo))
+			require.Equal(t, tc.hosts, !slices.Contains(Algos, tc.algo))
+			require.Equal(t, tc.hosts, slices.Contains(HostAlgos, tc.algo))
+			require.Equal(t, !tc.hosts, switchNode.Available(tc.algo), "one host with a switch")
+			require.Equal(t, !tc.hosts && !tc.multicast, linkNode.Available(tc.algo), "one host without a switch")
+			require.Equal(t, !tc.multicast, twoHosts.Available(tc.algo), "two hosts: no multicast crosses them")
+		})
+	}
+	require.False(t, switchNode.Available(Auto))
+	require.False(t, switchNode.Available(Algo(99)))
+	require.Equal(t, "algo(99)", Algo(99).String())
+	require.Empty(t, Algo(99).Doc())
+	require.Len(t, append(Algos, HostAlgos...), len(tests), "a row the table above lacks")
+}
+
+// TestAlgoNames checks the lists that help texts and errors print come from the rows.
+func TestAlgoNames(t *testing.T) {
+	require.Equal(t, "ring, oneshot, twoshot, nvls, lamport, tree or twolevel", AlgoNames(nil))
+	require.Equal(t, "ring or tree", AlgoNames(TakesProto))
+	require.Equal(t, "twolevel", AlgoNames(func(a Algo) bool { return a == TwoLevel }))
+	require.Empty(t, AlgoNames(func(Algo) bool { return false }))
+	require.Equal(t, "ring and tree", protoAlgoNames())
+	require.Equal(t, "oneshot and twoshot", wireAlgoNames())
+	_, err := ParseAlgo("hypercube")
+	require.EqualError(t, err, `unknown all-reduce algorithm "hypercube" (want auto, ring, oneshot, twoshot, nvls, lamport, tree or twolevel)`)
+}
+
+// TestOfferedFollowsRows checks Offered's lists on every kind of node, in tie-break order.
+func TestOfferedFollowsRows(t *testing.T) {
+	tests := []struct {
+		name         string
+		fabric       device.Fabric
+		nvls         bool
+		hosts, ranks int
+		want         []Algo
+	}{
+		{"switch", device.NVSwitch, true, 1, 8, []Algo{OneShot, NVLS, TwoShot, Ring, Tree}},
+		{"switch without multicast", device.NVSwitch, false, 1, 8, []Algo{OneShot, TwoShot, Ring, Tree}},
+		{"nvlink", device.NVLinkMesh, false, 1, 4, []Algo{OneShot, TwoShot, Ring, Tree}},
+		{"pcie pair", device.PCIe, false, 1, 2, []Algo{OneShot, TwoShot, Ring, Tree}},
+		{"pcie beyond two", device.PCIe, false, 1, 4, []Algo{Ring}},
+		{"no hosts given", device.PCIe, false, 0, 4, []Algo{Ring}},
+		{"two switch hosts", device.NVSwitch, true, 2, 16, []Algo{TwoLevel, OneShot, TwoShot, Ring}},
+		{"two pcie hosts of two", device.PCIe, false, 2, 4, []Algo{TwoLevel, OneShot, TwoShot, Ring}},
+		{"two pcie hosts of four", device.PCIe, false, 2, 8, []Algo{TwoLevel, Ring}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, OfferedHosts(tc.fabric, tc.nvls, tc.hosts, tc.ranks))
+		})
+	}
+}
