@@ -89,7 +89,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.hosts, "hosts", 1, "split the ranks evenly over this many hosts, InfiniBand between them (measured: an emulated node; --model: the profile's network); adds twolevel")
 	fs.StringVar(&o.op, "op", "allreduce", "collective: allreduce, reducescatter or allgather (their size is the whole n·count buffer, as nccl-tests counts it)")
 	fs.StringVar(&o.dtypeName, "dtype", "f32", "element type: f32 or bf16")
-	fs.StringVar(&o.algos, "algo", "all", "ring, oneshot, twoshot, nvls, lamport, tree, auto, all, or a comma-separated list")
+	fs.StringVar(&o.algos, "algo", "all", "an algorithm ("+comm.AlgoNames(nil)+"), auto, all, or a comma-separated list")
 	fs.StringVar(&o.protos, "proto", "all", "protocol of ring and tree: LL, LL128, Simple, auto (the selector's), all, or a comma-separated list")
 	fs.IntVar(&o.iters, "iters", 1, "timed calls per round, at least")
 	fs.DurationVar(&o.target, "target", time.Millisecond, "wall time per round, at least (more calls for small messages)")

@@ -140,7 +140,7 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
 	var fusedSelect fusedSelectFlags
 	fusedSelect.register(fs)
-	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport, tree")
+	fs.StringVar(&algo, "algo", "auto", algoUsage)
 	addWireFlag(fs, &o.cfg.AllReduceWire)
 	fs.BoolVar(&o.cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
 	if err := parseFlags(fs, args); err != nil {

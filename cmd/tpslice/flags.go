@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
 )
@@ -21,6 +22,9 @@ const modelUsage = "the model: stories260K (embedded, trained on TinyStories), a
 // weightDTypeUsage is the help of --dtype for the commands that load a model.
 var weightDTypeUsage = "store weights as " + dtype.Names(dtype.DType.Scalar) + ", or quantized on load as " +
 	dtype.Names(dtype.DType.Quantized) + " (default: as the source stores them)"
+
+// algoUsage is the help of --algo for the commands that run or price a model.
+var algoUsage = "force the all-reduce algorithm: auto, " + comm.AlgoNames(nil)
 
 // parseIntList reads a comma-separated list of distinct integers in [lo, hi] for flag
 // name, such as --tp 1,2,4,8; the error names the flag and the bad entry. A repeat would

@@ -165,7 +165,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
 	var fusedSelect fusedSelectFlags
 	fusedSelect.register(fs)
-	fs.StringVar(&algo, "algo", "auto", "force the all-reduce algorithm: auto, ring, oneshot, twoshot, nvls, lamport, tree")
+	fs.StringVar(&algo, "algo", "auto", algoUsage)
 	addWireFlag(fs, &cfg.AllReduceWire)
 	fs.IntVar(&cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
 	fs.StringVar(&topology, "topology", topo.Auto, topologyUsage())
