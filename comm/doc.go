@@ -8,9 +8,9 @@
 //
 // Each all-reduce algorithm is described once, as a row of a registry (registry.go): its
 // name and one-line Doc, where a model may offer it, what it needs of the communicator (a
-// multicast object, ranks on several hosts), which protocols and wires it runs and its
-// kernels. Parsing, Algos, AlgoNames, Available, TakesProto, Wire.Supports, Offered and
-// AllReduce's dispatch read the row.
+// multicast object, ranks on several hosts), which protocols and wires it runs, its
+// kernels and its α-β shape (Algo.Cost). Parsing, Algos, AlgoNames, Available, TakesProto,
+// Wire.Supports, Offered, AllReduce's dispatch and package perf's model read the row.
 //
 // Every sum has a fixed order, so repeated calls give the same bits: one-shot, two-shot
 // and the direct reduce-scatter add the ranks' values in rank order, the ring

@@ -10,9 +10,9 @@ import (
 
 // The all-reduce algorithms, each described once. An algorithm is a row of algoTable:
 // its name, where it is offered, what it needs of the communicator, which protocols and
-// wires it runs, its kernels. String, ParseAlgo, Algos, HostAlgos, Available, TakesProto,
-// Wire.Supports, Offered and the all-reduce's dispatch read the row; adding an algorithm
-// is adding a row (and its Algo constant).
+// wires it runs, its kernels and its cost shape. String, ParseAlgo, Algos, HostAlgos,
+// Available, TakesProto, Wire.Supports, Offered, the all-reduce's dispatch and perf's α-β
+// model read the row; adding an algorithm is adding a row (and its Algo constant).
 
 // kernelBody is a collective's work on one block of a chunk's kernel: the block's share of
 // the count elements of the chunk at element off (call.runBlock).
@@ -41,6 +41,15 @@ type offer struct {
 	tie int
 }
 
+// Cost is an all-reduce algorithm's shape in the α-β model (DESIGN.md), which package perf
+// prices: Steps(n) steps of α (a sync and a launch) each and Bytes(n, S) bytes over each
+// rank's link, for S bytes a rank over n ≥ 2 ranks, so a call takes
+// Steps(n)·α + Bytes(n, S)/β. One rank communicates nothing and costs 0.
+type Cost struct {
+	Steps func(n int) float64
+	Bytes func(n int, s float64) float64
+}
+
 // algoSpec describes one all-reduce algorithm.
 type algoSpec struct {
 	name string // on command lines, in tables and in JSON
@@ -56,6 +65,9 @@ type algoSpec struct {
 	// chunk is the most elements of t one kernel of a call takes: what its registered
 	// buffers hold.
 	chunk func(cfg *Config, t dtype.DType) int
+	// cost is its α-β shape; zero where the model does not price it (perf prices the
+	// two-level all-reduce by its phases).
+	cost Cost
 }
 
 // algoTable holds every all-reduce algorithm, indexed by Algo; Auto has no row. It is
@@ -67,6 +79,7 @@ var algoTable = [...]algoSpec{
 		offer: offer{oneHost: true, hosts: true, pcie: true, tie: 4},
 		body:  [...]kernelBody{LL: (*call).ringLL, LL128: (*call).ringLL128, Simple: (*call).ring},
 		chunk: partialSumChunk,
+		cost:  Cost{Steps: func(n int) float64 { return 2 * (float64(n) - 1) }, Bytes: twoPassBytes},
 	},
 	OneShot: {
 		name:  "oneshot",
@@ -75,6 +88,7 @@ var algoTable = [...]algoSpec{
 		wires: true,
 		body:  [...]kernelBody{Simple: (*call).oneShot},
 		chunk: stagedChunk,
+		cost:  oneShotCost,
 	},
 	TwoShot: {
 		name:  "twoshot",
@@ -83,6 +97,7 @@ var algoTable = [...]algoSpec{
 		wires: true,
 		body:  [...]kernelBody{Simple: (*call).twoShot},
 		chunk: stagedChunk,
+		cost:  Cost{Steps: func(int) float64 { return 4 }, Bytes: twoPassBytes},
 	},
 	NVLS: {
 		name:  "nvls",
@@ -91,6 +106,7 @@ var algoTable = [...]algoSpec{
 		needs: needMulticast,
 		body:  [...]kernelBody{Simple: (*call).nvls},
 		chunk: stagedChunk,
+		cost:  Cost{Steps: func(int) float64 { return 2 }, Bytes: func(_ int, s float64) float64 { return s }},
 	},
 	// Never offered: it moves one-shot's bytes (so the model prices it as one-shot), and
 	// ties go to one-shot.
@@ -99,6 +115,7 @@ var algoTable = [...]algoSpec{
 		doc:   "flag-free one-shot: −0.0 sentinels, triple-buffered (TensorRT-LLM)",
 		body:  [...]kernelBody{Simple: (*call).lamport},
 		chunk: lamportChunk,
+		cost:  oneShotCost,
 	},
 	// Not offered across hosts, where its edges cross hosts as its levels do: the model
 	// does not price that.
@@ -108,6 +125,10 @@ var algoTable = [...]algoSpec{
 		offer: offer{oneHost: true, tie: 5},
 		body:  [...]kernelBody{LL: (*call).treeLL, LL128: (*call).treeLL128, Simple: (*call).tree},
 		chunk: partialSumChunk,
+		cost: Cost{
+			Steps: func(n int) float64 { return 2 * float64(TreeDepth(n)) },
+			Bytes: func(_ int, s float64) float64 { return 2 * s },
+		},
 	},
 	TwoLevel: {
 		name:  "twolevel",
@@ -117,6 +138,18 @@ var algoTable = [...]algoSpec{
 		body:  [...]kernelBody{Simple: (*call).twoLevel},
 		chunk: partialSumChunk,
 	},
+}
+
+// oneShotCost is 2α + (n-1)·S/β: stage, barrier, read every peer, barrier.
+var oneShotCost = Cost{
+	Steps: func(int) float64 { return 2 },
+	Bytes: func(n int, s float64) float64 { return (float64(n) - 1) * s },
+}
+
+// twoPassBytes is what a reduce-scatter then an all-gather move: 2(n-1)/n·S.
+func twoPassBytes(n int, s float64) float64 {
+	nf := float64(n)
+	return 2 * (nf - 1) / nf * s
 }
 
 // stagedChunk is a chunk that fills a staging buffer with the call's dtype.
@@ -186,6 +219,15 @@ func (a Algo) Doc() string {
 		return s.doc
 	}
 	return ""
+}
+
+// Cost returns the algorithm's shape in the α-β model; ok is false for Auto, unknown
+// values, and the two-level all-reduce, which perf prices by its phases.
+func (a Algo) Cost() (cost Cost, ok bool) {
+	if s, found := a.spec(); found && s.cost.Steps != nil {
+		return s.cost, true
+	}
+	return Cost{}, false
 }
 
 // OfferedHosts returns the algorithms a node of fabric f (with multicast, NVLS, where

@@ -94,3 +94,32 @@ func TestOfferedFollowsRows(t *testing.T) {
 		})
 	}
 }
+
+// TestCostShapes checks each row's α-β shape against DESIGN.md's table at n = 8 (and the
+// tree's depth at 6): steps of α, and bytes over a rank's link for S = 1 MiB.
+func TestCostShapes(t *testing.T) {
+	const s = 1 << 20
+	tests := []struct {
+		algo         Algo
+		n            int
+		steps, bytes float64
+	}{
+		{Ring, 8, 14, 2 * 7.0 / 8 * s},
+		{OneShot, 8, 2, 7 * s},
+		{TwoShot, 8, 4, 2 * 7.0 / 8 * s},
+		{NVLS, 8, 2, s},
+		{Lamport, 8, 2, 7 * s}, // one-shot's bytes; its saved barrier is below the model
+		{Tree, 8, 6, 2 * s},
+		{Tree, 6, 4, 2 * s},
+	}
+	for _, tc := range tests {
+		cost, ok := tc.algo.Cost()
+		require.True(t, ok, "%v", tc.algo)
+		require.Equal(t, tc.steps, cost.Steps(tc.n), "%v steps at n = %d", tc.algo, tc.n)
+		require.InDelta(t, tc.bytes, cost.Bytes(tc.n, s), 1e-6, "%v bytes at n = %d", tc.algo, tc.n)
+	}
+	for _, a := range []Algo{Auto, TwoLevel, Algo(99)} {
+		_, ok := a.Cost()
+		require.False(t, ok, "%v has no α-β shape", a)
+	}
+}

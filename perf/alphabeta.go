@@ -8,7 +8,8 @@ import (
 	"github.com/tpslice/tpslice/comm"
 )
 
-// The α-β cost model of the all-reduce family (DESIGN.md, "The α-β model"). S is the
+// The α-β cost model of the all-reduce family (DESIGN.md, "The α-β model"), each
+// algorithm's shape given by its row of comm's registry (comm.Algo.Cost). S is the
 // message size in bytes per rank, n the number of ranks, α the per-step cost (sync plus
 // launch) and β the per-GPU link bandwidth in bytes per second, per direction:
 //
@@ -43,7 +44,7 @@ func ModelTime(a comm.Algo, n int, bytes int64, alpha time.Duration, beta float6
 	}
 	secs, ok := modelSeconds(a, n, float64(bytes), alpha.Seconds(), beta)
 	if !ok {
-		return 0, fmt.Errorf("perf: α-β model has no time for algorithm %v (want ring, oneshot, twoshot, nvls, lamport or tree)", a)
+		return 0, fmt.Errorf("perf: α-β model has no time for algorithm %v (want %s)", a, comm.AlgoNames(priced))
 	}
 	return durationOf(secs), nil
 }
@@ -112,34 +113,24 @@ func checkModelArgs(n int, bytes int64, alpha time.Duration, beta float64) error
 }
 
 // modelSeconds is the model in float64 seconds, so that comparisons between algorithms do
-// not suffer from rounding to whole nanoseconds. ok is false for Auto and unknown values.
-// Every formula has the shape steps·α + coef·S/β, so algorithms with equal steps and coef
-// (ring, one-shot and NVLS at n = 2) tie exactly.
+// not suffer from rounding to whole nanoseconds: the algorithm's cost shape (comm.Cost),
+// steps·α + bytes/β. ok is false for Auto and the algorithms without a shape. Algorithms
+// with equal steps and bytes (ring, one-shot and NVLS at n = 2) tie exactly.
 func modelSeconds(a comm.Algo, n int, s, alpha, beta float64) (secs float64, ok bool) {
-	if n <= 1 {
-		switch a {
-		case comm.Ring, comm.OneShot, comm.TwoShot, comm.NVLS, comm.Lamport, comm.Tree:
-			return 0, true
-		}
+	cost, ok := a.Cost()
+	switch {
+	case !ok:
 		return 0, false
+	case n <= 1:
+		return 0, true
 	}
-	nf := float64(n)
-	var steps, coef float64
-	switch a {
-	case comm.Ring:
-		steps, coef = 2*(nf-1), 2*(nf-1)/nf
-	case comm.OneShot, comm.Lamport:
-		steps, coef = 2, nf-1
-	case comm.TwoShot:
-		steps, coef = 4, 2*(nf-1)/nf
-	case comm.NVLS:
-		steps, coef = 2, 1
-	case comm.Tree:
-		steps, coef = 2*float64(comm.TreeDepth(n)), 2
-	default:
-		return 0, false
-	}
-	return steps*alpha + coef*s/beta, true
+	return cost.Steps(n)*alpha + cost.Bytes(n, s)/beta, true
+}
+
+// priced reports whether the α-β model prices algorithm a: it has a cost shape.
+func priced(a comm.Algo) bool {
+	_, ok := a.Cost()
+	return ok
 }
 
 // durationOf rounds seconds to the nearest nanosecond, saturating instead of overflowing.
