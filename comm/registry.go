@@ -59,6 +59,9 @@ type algoSpec struct {
 	// wires: it runs the low-precision wires (Config.Wire); the others keep their own
 	// buffer formats.
 	wires bool
+	// fused: package fused has its fused form, the all-reduce + residual + RMSNorm variant
+	// of its name, which Auto runs where the all-reduce would run it (fused.Select).
+	fused bool
 	// body is its kernel under each protocol, indexed by Proto: an algorithm that takes a
 	// choice of protocol (TakesProto) has LL, LL128 and Simple; the others Simple alone.
 	body [Simple + 1]kernelBody
@@ -86,6 +89,7 @@ var algoTable = [...]algoSpec{
 		doc:   "every rank reads all n inputs and sums them; best for small messages",
 		offer: offer{oneHost: true, hosts: true, tie: 1},
 		wires: true,
+		fused: true,
 		body:  [...]kernelBody{Simple: (*call).oneShot},
 		chunk: stagedChunk,
 		cost:  oneShotCost,
@@ -95,6 +99,7 @@ var algoTable = [...]algoSpec{
 		doc:   "reduce-scatter then all-gather through peer buffers; medium and large messages",
 		offer: offer{oneHost: true, hosts: true, tie: 3},
 		wires: true,
+		fused: true,
 		body:  [...]kernelBody{Simple: (*call).twoShot},
 		chunk: stagedChunk,
 		cost:  Cost{Steps: func(int) float64 { return 4 }, Bytes: twoPassBytes},
@@ -104,6 +109,7 @@ var algoTable = [...]algoSpec{
 		doc:   "switch-side reduction through a multicast object (emulated here)",
 		offer: offer{oneHost: true, tie: 2},
 		needs: needMulticast,
+		fused: true,
 		body:  [...]kernelBody{Simple: (*call).nvls},
 		chunk: stagedChunk,
 		cost:  Cost{Steps: func(int) float64 { return 2 }, Bytes: func(_ int, s float64) float64 { return s }},
@@ -123,6 +129,7 @@ var algoTable = [...]algoSpec{
 		name:  "tree",
 		doc:   "NCCL's double binary tree: reduce up two trees, broadcast down, pipelined",
 		offer: offer{oneHost: true, tie: 5},
+		fused: true,
 		body:  [...]kernelBody{LL: (*call).treeLL, LL128: (*call).treeLL128, Simple: (*call).tree},
 		chunk: partialSumChunk,
 		cost: Cost{
@@ -219,6 +226,14 @@ func (a Algo) Doc() string {
 		return s.doc
 	}
 	return ""
+}
+
+// Fused reports whether package fused has the algorithm's fused form: the all-reduce +
+// residual + RMSNorm variant of its name. The ring, the flag-free one-shot and the
+// two-level all-reduce have none and run unfused (all-reduce, then the norm kernel).
+func (a Algo) Fused() bool {
+	s, ok := a.spec()
+	return ok && s.fused
 }
 
 // Cost returns the algorithm's shape in the α-β model; ok is false for Auto, unknown

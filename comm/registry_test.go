@@ -10,8 +10,8 @@ import (
 )
 
 // TestRegistryDerivesAlgoTraits checks that what the algorithms' rows say reaches every
-// function derived from them: names and parsing, the lists, protocols, wires and what a
-// communicator must have for the algorithm to run.
+// function derived from them: names and parsing, the lists, protocols, wires, fused forms
+// and what a communicator must have for the algorithm to run.
 func TestRegistryDerivesAlgoTraits(t *testing.T) {
 	tests := []struct {
 		algo      Algo
@@ -20,14 +20,15 @@ func TestRegistryDerivesAlgoTraits(t *testing.T) {
 		wire      bool // runs the low-precision wires
 		multicast bool // available only with a multicast object
 		hosts     bool // available only over several hosts
+		fused     bool // package fused has its fused form
 	}{
-		{Ring, "ring", true, false, false, false},
-		{OneShot, "oneshot", false, true, false, false},
-		{TwoShot, "twoshot", false, true, false, false},
-		{NVLS, "nvls", false, false, true, false},
-		{Lamport, "lamport", false, false, false, false},
-		{Tree, "tree", true, false, false, false},
-		{TwoLevel, "twolevel", false, false, false, true},
+		{Ring, "ring", true, false, false, false, false},
+		{OneShot, "oneshot", false, true, false, false, true},
+		{TwoShot, "twoshot", false, true, false, false, true},
+		{NVLS, "nvls", false, false, true, false, true},
+		{Lamport, "lamport", false, false, false, false, false},
+		{Tree, "tree", true, false, false, false, true},
+		{TwoLevel, "twolevel", false, false, false, true, false},
 	}
 	switchNode := newGroup(t, 2, device.NVSwitch, Config{}).c
 	linkNode := newGroup(t, 2, device.NVLinkMesh, Config{}).c
@@ -43,6 +44,7 @@ func TestRegistryDerivesAlgoTraits(t *testing.T) {
 			require.Equal(t, tc.wire, WireFP8.Supports(tc.algo))
 			require.Equal(t, tc.wire, WireBF16.Supports(tc.algo))
 			require.True(t, WireExact.Supports(tc.algo))
+			require.Equal(t, tc.fused, tc.algo.Fused())
 			require.Equal(t, tc.hosts, !slices.Contains(Algos, tc.algo))
 			require.Equal(t, tc.hosts, slices.Contains(HostAlgos, tc.algo))
 			require.Equal(t, !tc.hosts, switchNode.Available(tc.algo), "one host with a switch")
@@ -54,6 +56,7 @@ func TestRegistryDerivesAlgoTraits(t *testing.T) {
 	require.False(t, switchNode.Available(Algo(99)))
 	require.Equal(t, "algo(99)", Algo(99).String())
 	require.Empty(t, Algo(99).Doc())
+	require.False(t, Auto.Fused())
 	require.Len(t, append(Algos, HostAlgos...), len(tests), "a row the table above lacks")
 }
 

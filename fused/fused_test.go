@@ -3,6 +3,7 @@ package fused
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -224,4 +225,22 @@ func TestSelectFollowsAlgo(t *testing.T) {
 		require.Equal(t, v, back)
 	}
 	require.Equal(t, Unfused, Select(newRig(t, 2, comm.Config{Algo: comm.Ring}).c, nil, 1, 256))
+}
+
+// TestVariantsFollowRegistry: an all-reduce algorithm has a fused variant, of its name,
+// exactly where comm's registry says it has a fused form, and the variant follows it back.
+func TestVariantsFollowRegistry(t *testing.T) {
+	for _, a := range append(slices.Clone(comm.Algos), comm.HostAlgos...) {
+		v := variantOf(a)
+		if !a.Fused() {
+			require.Equal(t, Unfused, v, "%v has no fused form", a)
+			continue
+		}
+		require.Equal(t, a.String(), v.String(), "%v's fused form", a)
+		require.Equal(t, a, v.algo(), "the algorithm %v follows", v)
+	}
+	require.Equal(t, comm.OneShot, SeqParallel.algo())
+	require.Equal(t, comm.Auto, Unfused.algo())
+	require.Equal(t, comm.Auto, Auto.algo())
+	require.Equal(t, Unfused, variantOf(comm.Auto))
 }

@@ -60,9 +60,9 @@ func ParseVariant(s string) (Variant, error) {
 // Select picks the variant Auto runs for a call of tokens rows of hidden f32 values: the
 // table's choice when t (tuned for this hidden size, on the exact wire) has a row for the
 // communicator's world size, else the fused form of the all-reduce the communicator would
-// pick for the bytes the rows take on its wire (algorithms without a fused form, ring and
-// flag-free, run unfused; so do rows the fp8 wire cannot stage fused, rowsFitWire). Only a table picks
-// SeqParallel: measured here it ties two-shot where the size rule runs two-shot, and on
+// pick for the bytes the rows take on its wire (algorithms without a fused form,
+// comm.Algo.Fused, run unfused; so do rows the fp8 wire cannot stage fused, rowsFitWire).
+// Only a table picks SeqParallel: measured here it ties two-shot where the size rule runs two-shot, and on
 // every GPU profile perf prices it above two-shot (it gathers the residual rows as well,
 // over the link, to save a norm pass in HBM); at 1-256 tokens on this CPU backend a tuned
 // table picks it, 1.02-1.3x faster per call, which a decode step here does not show (it
@@ -77,15 +77,18 @@ func Select(c *comm.Communicator, t *Table, tokens, hidden int) Variant {
 			return v
 		}
 	}
-	switch c.Pick(c.MessageBytes(tokens*hidden, dtype.F32)) {
-	case comm.OneShot:
-		return OneShot
-	case comm.TwoShot:
-		return TwoShot
-	case comm.NVLS:
-		return NVLS
-	case comm.Tree:
-		return Tree
+	return variantOf(c.Pick(c.MessageBytes(tokens*hidden, dtype.F32)))
+}
+
+// variantOf is the fused form of all-reduce algorithm a, the variant of its name, where
+// comm's registry says it has one (comm.Algo.Fused); Unfused otherwise.
+func variantOf(a comm.Algo) Variant {
+	if a.Fused() {
+		for _, v := range Variants {
+			if v.String() == a.String() {
+				return v
+			}
+		}
 	}
 	return Unfused
 }
@@ -99,19 +102,16 @@ func (v Variant) Resolve(c *comm.Communicator, t *Table, tokens, hidden int) Var
 	return Select(c, t, tokens, hidden)
 }
 
-// algo is the all-reduce shape a fused variant follows, for comm's records and checks.
+// algo is the all-reduce shape a fused variant follows, for comm's records and checks: the
+// algorithm it is the fused form of (variantOf), Auto for Auto and Unfused.
 func (v Variant) algo() comm.Algo {
-	switch v {
-	case OneShot:
-		return comm.OneShot
-	case TwoShot:
-		return comm.TwoShot
-	case NVLS:
-		return comm.NVLS
-	case Tree:
-		return comm.Tree
-	case SeqParallel:
+	if v == SeqParallel {
 		return comm.OneShot // a direct reduce-scatter and all-gather
+	}
+	for _, a := range comm.Algos {
+		if v != Unfused && variantOf(a) == v {
+			return a
+		}
 	}
 	return comm.Auto
 }
