@@ -81,14 +81,11 @@ func (cl *call) begin() error {
 	return nil
 }
 
-// beginChunk runs as the prologue of each chunk's kernel. The flag-free phase lives with
-// the rank's kernels, not the host, so that a replayed graph advances it too.
+// beginChunk runs as the prologue of each chunk's kernel: the algorithm's, where its row
+// has one.
 func (cl *call) beginChunk(count int) {
-	if cl.desc.algo == Lamport {
-		r := cl.r
-		cl.lamportPhase, cl.lamportPrev = int(r.lamportPhase%3), r.lamportPrevWords
-		r.lamportPhase++
-		r.lamportPrevWords = lamportWords(cl.desc.t, count)
+	if s, ok := cl.desc.algo.spec(); ok && s.beginChunk != nil {
+		s.beginChunk(cl, count)
 	}
 }
 

@@ -19,12 +19,11 @@ type graphInput struct {
 func (cl *call) registered() bool { return cl.reg != nil && cl.reg.views != nil }
 
 // captureInput notes the input of a call being captured, when the algorithm can read its
-// peers' inputs in place: one-shot and two-shot (NVLS reduces through the multicast
-// object, which binds the staging buffers; ring and the flag-free one-shot keep their own
-// buffers) and the output is other memory (peers still read the input while this rank
-// writes its output), on the exact wire (a low-precision one encodes into staging).
+// peers' inputs in place (its row's graphInPlace: one-shot and two-shot) and the output is
+// other memory (peers still read the input while this rank writes its output), on the
+// exact wire (a low-precision one encodes into staging).
 func (r *Rank) captureInput(s *device.Stream, cl *call) {
-	if !s.Capturing() || (cl.desc.algo != OneShot && cl.desc.algo != TwoShot) || device.Overlaps(cl.in, cl.out) || cl.wire != WireExact {
+	if !s.Capturing() || !cl.desc.algo.readsGraphInputs() || device.Overlaps(cl.in, cl.out) || cl.wire != WireExact {
 		return
 	}
 	cl.reg = &graphInput{in: cl.in}

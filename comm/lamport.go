@@ -184,5 +184,15 @@ func fillSentinel(words []uint64) {
 	}
 }
 
+// lamportBeginChunk advances the flag-free phase for a chunk of count elements, as the
+// prologue of its kernel: the phase lives with the rank's kernels, not the host, so that
+// a replayed graph advances it too.
+func (cl *call) lamportBeginChunk(count int) {
+	r := cl.r
+	cl.lamportPhase, cl.lamportPrev = int(r.lamportPhase%3), r.lamportPrevWords
+	r.lamportPhase++
+	r.lamportPrevWords = lamportWords(cl.desc.t, count)
+}
+
 // lamportChunk is the flag-free one-shot's chunk: what a slot of its buffer holds.
 func lamportChunk(cfg *Config, t dtype.DType) int { return cfg.LamportBytes / t.Size() }

@@ -68,6 +68,13 @@ type algoSpec struct {
 	// chunk is the most elements of t one kernel of a call takes: what its registered
 	// buffers hold.
 	chunk func(cfg *Config, t dtype.DType) int
+	// beginChunk, where set, runs as the prologue of each chunk's kernel, before its blocks.
+	beginChunk func(cl *call, count int)
+	// graphInPlace: once a captured graph's buffers are registered (RegisterGraphBuffers),
+	// its kernels read the peers' inputs in place instead of staging them. NVLS reduces
+	// through the multicast object, which binds the staging buffers; the ring, the tree and
+	// the flag-free one-shot keep their own buffers.
+	graphInPlace bool
 	// cost is its α-β shape; zero where the model does not price it (perf prices the
 	// two-level all-reduce by its phases).
 	cost Cost
@@ -85,24 +92,26 @@ var algoTable = [...]algoSpec{
 		cost:  Cost{Steps: func(n int) float64 { return 2 * (float64(n) - 1) }, Bytes: twoPassBytes},
 	},
 	OneShot: {
-		name:  "oneshot",
-		doc:   "every rank reads all n inputs and sums them; best for small messages",
-		offer: offer{oneHost: true, hosts: true, tie: 1},
-		wires: true,
-		fused: true,
-		body:  [...]kernelBody{Simple: (*call).oneShot},
-		chunk: stagedChunk,
-		cost:  oneShotCost,
+		name:         "oneshot",
+		doc:          "every rank reads all n inputs and sums them; best for small messages",
+		offer:        offer{oneHost: true, hosts: true, tie: 1},
+		wires:        true,
+		fused:        true,
+		body:         [...]kernelBody{Simple: (*call).oneShot},
+		chunk:        stagedChunk,
+		graphInPlace: true,
+		cost:         oneShotCost,
 	},
 	TwoShot: {
-		name:  "twoshot",
-		doc:   "reduce-scatter then all-gather through peer buffers; medium and large messages",
-		offer: offer{oneHost: true, hosts: true, tie: 3},
-		wires: true,
-		fused: true,
-		body:  [...]kernelBody{Simple: (*call).twoShot},
-		chunk: stagedChunk,
-		cost:  Cost{Steps: func(int) float64 { return 4 }, Bytes: twoPassBytes},
+		name:         "twoshot",
+		doc:          "reduce-scatter then all-gather through peer buffers; medium and large messages",
+		offer:        offer{oneHost: true, hosts: true, tie: 3},
+		wires:        true,
+		fused:        true,
+		body:         [...]kernelBody{Simple: (*call).twoShot},
+		chunk:        stagedChunk,
+		graphInPlace: true,
+		cost:         Cost{Steps: func(int) float64 { return 4 }, Bytes: twoPassBytes},
 	},
 	NVLS: {
 		name:  "nvls",
@@ -117,11 +126,12 @@ var algoTable = [...]algoSpec{
 	// Never offered: it moves one-shot's bytes (so the model prices it as one-shot), and
 	// ties go to one-shot.
 	Lamport: {
-		name:  "lamport",
-		doc:   "flag-free one-shot: −0.0 sentinels, triple-buffered (TensorRT-LLM)",
-		body:  [...]kernelBody{Simple: (*call).lamport},
-		chunk: lamportChunk,
-		cost:  oneShotCost,
+		name:       "lamport",
+		doc:        "flag-free one-shot: −0.0 sentinels, triple-buffered (TensorRT-LLM)",
+		body:       [...]kernelBody{Simple: (*call).lamport},
+		chunk:      lamportChunk,
+		beginChunk: (*call).lamportBeginChunk,
+		cost:       oneShotCost,
 	},
 	// Not offered across hosts, where its edges cross hosts as its levels do: the model
 	// does not price that.
@@ -213,6 +223,13 @@ func (s *algoSpec) kernel(p Proto) kernelBody {
 		p = Simple
 	}
 	return s.body[p]
+}
+
+// readsGraphInputs reports whether a's kernels read the peers' inputs in place once a
+// captured graph registers them (graphInPlace).
+func (a Algo) readsGraphInputs() bool {
+	s, ok := a.spec()
+	return ok && s.graphInPlace
 }
 
 // takesProto reports whether the algorithm runs under a choice of protocol: it has a body
