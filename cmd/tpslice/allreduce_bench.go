@@ -106,7 +106,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.tuneCache, "tune-cache", "", "autotuning cache file (default: the user cache directory)")
 	fs.DurationVar(&o.timeout, "timeout", comm.DefaultTimeout, "deadline of every wait on a peer")
 	addWireFlag(fs, &o.wire)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsHelp(fs, args, "usage: tpslice allreduce-bench [flags]\n\n"+algoHelp()); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

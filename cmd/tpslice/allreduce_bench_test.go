@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/comm"
 )
 
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -163,6 +168,17 @@ func TestAllreduceBenchCalibratedModel(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, text, "nccl LL128")
 	require.Contains(t, text, "vLLM PR #24111")
+}
+
+// TestAllreduceBenchHelp: the help lists every all-reduce algorithm with comm's line on it.
+func TestAllreduceBenchHelp(t *testing.T) {
+	_, stderr, err := runCLI(t, "allreduce-bench", "-h")
+	require.ErrorIs(t, err, flag.ErrHelp)
+	for _, a := range append(slices.Clone(comm.Algos), comm.HostAlgos...) {
+		require.Contains(t, stderr, fmt.Sprintf("\n  %-9s %s\n", a, a.Doc()))
+	}
+	require.Contains(t, stderr, "\n  tree      NCCL's double binary tree")
+	require.Contains(t, stderr, "-algo string\n    \tan algorithm ("+comm.AlgoNames(nil)+"), auto, all")
 }
 
 func TestAllreduceBenchBadFlags(t *testing.T) {

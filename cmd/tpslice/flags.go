@@ -26,6 +26,17 @@ var weightDTypeUsage = "store weights as " + dtype.Names(dtype.DType.Scalar) + "
 // algoUsage is the help of --algo for the commands that run or price a model.
 var algoUsage = "force the all-reduce algorithm: auto, " + comm.AlgoNames(nil)
 
+// algoHelp lists the all-reduce algorithms, one line each as comm describes them, for
+// allreduce-bench's help.
+func algoHelp() string {
+	var b strings.Builder
+	b.WriteString("all-reduce algorithms (--algo):")
+	for _, a := range append(slices.Clone(comm.Algos), comm.HostAlgos...) {
+		fmt.Fprintf(&b, "\n  %-9s %s", a, a.Doc())
+	}
+	return b.String()
+}
+
 // parseIntList reads a comma-separated list of distinct integers in [lo, hi] for flag
 // name, such as --tp 1,2,4,8; the error names the flag and the bad entry. A repeat would
 // measure or price a cell twice and draw a line back onto itself.
