@@ -62,12 +62,12 @@ func ParseVariant(s string) (Variant, error) {
 // communicator's world size, else the fused form of the all-reduce the communicator would
 // pick for the bytes the rows take on its wire (algorithms without a fused form,
 // comm.Algo.Fused, run unfused; so do rows the fp8 wire cannot stage fused, rowsFitWire).
-// Only a table picks SeqParallel: measured here it ties two-shot where the size rule runs two-shot, and on
-// every GPU profile perf prices it above two-shot (it gathers the residual rows as well,
-// over the link, to save a norm pass in HBM); at 1-256 tokens on this CPU backend a tuned
-// table picks it, 1.02-1.3x faster per call, which a decode step here does not show (it
-// waits on its peers' GEMMs); see docs/benchmarks/collectives.md, issue 15, "The fused
-// selection table".
+// Only a table picks SeqParallel: measured here it ties two-shot where the size rule runs
+// two-shot, and on every GPU profile perf prices it above two-shot (it gathers the
+// residual rows as well, over the link, to save a norm pass in HBM); at 1-256 tokens on
+// this CPU backend a tuned table picks it, 1.02-1.3x faster per call, which a decode step
+// here does not show (it waits on its peers' GEMMs); see docs/benchmarks/collectives.md,
+// issue 15, "The fused selection table".
 func Select(c *comm.Communicator, t *Table, tokens, hidden int) Variant {
 	if !rowsFitWire(c, hidden) {
 		return Unfused
@@ -103,13 +103,13 @@ func (v Variant) Resolve(c *comm.Communicator, t *Table, tokens, hidden int) Var
 }
 
 // algo is the all-reduce shape a fused variant follows, for comm's records and checks: the
-// algorithm it is the fused form of (variantOf), Auto for Auto and Unfused.
+// algorithm of its name it is the fused form of (variantOf), Auto for Auto and Unfused.
 func (v Variant) algo() comm.Algo {
 	if v == SeqParallel {
 		return comm.OneShot // a direct reduce-scatter and all-gather
 	}
 	for _, a := range comm.Algos {
-		if v != Unfused && variantOf(a) == v {
+		if a.Fused() && a.String() == v.String() {
 			return a
 		}
 	}
