@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tpslice/tpslice/bench"
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
@@ -379,7 +380,7 @@ func chooseSelector(o benchOptions, c *comm.Communicator, streams []*device.Stre
 	start := time.Now()
 	opts := comm.TuneOptions{DType: t, MinBytes: sizes[0], MaxBytes: sizes[len(sizes)-1],
 		Measure: comm.MeasureOptions{Target: time.Millisecond, Rounds: 50, Budget: 500 * time.Millisecond}}
-	if isTerminal(stderr) {
+	if bench.IsTerminal(stderr) {
 		opts.Progress = func(done, total int) { fmt.Fprintf(stderr, "\r# autotuning auto's table: %d/%d sizes", done, total) }
 	}
 	table, fresh, err := c.TunedTable(path, streams, opts)
@@ -545,14 +546,4 @@ func printReport(w io.Writer, r *benchReport) error {
 		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
-}
-
-// isTerminal reports whether w is a terminal, where progress may redraw its line.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

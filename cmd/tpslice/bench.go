@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tpslice/tpslice/bench"
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
@@ -80,7 +81,7 @@ type decodeBenchOptions struct {
 	plotDir           string
 }
 
-func bench(args []string, stdout, stderr io.Writer) error {
+func benchCmd(args []string, stdout, stderr io.Writer) error {
 	o, err := parseBench(args, stderr)
 	if err != nil {
 		return err
@@ -383,7 +384,7 @@ type benchProgress struct {
 }
 
 func newBenchProgress(w io.Writer, cells int) *benchProgress {
-	return &benchProgress{w: w, tty: isTerminal(w), cells: cells}
+	return &benchProgress{w: w, tty: bench.IsTerminal(w), cells: cells}
 }
 
 // notes prints the model's load notes (printLoadNotes) above the bar.

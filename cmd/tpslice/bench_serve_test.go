@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tpslice/tpslice/bench"
+	"github.com/tpslice/tpslice/bench/serving"
 	"github.com/tpslice/tpslice/internal/testutil"
 )
 
@@ -58,7 +60,7 @@ func TestBenchServe(t *testing.T) {
 			out, errOut, err := runCLI(t, append(cmd, "--url", base, "--num-prompts", "8", "--concurrency", "4",
 				"--max-tokens", "8", "--prompt-len", "16", "--json")...)
 			require.NoError(t, err, "%s", errOut)
-			var r serveBenchReport
+			var r serving.Report
 			require.NoError(t, json.Unmarshal([]byte(out), &r), "%s", out)
 			require.Equal(t, 8, r.Completed, "%s", errOut)
 			require.Zero(t, r.Failed)
@@ -71,7 +73,7 @@ func TestBenchServe(t *testing.T) {
 			require.Positive(t, r.OutputThroughput)
 			require.Positive(t, r.OutputTokens)
 			require.LessOrEqual(t, r.OutputTokens, 8*8)
-			for name, s := range map[string]latencyStats{"ttft": r.TTFT, "tpot": r.TPOT, "itl": r.ITL, "e2e": r.E2E} {
+			for name, s := range map[string]bench.LatencyStats{"ttft": r.TTFT, "tpot": r.TPOT, "itl": r.ITL, "e2e": r.E2E} {
 				require.Positive(t, s.P50, name)
 				require.LessOrEqual(t, s.P50, s.P90, name)
 				require.LessOrEqual(t, s.P90, s.P99, name)
@@ -92,7 +94,7 @@ func TestBenchServe(t *testing.T) {
 		out, errOut, err := runCLI(t, "bench-serve", "--url", base, "--model", "gpt-9", "--num-prompts", "2", "--json")
 		require.ErrorContains(t, err, "every request failed")
 		require.ErrorContains(t, err, "HTTP 404")
-		var r serveBenchReport
+		var r serving.Report
 		require.NoError(t, json.Unmarshal([]byte(out), &r), "%s", out)
 		require.Equal(t, 0, r.Completed)
 		require.Equal(t, 2, r.Failed)
@@ -108,7 +110,7 @@ func TestBenchServeSoak(t *testing.T) {
 	out, errOut, err := runCLI(t, "bench", "serve", "--url", base, "--duration", "2s", "--cancel-fraction", "0.3",
 		"--concurrency", "4", "--max-tokens", "32", "--prompt-len", "8", "--sample-every", "500ms", "--settle", "2s", "--json")
 	require.NoError(t, err, "%s", errOut)
-	var r serveBenchReport
+	var r serving.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &r), "%s", out)
 	require.Zero(t, r.Failed, r.FirstError)
 	require.Positive(t, r.Completed)
@@ -146,7 +148,7 @@ func TestBenchServeSharedPrefix(t *testing.T) {
 			out, errOut, err := runCLI(t, "bench", "serve", "--url", base, "--shared-prefix-len", "64", "--prompt-len", "8",
 				"--num-prompts", "8", "--concurrency", "4", "--max-tokens", "4", "--json")
 			require.NoError(t, err, "%s", errOut)
-			var r serveBenchReport
+			var r serving.Report
 			require.NoError(t, json.Unmarshal([]byte(out), &r), "%s", out)
 			require.Equal(t, 8, r.Completed, r.FirstError)
 			require.Equal(t, 64, r.SharedPrefixLen)
@@ -197,13 +199,4 @@ func TestBenchServeBadFlags(t *testing.T) {
 		_, _, err := runCLI(t, append([]string{"bench-serve"}, tc.args...)...)
 		require.ErrorContains(t, err, tc.want)
 	}
-}
-
-func TestPercentile(t *testing.T) {
-	s := stats([]float64{4, 1, 3, 2})
-	require.InDelta(t, 2.5, s.Mean, 1e-12)
-	require.InDelta(t, 2.5, s.P50, 1e-12)
-	require.InDelta(t, 3.7, s.P90, 1e-12)
-	require.InDelta(t, 3.97, s.P99, 1e-12)
-	require.Equal(t, latencyStats{}, stats(nil))
 }

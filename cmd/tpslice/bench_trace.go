@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tpslice/tpslice/bench"
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
 )
@@ -93,7 +94,7 @@ func (c *collector) row(b int, run batchRun, records []comm.Record) (decodeBench
 	// Rank 0's kernels run one after another on its compute stream, so they fit in the step;
 	// the clamp only matters if a comm stream overlapped them.
 	bd[hostOverhead] = max(0, step-kernels)
-	lat := stats(gaps)
+	lat := bench.Stats(gaps)
 	return decodeBenchRow{Batch: b, TTFTMs: run.ttftMs, P50Ms: lat.P50, P99Ms: lat.P99,
 		TokensPerS: float64(b) / step * 1e3, CommShare: collective / step, CommWaitShare: collective / step * waitFraction(records, from, to),
 		Breakdown: bd, AllReduce: sites}, true

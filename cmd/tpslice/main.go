@@ -32,7 +32,7 @@ func commands() []command {
 	return []command{
 		{"generate", "generate text with a model sharded over TP ranks", generate},
 		{"serve", "serve an OpenAI-compatible HTTP API (completions, chat, SSE streaming, metrics)", serve},
-		{"bench", "measure decode latency per TP degree and batch size, with its breakdown by op class", bench},
+		{"bench", "measure decode latency per TP degree and batch size, with its breakdown by op class", benchCmd},
 		{"allreduce-bench", "measure (or model) every all-reduce (--op: reduce-scatter, all-gather) algorithm across message sizes", allreduceBench},
 		{"bench-serve", "load-test a running server (vLLM benchmark_serving style): throughput, TTFT, TPOT, ITL", benchServe},
 		{"plan", "predict decode latency per TP degree on a GPU node (H100, H200, A100, B200, L40S) from the engine's decode graph", plan},

@@ -1,0 +1,55 @@
+package serving
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fakeServer answers /v1/models with one model and streams every completion as two text
+// chunks and a usage chunk counting 5 tokens (as a server whose chunks hold several
+// tokens does); it records the model each request named.
+func fakeServer(t *testing.T, models chan<- string) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"data":[{"id":"fake-model"}]}`)
+	})
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model string `json:"model"`
+		}
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
+		models <- req.Model
+		for _, ev := range []string{`{"choices":[{"text":"Once"}]}`, `{"choices":[{"text":" upon"}]}`, `{"choices":[],"usage":{"completion_tokens":5}}`, `[DONE]`} {
+			fmt.Fprintf(w, "data: %s\n\n", ev)
+		}
+	})
+	s := httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestRunAgainstAFakeServer calls Run as a program would: the model comes from
+// /v1/models and the output tokens from the stream's usage, not its chunk count.
+func TestRunAgainstAFakeServer(t *testing.T) {
+	models := make(chan string, 3)
+	s := fakeServer(t, models)
+	rep, err := Run(Options{URL: s.URL + "/", NumPrompts: 3, Concurrency: 2, PromptLen: 4, MaxTokens: 8,
+		Temperature: -1, Timeout: time.Minute})
+	require.NoError(t, err)
+	require.Equal(t, "fake-model", rep.Model)
+	require.Equal(t, s.URL, rep.URL, "the trailing slash is trimmed")
+	require.Equal(t, 3, rep.Completed, rep.FirstError)
+	require.Equal(t, 3*5, rep.OutputTokens, "usage's completion_tokens, not one a chunk")
+	require.Nil(t, rep.Temperature, "a negative temperature is not sent")
+	close(models)
+	for m := range models {
+		require.Equal(t, "fake-model", m)
+	}
+}
