@@ -1,10 +1,11 @@
-package main
+package decode
 
 import (
 	"context"
 	"math/rand/v2"
 	"time"
 
+	"github.com/tpslice/tpslice/bench"
 	"github.com/tpslice/tpslice/engine"
 )
 
@@ -27,7 +28,7 @@ type batchRun struct {
 // TTFT after the batch was submitted, its last at its decode rate after that — not from
 // emit: emit runs on a goroutine per request, which lags the engine by milliseconds when
 // the ranks keep every core busy.
-func runBatch(ctx context.Context, e *engine.Engine, prompts [][]int32, genLen int, p *benchProgress) (batchRun, error) {
+func runBatch(ctx context.Context, e *engine.Engine, prompts [][]int32, genLen int, p *progress) (batchRun, error) {
 	// The last run's requests returned before the scheduler's step ended; until it has, they
 	// still count as running and the new batch would wait behind them.
 	waitUntil(func() bool { r, w := e.Load(); return r == 0 && w == 0 }, ctx.Done())
@@ -48,7 +49,7 @@ func runBatch(ctx context.Context, e *engine.Engine, prompts [][]int32, genLen i
 	run := batchRun{wall: time.Since(start)}
 	for i, r := range results {
 		run.tokens += len(r.OutputIDs)
-		run.ttftMs += ms(r.TTFT) / float64(len(results))
+		run.ttftMs += bench.Ms(r.TTFT) / float64(len(results))
 		if len(r.OutputIDs) < genLen {
 			run.short = append(run.short, i)
 		}

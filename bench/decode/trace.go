@@ -1,4 +1,4 @@
-package main
+package decode
 
 import (
 	"slices"
@@ -47,7 +47,7 @@ func (c *collector) KernelDone(s device.KernelSpan) {
 // (the first kernel of every forward step) to the next; it counts the steps that start
 // between run.from and run.to but the first, since the step right after the last prefill may
 // still run without the newcomers.
-func (c *collector) row(b int, run batchRun, records []comm.Record) (decodeBenchRow, bool) {
+func (c *collector) row(b int, run batchRun, records []comm.Record) (Row, bool) {
 	c.mu.Lock()
 	spans := slices.Clone(c.spans)
 	c.mu.Unlock()
@@ -59,16 +59,16 @@ func (c *collector) row(b int, run batchRun, records []comm.Record) (decodeBench
 		}
 	}
 	if len(steps) < 3 {
-		return decodeBenchRow{}, false
+		return Row{}, false
 	}
 	steps = steps[1:]
 	from, to, n := steps[0], steps[len(steps)-1], float64(len(steps)-1)
 	var gaps []float64
 	for k := 1; k < len(steps); k++ {
-		gaps = append(gaps, ms(steps[k].Sub(steps[k-1])))
+		gaps = append(gaps, bench.Ms(steps[k].Sub(steps[k-1])))
 	}
 	bd := map[string]float64{}
-	for _, k := range benchClasses() {
+	for _, k := range Classes() {
 		bd[k] = 0
 	}
 	var kernels, collective float64
@@ -83,19 +83,19 @@ func (c *collector) row(b int, run batchRun, records []comm.Record) (decodeBench
 		} else {
 			after = s.name
 		}
-		d := ms(s.end.Sub(s.start)) / n
+		d := bench.Ms(s.end.Sub(s.start)) / n
 		bd[s.key] += d
 		kernels += d
 		if s.collective {
 			collective += d
 		}
 	}
-	step := ms(to.Sub(from)) / n
+	step := bench.Ms(to.Sub(from)) / n
 	// Rank 0's kernels run one after another on its compute stream, so they fit in the step;
 	// the clamp only matters if a comm stream overlapped them.
-	bd[hostOverhead] = max(0, step-kernels)
+	bd[HostOverhead] = max(0, step-kernels)
 	lat := bench.Stats(gaps)
-	return decodeBenchRow{Batch: b, TTFTMs: run.ttftMs, P50Ms: lat.P50, P99Ms: lat.P99,
+	return Row{Batch: b, TTFTMs: run.ttftMs, P50Ms: lat.P50, P99Ms: lat.P99,
 		TokensPerS: float64(b) / step * 1e3, CommShare: collective / step, CommWaitShare: collective / step * waitFraction(records, from, to),
 		Breakdown: bd, AllReduce: sites}, true
 }
