@@ -97,17 +97,9 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
-	var preds []perf.Prediction
-	for _, n := range tpList {
-		for _, b := range batchList {
-			c := base
-			c.TP, c.Batch, c.Hosts = n, b, hostsOf(n)
-			p, err := perf.Predict(c)
-			if err != nil {
-				return fmt.Errorf("plan: TP %d batch %d: %w", n, b, err)
-			}
-			preds = append(preds, p)
-		}
+	preds, err := perf.Sweep(base, tpList, batchList)
+	if err != nil {
+		return fmt.Errorf("plan: %w", err)
 	}
 	rep := planReportOf(base, preds)
 	if *plotDir != "" {
@@ -226,19 +218,14 @@ func printPlan(w io.Writer, base perf.Config, rep planReport, preds []perf.Predi
 		return err
 	}
 	for _, b := range batchesOf(rep) {
-		best := -1
-		for i, r := range rep.Rows {
-			if r.Batch == b && r.Fits && (best < 0 || r.TokenLatencyMS < rep.Rows[best].TokenLatencyMS) {
-				best = i
-			}
-		}
+		best := perf.Fastest(preds, b, nil)
 		if best < 0 {
 			fmt.Fprintf(w, "batch %d: no TP degree fits %s's memory\n", b, p.GPU)
 			continue
 		}
 		fmt.Fprintf(w, "batch %d: lowest latency at TP %s (%.3f ms per token)\n", b, tpLabel(rep.Rows[best]), rep.Rows[best].TokenLatencyMS)
 	}
-	printHostsVerdict(w, rep)
+	printHostsVerdict(w, rep, preds)
 	fmt.Fprintf(w, "roofline: %.0f%% of HBM bandwidth, %.0f%% of dense BF16 peak; kernel fixed %v, graph node %v, eager launch %v (perf, hw)\n",
 		100*perf.MemoryEfficiency, 100*perf.ComputeEfficiency, p.KernelFixed, p.LaunchGraph, p.LaunchEager)
 	coll := fmt.Sprintf("idealised α-β model, α = %v per step at %.0f GB/s", p.Alpha, p.LinkBytesPerSec/1e9)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/perf"
 )
 
 // planTPs reads --tp for a node of hosts hosts of device.MaxDevices GPUs each: degrees up
@@ -32,15 +33,6 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// hostsOf is how many hosts of device.MaxDevices GPUs a TP degree spans: ⌈tp/8⌉, 0 for
-// one host (perf.Config's zero value).
-func hostsOf(tp int) int {
-	if h := (tp + device.MaxDevices - 1) / device.MaxDevices; h > 1 {
-		return h
-	}
-	return 0
-}
-
 // tpLabel writes a row's TP degree, with its hosts where it spans several: "16 (2×8)".
 func tpLabel(r planRow) string {
 	if r.Hosts > 1 {
@@ -59,25 +51,18 @@ func rowsSpanHosts(rep planReport) bool {
 }
 
 // printHostsVerdict compares, batch by batch, the fastest TP degree inside one host with
-// the fastest across hosts (among the rows that fit), and says in one line where crossing
-// hosts stops paying. It prints nothing unless rows of both kinds fit.
-func printHostsVerdict(w io.Writer, rep planReport) {
+// the fastest across hosts (among the rows that fit; preds are rep's rows), and says in
+// one line where crossing hosts stops paying. It prints nothing unless rows of both kinds
+// fit.
+func printHostsVerdict(w io.Writer, rep planReport, preds []perf.Prediction) {
 	if !rowsSpanHosts(rep) {
 		return
 	}
 	type pair struct{ batch, in, across int }
 	var pairs []pair
 	for _, b := range batchesOf(rep) {
-		pr := pair{b, -1, -1}
-		for i, r := range rep.Rows {
-			best := &pr.in
-			if r.Hosts > 1 {
-				best = &pr.across
-			}
-			if r.Batch == b && r.Fits && (*best < 0 || r.TokenLatencyMS < rep.Rows[*best].TokenLatencyMS) {
-				*best = i
-			}
-		}
+		pr := pair{b, perf.Fastest(preds, b, func(p perf.Prediction) bool { return p.Config.Hosts <= 1 }),
+			perf.Fastest(preds, b, func(p perf.Prediction) bool { return p.Config.Hosts > 1 })}
 		if pr.in >= 0 && pr.across >= 0 {
 			pairs = append(pairs, pr)
 		}
