@@ -14,10 +14,7 @@ import (
 	"github.com/tpslice/tpslice/bench/decode"
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
-	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
-	"github.com/tpslice/tpslice/fused"
-	"github.com/tpslice/tpslice/models/stories260k"
 	"github.com/tpslice/tpslice/tp"
 )
 
@@ -71,28 +68,21 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 // anything loads: a bad value fails in milliseconds, not after the degrees before it ran.
 func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	var (
-		o                          decodeBenchOptions
-		tps, batches, dt, fv, algo string
-		fail                       = func(format string, a ...any) error { return fmt.Errorf("bench: "+format, a...) }
+		o            decodeBenchOptions
+		ef           engineFlags
+		tps, batches string
+		fail         = func(format string, a ...any) error { return fmt.Errorf("bench: "+format, a...) }
 	)
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.Config.Model, "model", stories260k.Name, modelUsage)
+	ef.register(fs)
 	fs.StringVar(&tps, "tp", "1,2,4,8", "TP degrees to run, comma-separated, each 1 to 8")
 	fs.StringVar(&batches, "batch", "1,8,32", "batch sizes (concurrent requests), comma-separated")
 	fs.IntVar(&o.PromptLen, "prompt-len", 32, "prompt tokens of every request (seeded random ids)")
 	fs.IntVar(&o.GenLen, "gen-len", 32, "tokens every request generates (greedy)")
-	fs.Uint64Var(&o.Config.Seed, "seed", 0, "seed of the prompts and of a preset's dummy weights")
+	fs.Uint64Var(&ef.cfg.Seed, "seed", 0, "seed of the prompts and of a preset's dummy weights")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.plotDir, "plot", "", "write latency_vs_tp.png and breakdown.png into `DIR`")
-	fs.StringVar(&dt, "dtype", "", weightDTypeUsage)
-	fs.Var(dtypeFlag{&o.Config.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
-	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
-	var fusedSelect fusedSelectFlags
-	fusedSelect.register(fs)
-	fs.StringVar(&algo, "algo", "auto", algoUsage)
-	addWireFlag(fs, &o.Config.AllReduceWire)
-	fs.BoolVar(&o.Config.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
@@ -109,21 +99,7 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	if o.Batches, err = parseIntList("batch", batches, 1, maxBenchBatch); err != nil {
 		return o, fail("%w", err)
 	}
-	if dt != "" {
-		if o.Config.WeightDType, err = dtype.Parse(dt); err != nil {
-			return o, fail("--dtype: %w", err)
-		}
-	}
-	if o.Config.Fused, err = fused.ParseVariant(fv); err != nil {
-		return o, fail("--fused: %w", err)
-	}
-	if err := fusedSelect.apply(&o.Config); err != nil {
-		return o, fail("%w", err)
-	}
-	if o.Config.Algo, err = comm.ParseAlgo(algo); err != nil {
-		return o, fail("--algo: %w", err)
-	}
-	if err := checkWire(o.Config.AllReduceWire, o.Config.Algo, o.Config.Fused); err != nil {
+	if o.Config, err = ef.config(); err != nil {
 		return o, fail("%w", err)
 	}
 	mcfg, err := engine.LoadConfig(o.Config.Model)

@@ -11,8 +11,12 @@ import (
 	"strings"
 
 	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
+	"github.com/tpslice/tpslice/fused"
+	"github.com/tpslice/tpslice/models/stories260k"
+	"github.com/tpslice/tpslice/topo"
 )
 
 // modelUsage is the help of --model for the commands that load a model, whose default is
@@ -35,6 +39,100 @@ func algoHelp() string {
 		fmt.Fprintf(&b, "\n  %-9s %s", a, a.Doc())
 	}
 	return b.String()
+}
+
+// fusedUsage is the help of --fused, its names from fused.Variants.
+var fusedUsage = "all-reduce + RMSNorm: " + orList(append([]fused.Variant{fused.Auto}, fused.Variants...)) +
+	" (reduce-scatter + norm + all-gather)"
+
+// orList writes vs as "a, b or c".
+func orList[T fmt.Stringer](vs []T) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = v.String()
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// collectiveFlags are --algo and --fused, which the engine commands run and plan prices.
+type collectiveFlags struct{ algo, fused string }
+
+func (f *collectiveFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.fused, "fused", "auto", fusedUsage)
+	fs.StringVar(&f.algo, "algo", "auto", algoUsage)
+}
+
+// parse reads the algorithm and the fused variant; an error names the flag.
+func (f *collectiveFlags) parse() (comm.Algo, fused.Variant, error) {
+	v, err := fused.ParseVariant(f.fused)
+	if err != nil {
+		return 0, 0, fmt.Errorf("--fused: %w", err)
+	}
+	a, err := comm.ParseAlgo(f.algo)
+	if err != nil {
+		return 0, 0, fmt.Errorf("--algo: %w", err)
+	}
+	return a, v, nil
+}
+
+// engineFlags are the flags that set an engine.Config, registered here once for the
+// commands that run an engine (generate, serve, bench), so that their names, defaults
+// and help agree.
+type engineFlags struct {
+	cfg         engine.Config
+	dtype       string
+	topology    string
+	collectives collectiveFlags
+	fusedSelect fusedSelectFlags
+	runtime     bool // registerRuntime ran: --tp is one degree
+}
+
+// register adds the flags of every engine command: --model, --dtype, --kv-dtype,
+// --fused, --fused-select, --fused-tune-dir, --algo, --allreduce-dtype and --eager.
+func (f *engineFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.cfg.Model, "model", stories260k.Name, modelUsage)
+	fs.StringVar(&f.dtype, "dtype", "", weightDTypeUsage)
+	fs.Var(dtypeFlag{&f.cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
+	f.collectives.register(fs)
+	f.fusedSelect.register(fs)
+	addWireFlag(fs, &f.cfg.AllReduceWire)
+	fs.BoolVar(&f.cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
+}
+
+// registerRuntime adds the flags of a command that runs one TP group (generate, serve):
+// --tp, --sms, --topology, --overlap and --comm-sms. Its topology is resolveFabric's.
+func (f *engineFlags) registerRuntime(fs *flag.FlagSet) {
+	f.runtime = true
+	fs.IntVar(&f.cfg.TP, "tp", 1, "tensor-parallel degree, 1 to 8")
+	fs.IntVar(&f.cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
+	fs.StringVar(&f.topology, "topology", topo.Auto, topologyUsage())
+	fs.BoolVar(&f.cfg.Overlap, "overlap", false, "run steps of 2+ tokens as two micro-batches, all-reduces on a comm stream overlapping compute")
+	fs.IntVar(&f.cfg.CommSMs, "comm-sms", 1, "SMs of the comm stream with --overlap (the compute stream gets the rest)")
+}
+
+// config checks the flags and returns the engine's config (without its fabric: see
+// resolveFabric); an error names the flag, and a --tp out of range is a usageError.
+func (f *engineFlags) config() (engine.Config, error) {
+	cfg := f.cfg
+	if f.runtime && (cfg.TP < 1 || cfg.TP > device.MaxDevices) {
+		return cfg, usageError{fmt.Errorf("--tp must be 1 to %d, got %d", device.MaxDevices, cfg.TP)}
+	}
+	var err error
+	if f.dtype != "" {
+		if cfg.WeightDType, err = dtype.Parse(f.dtype); err != nil {
+			return cfg, fmt.Errorf("--dtype: %w", err)
+		}
+	}
+	if cfg.Algo, cfg.Fused, err = f.collectives.parse(); err != nil {
+		return cfg, err
+	}
+	if err := f.fusedSelect.apply(&cfg); err != nil {
+		return cfg, err
+	}
+	return cfg, checkWire(cfg.AllReduceWire, cfg.Algo, cfg.Fused)
 }
 
 // parseIntList reads a comma-separated list of distinct integers in [lo, hi] for flag

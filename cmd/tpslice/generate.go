@@ -12,13 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tpslice/tpslice/comm"
-	"github.com/tpslice/tpslice/device"
-	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
-	"github.com/tpslice/tpslice/fused"
-	"github.com/tpslice/tpslice/models/stories260k"
-	"github.com/tpslice/tpslice/topo"
 	"github.com/tpslice/tpslice/trace"
 )
 
@@ -53,19 +47,18 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func generate(args []string, stdout, stderr io.Writer) error {
 	var (
-		cfg                  engine.Config
-		req                  engine.Request
-		prompt, dt, fv, algo string
-		topology             string
-		traceFile            string
-		asJSON               bool
-		stops                stringList
-		temperature, topP    float64
+		ef                engineFlags
+		req               engine.Request
+		prompt            string
+		traceFile         string
+		asJSON            bool
+		stops             stringList
+		temperature, topP float64
 	)
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.Model, "model", stories260k.Name, modelUsage)
-	fs.IntVar(&cfg.TP, "tp", 1, "tensor-parallel degree, 1 to 8")
+	ef.register(fs)
+	ef.registerRuntime(fs)
 	fs.StringVar(&prompt, "prompt", "Once upon a time", "the prompt")
 	fs.IntVar(&req.MaxTokens, "max-tokens", 32, "tokens to generate at most")
 	fs.Float64Var(&temperature, "temperature", 1, "sampling temperature; 0 is greedy")
@@ -74,44 +67,15 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&req.Sampling.Seed, "seed", 0, "sampling seed (and the seed of a preset's dummy weights)")
 	fs.Var(&stops, "stop", "stop when the output contains this string (repeatable)")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of the text and timings")
-	fs.StringVar(&dt, "dtype", "", weightDTypeUsage)
-	fs.Var(dtypeFlag{&cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
-	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
-	var fusedSelect fusedSelectFlags
-	fusedSelect.register(fs)
-	fs.StringVar(&algo, "algo", "auto", algoUsage)
-	addWireFlag(fs, &cfg.AllReduceWire)
-	fs.IntVar(&cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
-	fs.StringVar(&topology, "topology", topo.Auto, topologyUsage())
-	fs.BoolVar(&cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
 	fs.StringVar(&traceFile, "trace", "", "write the kernels every stream ran during generation to `FILE` (Chrome/Perfetto JSON: ui.perfetto.dev, chrome://tracing)")
-	fs.BoolVar(&cfg.Overlap, "overlap", false, "run steps of 2+ tokens as two micro-batches, all-reduces on a comm stream overlapping compute")
-	fs.IntVar(&cfg.CommSMs, "comm-sms", 1, "SMs of the comm stream with --overlap (the compute stream gets the rest)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("generate: unexpected argument %q (give the prompt with --prompt)", fs.Arg(0))}
 	}
-	if cfg.TP < 1 || cfg.TP > device.MaxDevices {
-		return usageError{fmt.Errorf("generate: --tp must be 1 to %d, got %d", device.MaxDevices, cfg.TP)}
-	}
-	var err error
-	if dt != "" {
-		if cfg.WeightDType, err = dtype.Parse(dt); err != nil {
-			return fmt.Errorf("generate: --dtype: %w", err)
-		}
-	}
-	if cfg.Fused, err = fused.ParseVariant(fv); err != nil {
-		return fmt.Errorf("generate: --fused: %w", err)
-	}
-	if err := fusedSelect.apply(&cfg); err != nil {
-		return fmt.Errorf("generate: %w", err)
-	}
-	if cfg.Algo, err = comm.ParseAlgo(algo); err != nil {
-		return fmt.Errorf("generate: --algo: %w", err)
-	}
-	if err := checkWire(cfg.AllReduceWire, cfg.Algo, cfg.Fused); err != nil {
+	cfg, err := ef.config()
+	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
 	cfg.Seed = req.Sampling.Seed
@@ -123,7 +87,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	if req.MaxTokens < 1 {
 		return fmt.Errorf("generate: --max-tokens must be at least 1, got %d", req.MaxTokens)
 	}
-	if cfg.Fabric, err = resolveFabric(topology, cfg.TP, stderr); err != nil {
+	if cfg.Fabric, err = resolveFabric(ef.topology, cfg.TP, stderr); err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
 

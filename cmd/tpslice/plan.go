@@ -70,8 +70,8 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	var kvDType dtype.DType
 	fs.Var(dtypeFlag{&kvDType}, "kv-dtype", "KV cache dtype: f32, bf16 or f16 (default: the weights', bf16 for quantized weights)")
 	coll := fs.String("collectives", "tpslice", "whose all-reduce to price: tpslice (custom one-shot/two-shot/NVLS) or nccl (ring with the fastest of LL, LL128, Simple)")
-	algo := fs.String("algo", "auto", algoUsage)
-	fusedFlag := fs.String("fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
+	var collectives collectiveFlags
+	collectives.register(fs)
 	eager := fs.Bool("eager", false, "price eager launches instead of graph replays")
 	overlap := fs.Bool("overlap", false, "two micro-batches, collectives on a comm stream (batches of 2 or more)")
 	var wire comm.Wire
@@ -84,7 +84,7 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("plan: unexpected argument %q", fs.Arg(0))
 	}
-	base, err := planConfig(*hwName, *model, *dt, *coll, *algo, *fusedFlag, stderr)
+	base, err := planConfig(*hwName, *model, *dt, *coll, collectives, stderr)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	return printPlan(stdout, base, rep, preds)
 }
 
-func planConfig(hwName, model, dt, coll, algo, fusedFlag string, stderr io.Writer) (perf.Config, error) {
+func planConfig(hwName, model, dt, coll string, collectives collectiveFlags, stderr io.Writer) (perf.Config, error) {
 	var c perf.Config
 	var err error
 	if c.Profile, err = planProfile(hwName, stderr); err != nil {
@@ -133,11 +133,8 @@ func planConfig(hwName, model, dt, coll, algo, fusedFlag string, stderr io.Write
 	if c.Collectives, err = perf.ParseCollectives(coll); err != nil {
 		return c, fmt.Errorf("plan: --collectives: %w", err)
 	}
-	if c.Algo, err = comm.ParseAlgo(algo); err != nil {
-		return c, fmt.Errorf("plan: --algo: %w", err)
-	}
-	if c.Fused, err = fused.ParseVariant(fusedFlag); err != nil {
-		return c, fmt.Errorf("plan: --fused: %w", err)
+	if c.Algo, c.Fused, err = collectives.parse(); err != nil {
+		return c, fmt.Errorf("plan: %w", err)
 	}
 	return c, nil
 }

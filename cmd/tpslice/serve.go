@@ -15,14 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tpslice/tpslice/comm"
-	"github.com/tpslice/tpslice/device"
-	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/engine"
-	"github.com/tpslice/tpslice/fused"
-	"github.com/tpslice/tpslice/models/stories260k"
 	"github.com/tpslice/tpslice/server"
-	"github.com/tpslice/tpslice/topo"
 )
 
 // apiKeyEnv is the environment variable the API key may come from instead of --api-key;
@@ -132,69 +126,53 @@ wait:
 // parseServeFlags reads serve's flags.
 func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptions, error) {
 	var (
-		cfg          engine.Config
-		opt          = serveOptions{bodyLimit: server.DefaultMaxBodyBytes}
-		dt, fv, algo string
-		topology     string
+		ef  engineFlags
+		opt = serveOptions{bodyLimit: server.DefaultMaxBodyBytes}
 	)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.Model, "model", stories260k.Name, modelUsage)
-	fs.IntVar(&cfg.TP, "tp", 1, "tensor-parallel degree, 1 to 8")
+	ef.register(fs)
+	ef.registerRuntime(fs)
 	fs.StringVar(&opt.host, "host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
 	fs.IntVar(&opt.port, "port", 8000, "port to listen on (0: any free port)")
 	fs.StringVar(&opt.servedName, "served-model-name", "", "the model's name in the API (default: --model)")
 	fs.StringVar(&opt.srv.APIKey, "api-key", "", "require \"Authorization: Bearer KEY\" on "+server.KeyedRoutes()+" (default: $"+apiKeyEnv+", which keeps it out of ps)")
 	fs.IntVar(&opt.srv.MaxWaiting, "max-waiting", server.DefaultMaxWaiting, "requests waiting for their first token at most; more get 429")
-	fs.IntVar(&cfg.MaxRunning, "max-running", 0, "sequences decoded together at most (continuous batching; 0: the largest decode graph bucket, 64, or fewer if the KV cache or --max-batch-tokens is smaller)")
-	fs.BoolVar(&cfg.NoPrefixCaching, "no-prefix-caching", false, "turn automatic prefix caching off (on: requests reuse the cached KV blocks of a prompt prefix they share)")
-	fs.IntVar(&cfg.KVBlocks, "kv-blocks", 0, "KV cache blocks of 16 tokens, taken by sequences as they grow (0: 16 sequences of the whole context)")
+	fs.IntVar(&ef.cfg.MaxRunning, "max-running", 0, "sequences decoded together at most (continuous batching; 0: the largest decode graph bucket, 64, or fewer if the KV cache or --max-batch-tokens is smaller)")
+	fs.BoolVar(&ef.cfg.NoPrefixCaching, "no-prefix-caching", false, "turn automatic prefix caching off (on: requests reuse the cached KV blocks of a prompt prefix they share)")
+	fs.IntVar(&ef.cfg.KVBlocks, "kv-blocks", 0, "KV cache blocks of 16 tokens, taken by sequences as they grow (0: 16 sequences of the whole context)")
 	fs.Var(&opt.bodyLimit, "max-body-bytes", "request body size limit (e.g. 64K, 1M); larger bodies get 413")
 	fs.IntVar(&opt.srv.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once (idle keep-alives included); past it /health still answers, other routes get 503")
 	fs.DurationVar(&opt.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long requests in flight may take to finish before they are ended")
-	fs.DurationVar(&cfg.CollectiveTimeout, "collective-timeout", 10*time.Second, "how long a rank waits for its peers in a collective before the step fails and the TP group is rebuilt")
+	fs.DurationVar(&ef.cfg.CollectiveTimeout, "collective-timeout", 10*time.Second, "how long a rank waits for its peers in a collective before the step fails and the TP group is rebuilt")
 	fs.DurationVar(&opt.srv.PingInterval, "ping-interval", server.DefaultPingInterval, "send \": ping\" on a stream silent this long (a long prefill); negative: never")
 	fs.DurationVar(&opt.srv.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "how long a write to a client may make no progress (a client that stopped reading its stream) before the connection is closed and its generation cancelled, freeing its KV cache; negative: never")
 	fs.StringVar(&opt.chatTemplate, "chat-template", "", "a Jinja chat template `FILE` (default: the model's own, else a plain one)")
-	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed of a preset's dummy weights")
-	fs.IntVar(&cfg.MaxBatchTokens, "max-batch-tokens", serveMaxBatchTokens, "tokens per step at most: decode tokens first, then prompt chunks fill the rest, in one forward pass (0: the engine's default, 2048)")
-	fs.IntVar(&cfg.MaxBatchTokens, "max-num-batched-tokens", serveMaxBatchTokens, "vLLM's name of --max-batch-tokens")
-	fs.IntVar(&cfg.PrefillSteps, "prefill-steps", servePrefillSteps, "while sequences decode, a step's prompt chunks hold at most 1/N of the prefill tokens pending (at least its decode tokens), so that a newcomer's prompt is spread over steps instead of stretching one (0 or 1: all the budget leaves)")
-	fs.StringVar(&dt, "dtype", "", weightDTypeUsage)
-	fs.Var(dtypeFlag{&cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
-	fs.StringVar(&fv, "fused", "auto", "all-reduce + RMSNorm: auto, unfused, oneshot, twoshot, nvls, tree or seqparallel (reduce-scatter + norm + all-gather)")
-	var fusedSelect fusedSelectFlags
-	fusedSelect.register(fs)
-	fs.StringVar(&algo, "algo", "auto", algoUsage)
-	addWireFlag(fs, &cfg.AllReduceWire)
-	fs.IntVar(&cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
-	fs.StringVar(&topology, "topology", topo.Auto, topologyUsage())
-	fs.BoolVar(&cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
-	fs.BoolVar(&cfg.Overlap, "overlap", false, "run steps of 2+ tokens as two micro-batches, all-reduces on a comm stream overlapping compute")
-	fs.IntVar(&cfg.CommSMs, "comm-sms", 1, "SMs of the comm stream with --overlap (the compute stream gets the rest)")
+	fs.Uint64Var(&ef.cfg.Seed, "seed", 0, "seed of a preset's dummy weights")
+	fs.IntVar(&ef.cfg.MaxBatchTokens, "max-batch-tokens", serveMaxBatchTokens, "tokens per step at most: decode tokens first, then prompt chunks fill the rest, in one forward pass (0: the engine's default, 2048)")
+	fs.IntVar(&ef.cfg.MaxBatchTokens, "max-num-batched-tokens", serveMaxBatchTokens, "vLLM's name of --max-batch-tokens")
+	fs.IntVar(&ef.cfg.PrefillSteps, "prefill-steps", servePrefillSteps, "while sequences decode, a step's prompt chunks hold at most 1/N of the prefill tokens pending (at least its decode tokens), so that a newcomer's prompt is spread over steps instead of stretching one (0 or 1: all the budget leaves)")
 	if err := parseFlags(fs, args); err != nil {
-		return cfg, opt, err
+		return engine.Config{}, opt, err
 	}
 	fail := func(format string, a ...any) (engine.Config, serveOptions, error) {
-		return cfg, opt, fmt.Errorf("serve: "+format, a...)
+		return engine.Config{}, opt, fmt.Errorf("serve: "+format, a...)
 	}
 	bad := func(format string, a ...any) (engine.Config, serveOptions, error) { // the command line's own mistake
-		return cfg, opt, usageError{fmt.Errorf("serve: "+format, a...)}
+		return engine.Config{}, opt, usageError{fmt.Errorf("serve: "+format, a...)}
 	}
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
 	switch {
-	case cfg.TP < 1 || cfg.TP > device.MaxDevices:
-		return bad("--tp must be 1 to %d, got %d", device.MaxDevices, cfg.TP)
 	case opt.port < 0 || opt.port > 65535:
 		return bad("--port must be in [0, 65535], got %d", opt.port)
 	case opt.srv.MaxWaiting < 1:
 		return bad("--max-waiting must be at least 1, got %d", opt.srv.MaxWaiting)
-	case cfg.MaxRunning < 0:
-		return bad("--max-running must be ≥ 0, got %d", cfg.MaxRunning)
-	case cfg.KVBlocks < 0:
-		return bad("--kv-blocks must be ≥ 0, got %d", cfg.KVBlocks)
+	case ef.cfg.MaxRunning < 0:
+		return bad("--max-running must be ≥ 0, got %d", ef.cfg.MaxRunning)
+	case ef.cfg.KVBlocks < 0:
+		return bad("--kv-blocks must be ≥ 0, got %d", ef.cfg.KVBlocks)
 	case opt.srv.MaxConnections < 1:
 		return bad("--max-connections must be at least 1, got %d", opt.srv.MaxConnections)
 	case opt.bodyLimit < 1024:
@@ -203,32 +181,18 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 		return bad("--write-timeout must be > 0 (negative: never), got 0")
 	case opt.shutdownTimeout < 0:
 		return bad("--shutdown-timeout must be ≥ 0, got %v", opt.shutdownTimeout)
-	case cfg.CollectiveTimeout <= 0:
-		return bad("--collective-timeout must be > 0, got %v", cfg.CollectiveTimeout)
-	case cfg.MaxBatchTokens < 0:
-		return bad("--max-batch-tokens must be ≥ 0, got %d", cfg.MaxBatchTokens)
-	case cfg.PrefillSteps < 0:
-		return bad("--prefill-steps must be ≥ 0, got %d", cfg.PrefillSteps)
+	case ef.cfg.CollectiveTimeout <= 0:
+		return bad("--collective-timeout must be > 0, got %v", ef.cfg.CollectiveTimeout)
+	case ef.cfg.MaxBatchTokens < 0:
+		return bad("--max-batch-tokens must be ≥ 0, got %d", ef.cfg.MaxBatchTokens)
+	case ef.cfg.PrefillSteps < 0:
+		return bad("--prefill-steps must be ≥ 0, got %d", ef.cfg.PrefillSteps)
 	}
-	var err error
-	if dt != "" {
-		if cfg.WeightDType, err = dtype.Parse(dt); err != nil {
-			return fail("--dtype: %w", err)
-		}
-	}
-	if cfg.Fused, err = fused.ParseVariant(fv); err != nil {
-		return fail("--fused: %w", err)
-	}
-	if err := fusedSelect.apply(&cfg); err != nil {
+	cfg, err := ef.config()
+	if err != nil {
 		return fail("%w", err)
 	}
-	if cfg.Algo, err = comm.ParseAlgo(algo); err != nil {
-		return fail("--algo: %w", err)
-	}
-	if err := checkWire(cfg.AllReduceWire, cfg.Algo, cfg.Fused); err != nil {
-		return fail("%w", err)
-	}
-	if cfg.Fabric, err = resolveFabric(topology, cfg.TP, stderr); err != nil {
+	if cfg.Fabric, err = resolveFabric(ef.topology, cfg.TP, stderr); err != nil {
 		return fail("%w", err)
 	}
 	if opt.srv.APIKey == "" {
