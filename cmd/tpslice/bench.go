@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tpslice/tpslice/bench/decode"
+	"github.com/tpslice/tpslice/chart"
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/engine"
@@ -178,9 +179,9 @@ func printBench(w io.Writer, o decodeBenchOptions, rep decode.Report) error {
 // plotBench writes latency_vs_tp.png (p50 against TP, a line per batch size) and
 // breakdown.png (a stacked bar per TP × batch).
 func plotBench(dir string, rep decode.Report) error {
-	var points []tpPoint
+	var points []chart.TPPoint
 	for _, r := range rep.Rows {
-		points = append(points, tpPoint{TP: r.TP, Batch: r.Batch, Latency: r.P50Ms, Breakdown: r.Breakdown})
+		points = append(points, chart.TPPoint{TP: r.TP, Batch: r.Batch, Latency: r.P50Ms, Breakdown: r.Breakdown})
 	}
-	return plotTP(dir, rep.Model+" (measured)", points, decode.Keys(rep.Rows))
+	return chart.TPSweep(dir, rep.Model+" (measured)", points, decode.Keys(rep.Rows))
 }

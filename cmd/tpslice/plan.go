@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tpslice/tpslice/chart"
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
@@ -251,10 +252,10 @@ func batchesOf(rep planReport) []int {
 // plotPlan writes latency against TP degree per batch size, and the stacked breakdown of
 // each row's kernel time by class.
 func plotPlan(dir string, rep planReport) error {
-	var points []tpPoint
+	var points []chart.TPPoint
 	var keys []string
 	for _, r := range rep.Rows {
-		points = append(points, tpPoint{TP: r.TP, Batch: r.Batch, Latency: r.TokenLatencyMS, Breakdown: r.BreakdownMS})
+		points = append(points, chart.TPPoint{TP: r.TP, Batch: r.Batch, Latency: r.TokenLatencyMS, Breakdown: r.BreakdownMS})
 		for class := range r.BreakdownMS {
 			if !slices.Contains(keys, class) {
 				keys = append(keys, class)
@@ -262,5 +263,5 @@ func plotPlan(dir string, rep planReport) error {
 		}
 	}
 	slices.Sort(keys)
-	return plotTP(dir, fmt.Sprintf("%s on %s (predicted)", rep.Model, rep.HW), points, keys)
+	return chart.TPSweep(dir, fmt.Sprintf("%s on %s (predicted)", rep.Model, rep.HW), points, keys)
 }
