@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tpslice/tpslice/bench/collective"
 	"github.com/tpslice/tpslice/comm"
 )
 
@@ -29,7 +30,7 @@ func TestAllreduceBenchCheck(t *testing.T) {
 				"--algo", "all", "--check", "--json", "--select", "tuned", "--tune-cache", t.TempDir()+"/tune.json",
 				"--iters", "2", "--warmup", "1", "--rounds", "1", "--target", "1ms")
 			require.NoError(t, err)
-			var rep benchReport
+			var rep collective.Report
 			require.NoError(t, json.Unmarshal([]byte(out), &rep))
 			require.Equal(t, 3, rep.Ranks)
 			require.Equal(t, dt, rep.DType)
@@ -62,7 +63,7 @@ func TestAllreduceBenchScatterGather(t *testing.T) {
 				out, _, err := runCLI(t, "allreduce-bench", "--op", op, "-g", "3", "-b", "64", "-e", "64K", "-f", "32", "--dtype", dt,
 					"--check", "--json", "--iters", "1", "--warmup", "1", "--rounds", "1", "--target", "1ms")
 				require.NoError(t, err)
-				var rep benchReport
+				var rep collective.Report
 				require.NoError(t, json.Unmarshal([]byte(out), &rep))
 				require.Equal(t, op, rep.Op)
 				require.Empty(t, rep.NVLS)
@@ -93,7 +94,7 @@ func TestAllreduceBenchScatterGather(t *testing.T) {
 
 	out, _, err := runCLI(t, "allreduce-bench", "--op", "reducescatter", "--model", "h100-sxm", "-g", "8", "-b", "16K", "-e", "16M", "-f", "1024", "--json")
 	require.NoError(t, err)
-	var rep benchReport
+	var rep collective.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Len(t, rep.Rows, 2)
 	var algos []string
@@ -117,7 +118,7 @@ func TestAllreduceBenchTable(t *testing.T) {
 func TestAllreduceBenchModel(t *testing.T) {
 	out, _, err := runCLI(t, "allreduce-bench", "--model", "h100-sxm-ideal", "-g", "8", "-b", "16K", "-e", "64M", "-f", "16", "--proto", "Simple", "--json")
 	require.NoError(t, err)
-	var rep benchReport
+	var rep collective.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Equal(t, "model:h100-sxm-ideal", rep.Source)
 	require.Len(t, rep.Rows, 4)
@@ -143,7 +144,7 @@ func TestAllreduceBenchModel(t *testing.T) {
 func TestAllreduceBenchCalibratedModel(t *testing.T) {
 	out, _, err := runCLI(t, "allreduce-bench", "--model", "h100-sxm", "-g", "8", "-b", "128", "-e", "256M", "-f", "128", "--dtype", "bf16", "--json")
 	require.NoError(t, err)
-	var rep benchReport
+	var rep collective.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Equal(t, "model:h100-sxm", rep.Source)
 	require.Contains(t, rep.Model, "calibrated")

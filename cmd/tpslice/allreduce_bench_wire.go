@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tpslice/tpslice/bench/collective"
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
@@ -30,14 +31,6 @@ func wireAlgos(algos []comm.Algo, o benchOptions) ([]comm.Algo, error) {
 	return out, nil
 }
 
-// wireName is the report's name of a wire: empty for the exact one.
-func wireName(w comm.Wire) string {
-	if w == comm.WireExact {
-		return ""
-	}
-	return w.String()
-}
-
 // wireUsageOf says in a few words what a wire moves.
 func wireUsageOf(name string) string {
 	if name == comm.WireFP8.String() {
@@ -49,9 +42,9 @@ func wireUsageOf(name string) string {
 // wireModelReport prices one-shot and two-shot with the message the wire carries (perf
 // prices what the kernels declare, comm.Wire.MessageBytes), next to NCCL's ring with the
 // fastest protocol on the exact bytes, which has no such wire.
-func wireModelReport(o benchOptions, op benchOp, p hw.Profile, t dtype.DType, sizes []int64) (*benchReport, error) {
+func wireModelReport(o benchOptions, op collective.Op, p hw.Profile, t dtype.DType, sizes []int64) (*collective.Report, error) {
 	n := o.ranks
-	report := &benchReport{Op: string(op.op), Ranks: n, DType: t.String(), Wire: wireName(o.wire), Source: "model:" + p.Name, Fabric: p.Fabric.String(),
+	report := &collective.Report{Op: string(op.Kind), Ranks: n, DType: t.String(), Wire: collective.WireName(o.wire), Source: "model:" + p.Name, Fabric: p.Fabric.String(),
 		Model: "idealised α-β model (one α per step, full link bandwidth)"}
 	if p.Calibration != nil {
 		report.Model = "calibrated: " + p.Calibration.Basis
@@ -59,7 +52,7 @@ func wireModelReport(o benchOptions, op benchOp, p hw.Profile, t dtype.DType, si
 	for _, s := range sizes {
 		count := int(s) / t.Size()
 		wire := int64(o.wire.MessageBytes(count, t))
-		row := benchRow{SizeBytes: s, Count: count}
+		row := collective.Row{SizeBytes: s, Count: count}
 		var best time.Duration
 		for _, a := range []comm.Algo{comm.OneShot, comm.TwoShot} {
 			exact, err := perf.CollectiveTime(p, device.OpAllReduce, a, n, s)

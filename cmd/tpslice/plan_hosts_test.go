@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tpslice/tpslice/bench/collective"
 )
 
 // TestPlanAcrossHosts: --hosts 2 prices TP 16 over two 8-GPU hosts beside TP 8 in one,
@@ -65,7 +66,7 @@ func TestAllreduceBenchAcrossHosts(t *testing.T) {
 	js, _, err := runCLI(t, "allreduce-bench", "-g", "4", "--hosts", "2", "-b", "4K", "-e", "64K", "-f", "16", "--check",
 		"--select", "default", "--rounds", "2", "--budget", "50ms", "--json")
 	require.NoError(t, err)
-	var rep benchReport
+	var rep collective.Report
 	require.NoError(t, json.Unmarshal([]byte(js), &rep))
 	require.Equal(t, 2, rep.Hosts)
 	require.Empty(t, rep.NVLS, "no multicast across hosts")

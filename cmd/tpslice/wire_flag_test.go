@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tpslice/tpslice/bench/collective"
 )
 
 // TestAllreduceDTypeRefusals: every command that takes --allreduce-dtype refuses a wire
@@ -37,7 +38,7 @@ func TestAllreduceBenchWire(t *testing.T) {
 		out, _, err := runCLI(t, "allreduce-bench", "-g", "3", "-b", "4K", "-e", "64K", "-f", "16", "--allreduce-dtype", c.wire,
 			"--check", "--json", "--select", "default", "--iters", "1", "--warmup", "0", "--rounds", "1", "--target", "1ms")
 		require.NoError(t, err)
-		var rep benchReport
+		var rep collective.Report
 		require.NoError(t, json.Unmarshal([]byte(out), &rep))
 		require.Equal(t, c.wire, rep.Wire)
 		for _, row := range rep.Rows {
