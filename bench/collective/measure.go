@@ -1,6 +1,7 @@
 package collective
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,8 +44,17 @@ type Options struct {
 	Log io.Writer
 }
 
-// Measure runs o and reports it as allreduce-bench prints it.
+// Measure runs o and reports it as allreduce-bench prints it; bad options are refused
+// before the node is built.
 func Measure(o Options) (*Report, error) {
+	m := o.Measure
+	switch {
+	case len(o.Sizes) == 0 || len(o.Choices) == 0:
+		return nil, errors.New("no size or no algorithm to measure")
+	case m.MinIters < 1 || m.Warmup < 0 || m.Rounds < 1 || m.Target < 0 || m.Budget < 0:
+		return nil, fmt.Errorf("--iters and --rounds must be at least 1, --warmup, --target and --budget not negative (got %d, %d, %d, %v, %v)",
+			m.MinIters, m.Rounds, m.Warmup, m.Target, m.Budget)
+	}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -103,9 +113,8 @@ func Measure(o Options) (*Report, error) {
 		case o.Check:
 			check = func(i int) error { wrong[i] = op.wrong(ins, outs, count); return nil }
 		}
-		mo := o.Measure
-		mo.Op = op.Kind
-		best, err := c.MeasureChoices(streams, o.Choices, ins, outs, count, mo, check)
+		m.Op = op.Kind
+		best, err := c.MeasureChoices(streams, o.Choices, ins, outs, count, m, check)
 		if err != nil {
 			return nil, err
 		}

@@ -64,3 +64,26 @@ func TestOpSizesAndRefusals(t *testing.T) {
 	_, err = op.Algos("twoshot", device.NVSwitch, 1)
 	require.ErrorContains(t, err, "--algo: reducescatter runs oneshot (direct) or ring, not twoshot")
 }
+
+// TestMeasureRefusesBadOptions: nothing to measure, or timing that could not run a call,
+// is refused before the node is built.
+func TestMeasureRefusesBadOptions(t *testing.T) {
+	op, err := ParseOp("allreduce", 2)
+	require.NoError(t, err)
+	ok := Options{Op: op, DType: dtype.F32, Sizes: []int64{1024}, Choices: []comm.Choice{{Algo: comm.OneShot}}, Fabric: device.NVSwitch,
+		Selector: "default", Measure: comm.MeasureOptions{Rounds: 1, MinIters: 1}}
+	for _, tc := range []struct {
+		edit func(*Options)
+		want string
+	}{
+		{func(o *Options) { o.Sizes = nil }, "no size or no algorithm to measure"},
+		{func(o *Options) { o.Choices = nil }, "no size or no algorithm to measure"},
+		{func(o *Options) { o.Measure.Rounds = 0 }, "--iters and --rounds must be at least 1"},
+		{func(o *Options) { o.Measure.MinIters = 0 }, "--iters and --rounds must be at least 1"},
+	} {
+		o := ok
+		tc.edit(&o)
+		_, err := Measure(o)
+		require.ErrorContains(t, err, tc.want)
+	}
+}

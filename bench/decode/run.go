@@ -30,8 +30,11 @@ type Options struct {
 
 // Run measures o: the read bandwidth (the roofline), then every TP degree and batch size,
 // each batch run once to warm up and once measured with rank 0's kernels traced. An error
-// names the TP degree (and batch) it failed at, as bench's flags do.
+// names the bad option or the TP degree (and batch) it failed at, as bench's flags do.
 func Run(ctx context.Context, o Options) (Report, error) {
+	if o.PromptLen < 1 {
+		return Report{}, fmt.Errorf("--prompt-len must be at least 1, got %d", o.PromptLen)
+	}
 	if o.GenLen < MinGenLen {
 		return Report{}, fmt.Errorf("--gen-len must be at least %d (the breakdown needs whole decode steps of the full batch), got %d", MinGenLen, o.GenLen)
 	}

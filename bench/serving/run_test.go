@@ -41,7 +41,7 @@ func TestRunAgainstAFakeServer(t *testing.T) {
 	models := make(chan string, 3)
 	s := fakeServer(t, models)
 	rep, err := Run(Options{URL: s.URL + "/", NumPrompts: 3, Concurrency: 2, PromptLen: 4, MaxTokens: 8,
-		Temperature: -1, Timeout: time.Minute})
+		Temperature: -1, Timeout: time.Minute, SampleEvery: time.Second})
 	require.NoError(t, err)
 	require.Equal(t, "fake-model", rep.Model)
 	require.Equal(t, s.URL, rep.URL, "the trailing slash is trimmed")
@@ -51,5 +51,24 @@ func TestRunAgainstAFakeServer(t *testing.T) {
 	close(models)
 	for m := range models {
 		require.Equal(t, "fake-model", m)
+	}
+}
+
+// TestRunRefusesBadOptions: options that would block the load (no concurrency) or send
+// nothing are refused before any request, naming bench-serve's flag.
+func TestRunRefusesBadOptions(t *testing.T) {
+	ok := Options{URL: "http://127.0.0.1:1", NumPrompts: 1, Concurrency: 1, PromptLen: 1, MaxTokens: 1, Timeout: time.Second, SampleEvery: time.Second}
+	for _, tc := range []struct {
+		edit func(*Options)
+		want string
+	}{
+		{func(o *Options) { o.Concurrency = 0 }, "--concurrency must be at least 1, got 0"},
+		{func(o *Options) { o.NumPrompts = 0 }, "--num-prompts must be at least 1, got 0"},
+		{func(o *Options) { o.URL = "localhost:8000" }, "--url must be an http:// or https:// URL"},
+	} {
+		o := ok
+		tc.edit(&o)
+		_, err := Run(o)
+		require.ErrorContains(t, err, tc.want)
 	}
 }

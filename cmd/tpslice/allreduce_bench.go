@@ -127,8 +127,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	return printReport(stdout, report)
 }
 
-// measure resolves --fabric, --algo, --proto and the timing flags and measures (package
-// collective).
+// measure resolves --fabric, --algo and --proto and measures (package collective).
 func measure(o benchOptions, op collective.Op, t dtype.DType, sizes []int64, stderr io.Writer) (*collective.Report, error) {
 	fabric, err := device.ParseFabric(o.fabric)
 	if err != nil {
@@ -144,10 +143,6 @@ func measure(o benchOptions, op collective.Op, t dtype.DType, sizes []int64, std
 	protos, err := collective.ParseProtos(o.protos)
 	if err != nil {
 		return nil, err
-	}
-	if o.iters < 1 || o.warmup < 0 || o.rounds < 1 || o.target < 0 || o.budget < 0 {
-		return nil, fmt.Errorf("--iters and --rounds must be at least 1, --warmup, --target and --budget not negative (got %d, %d, %d, %v, %v)",
-			o.iters, o.rounds, o.warmup, o.target, o.budget)
 	}
 	return collective.Measure(collective.Options{Op: op, DType: t, Sizes: sizes, Choices: op.Choices(algos, protos),
 		Hosts: o.hosts, SMs: o.sms, Fabric: fabric, BufferBytes: int(o.buffer), Timeout: o.timeout, Wire: o.wire,

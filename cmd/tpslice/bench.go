@@ -87,13 +87,10 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
-	var err error
-	switch {
-	case fs.NArg() > 0:
+	if fs.NArg() > 0 {
 		return o, fail("unexpected argument %q", fs.Arg(0))
-	case o.PromptLen < 1:
-		return o, fail("--prompt-len must be at least 1, got %d", o.PromptLen)
 	}
+	var err error
 	if o.TPs, err = parseIntList("tp", tps, 1, maxBenchTP); err != nil {
 		return o, fail("%w", err)
 	}

@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"net/url"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -48,39 +46,11 @@ func benchServe(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fail("unexpected argument %q", fs.Arg(0))
 	}
-	switch {
-	case o.NumPrompts < 1:
-		return fail("--num-prompts must be at least 1, got %d", o.NumPrompts)
-	case o.Concurrency < 1:
-		return fail("--concurrency must be at least 1, got %d", o.Concurrency)
-	case o.RequestRate < 0 || math.IsNaN(o.RequestRate) || math.IsInf(o.RequestRate, 0):
-		return fail("--request-rate must be a finite number ≥ 0, got %v", o.RequestRate)
-	case o.PromptLen < 1:
-		return fail("--prompt-len must be at least 1, got %d", o.PromptLen)
-	case o.SharedPrefixLen < 0:
-		return fail("--shared-prefix-len must be ≥ 0, got %d", o.SharedPrefixLen)
-	case o.MaxTokens < 1:
-		return fail("--max-tokens must be at least 1, got %d", o.MaxTokens)
-	case o.Timeout <= 0:
-		return fail("--timeout must be positive, got %v", o.Timeout)
-	case o.Duration < 0:
-		return fail("--duration must be ≥ 0, got %v", o.Duration)
-	case o.SampleEvery <= 0:
-		return fail("--sample-every must be positive, got %v", o.SampleEvery)
-	case o.Settle < 0:
-		return fail("--settle must be ≥ 0, got %v", o.Settle)
-	case !(o.CancelFraction >= 0 && o.CancelFraction <= 1):
-		return fail("--cancel-fraction must be in [0, 1], got %v", o.CancelFraction)
-	}
-	u, err := url.Parse(o.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fail("--url must be an http:// or https:// URL, got %q", o.URL)
-	}
 	if o.APIKey == "" {
 		o.APIKey = os.Getenv(apiKeyEnv)
 	}
 	o.Progress = stderr
-	report, err := serving.Run(o)
+	report, err := serving.Run(o) // it checks o first
 	if err != nil {
 		return fail("%w", err)
 	}
