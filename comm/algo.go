@@ -19,6 +19,7 @@ const (
 	Lamport
 	Tree
 	TwoLevel
+	Star
 )
 
 // Algos lists the real algorithms of a node of one host in a fixed order (reports and

@@ -54,9 +54,10 @@ func (o MeasureOptions) TuneDefaults() MeasureOptions {
 	return o
 }
 
-// Autotune measures every available algorithm, the ring and the tree under every protocol,
-// at every power-of-two size from MinBytes to MaxBytes on this communicator (with Measure:
-// interleaved rounds, best round kept) and returns the table of the fastest per bucket.
+// Autotune measures every available algorithm but the baselines (tunedAlgos), the ring and
+// the tree under every protocol, at every power-of-two size from MinBytes to MaxBytes on
+// this communicator (with Measure: interleaved rounds, best round kept) and returns the
+// table of the fastest per bucket.
 func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table, error) {
 	o = o.withDefaults()
 	es := int64(o.DType.Size())
@@ -71,7 +72,7 @@ func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table
 	defer freeAll(ins, outs)
 
 	var algos []Algo
-	for _, a := range append(slices.Clone(Algos), HostAlgos...) {
+	for _, a := range append(slices.Clone(tunedAlgos), HostAlgos...) {
 		if c.Available(a) && c.cfg.Wire.Supports(a) {
 			algos = append(algos, a)
 		}
@@ -127,8 +128,12 @@ func (c *Communicator) Fingerprint(t dtype.DType) string {
 	d0, _ := c.node.Device(0)
 	return fmt.Sprintf("cpu-%s-%dcpu-%dprocs/n%d-sm%d-%v/buf%d-lamport%d-blocks%d/%v/%d-algos-%d-protos",
 		runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), c.n, d0.NumSMs(), c.node.Fabric(),
-		c.cfg.BufferBytes, c.cfg.LamportBytes, c.cfg.Blocks, t, len(Algos), len(Protos)) + c.hostsTag() + c.wireFingerprint()
+		c.cfg.BufferBytes, c.cfg.LamportBytes, c.cfg.Blocks, t, len(tunedAlgos), len(Protos)) + c.hostsTag() + c.wireFingerprint()
 }
+
+// tunedAlgos are the algorithms of one host that Autotune measures where they are
+// available, in Algos order: all but the baselines, which run only when named.
+var tunedAlgos = algosWhere(func(s *algoSpec) bool { return s.needs != needHosts && !s.baseline })
 
 // SetTable replaces the selection table that Auto consults (nil: the built-in rule).
 func (c *Communicator) SetTable(t *Table) { c.table.Store(t) }

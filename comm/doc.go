@@ -1,6 +1,7 @@
 // Package comm owns collective communication over a group of devices: registered peer
 // buffers, per-block flag barriers, the all-reduce family (ring, one-shot, two-shot, NVLS,
-// the flag-free "Lamport" one-shot, and NCCL's double binary tree), reduce-scatter and
+// the flag-free "Lamport" one-shot, NCCL's double binary tree, and the seed's rank-0
+// reduce-and-broadcast, a baseline that runs only when named), reduce-scatter and
 // all-gather (direct — OneShot: every rank reads its slice from every peer — or the ring;
 // Auto follows the fabric, ScatterGatherRule), the size-based selector of the all-reduce
 // (its table measured here by autotuning, or priced by package perf; Offered says which

@@ -73,11 +73,15 @@ type algoSpec struct {
 	// graphInPlace: once a captured graph's buffers are registered (RegisterGraphBuffers),
 	// its kernels read the peers' inputs in place instead of staging them. NVLS reduces
 	// through the multicast object, which binds the staging buffers; the ring, the tree and
-	// the flag-free one-shot keep their own buffers.
+	// the flag-free one-shot keep their own buffers; the star, a baseline, stages as the
+	// seed did.
 	graphInPlace bool
 	// cost is its α-β shape; zero where the model does not price it (perf prices the
 	// two-level all-reduce by its phases).
 	cost Cost
+	// baseline: a reference the others are measured against, run only when named (--algo,
+	// $TPSLICE_ALGO, a table written by hand): never offered, never autotuned.
+	baseline bool
 }
 
 // algoTable holds every all-reduce algorithm, indexed by Algo; Auto has no row. It is
@@ -154,6 +158,21 @@ var algoTable = [...]algoSpec{
 		needs: needHosts,
 		body:  [...]kernelBody{Simple: (*call).twoLevel},
 		chunk: partialSumChunk,
+	},
+	// The seed's all-reduce, kept as a baseline that Auto never runs: rank 0 reduces alone
+	// and its link carries every byte twice, so it never beats one-shot. No fused form: rank
+	// 0 serialises the reduction, so fusing the norm into it buys nothing over the unfused pair.
+	Star: {
+		name:     "star",
+		doc:      "every rank's input to rank 0, which sums them in rank order and broadcasts (the seed's baseline)",
+		baseline: true,
+		body:     [...]kernelBody{Simple: (*call).star},
+		chunk:    stagedChunk,
+		// 3α + 2(n-1)·S/β: three hops (staged, reduced, read); rank 0's link takes (n-1)·S in, then sends (n-1)·S.
+		cost: Cost{
+			Steps: func(int) float64 { return 3 },
+			Bytes: func(n int, s float64) float64 { return 2 * (float64(n) - 1) * s },
+		},
 	},
 }
 
@@ -246,8 +265,8 @@ func (a Algo) Doc() string {
 }
 
 // Fused reports whether package fused has the algorithm's fused form: the all-reduce +
-// residual + RMSNorm variant of its name. The ring, the flag-free one-shot and the
-// two-level all-reduce have none and run unfused (all-reduce, then the norm kernel).
+// residual + RMSNorm variant of its name. The ring, the flag-free one-shot, the two-level
+// all-reduce and the star have none and run unfused (all-reduce, then the norm kernel).
 func (a Algo) Fused() bool {
 	s, ok := a.spec()
 	return ok && s.fused
@@ -271,7 +290,8 @@ func (a Algo) Cost() (cost Cost, ok bool) {
 // cross hosts where its levels do. On PCIe with more than two ranks a host only the ring
 // (and across hosts the two-level all-reduce) is offered: vLLM's rule keeps the
 // peer-buffer algorithms out (the tree, which reads its parent's and children's buffers,
-// with them). Lamport is never offered: it moves one-shot's bytes, and ties go to one-shot.
+// with them). Lamport is never offered: it moves one-shot's bytes, and ties go to one-shot;
+// nor is a baseline.
 func OfferedHosts(f device.Fabric, nvls bool, hosts, n int) []Algo {
 	several, perHost := hosts > 1, n/max(hosts, 1)
 	out := algosWhere(func(s *algoSpec) bool {

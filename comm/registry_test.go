@@ -29,6 +29,7 @@ func TestRegistryDerivesAlgoTraits(t *testing.T) {
 		{Lamport, "lamport", false, false, false, false, false},
 		{Tree, "tree", true, false, false, false, true},
 		{TwoLevel, "twolevel", false, false, false, true, false},
+		{Star, "star", false, false, false, false, false},
 	}
 	switchNode := newGroup(t, 2, device.NVSwitch, Config{}).c
 	linkNode := newGroup(t, 2, device.NVLinkMesh, Config{}).c
@@ -62,14 +63,14 @@ func TestRegistryDerivesAlgoTraits(t *testing.T) {
 
 // TestAlgoNames checks the lists that help texts and errors print come from the rows.
 func TestAlgoNames(t *testing.T) {
-	require.Equal(t, "ring, oneshot, twoshot, nvls, lamport, tree or twolevel", AlgoNames(nil))
+	require.Equal(t, "ring, oneshot, twoshot, nvls, lamport, tree, twolevel or star", AlgoNames(nil))
 	require.Equal(t, "ring or tree", AlgoNames(TakesProto))
 	require.Equal(t, "twolevel", AlgoNames(func(a Algo) bool { return a == TwoLevel }))
 	require.Empty(t, AlgoNames(func(Algo) bool { return false }))
 	require.Equal(t, "ring and tree", protoAlgoNames())
 	require.Equal(t, "oneshot and twoshot", wireAlgoNames())
 	_, err := ParseAlgo("hypercube")
-	require.EqualError(t, err, `unknown all-reduce algorithm "hypercube" (want auto, ring, oneshot, twoshot, nvls, lamport, tree or twolevel)`)
+	require.EqualError(t, err, `unknown all-reduce algorithm "hypercube" (want auto, ring, oneshot, twoshot, nvls, lamport, tree, twolevel or star)`)
 }
 
 // TestOfferedFollowsRows checks Offered's lists on every kind of node, in tie-break order.
@@ -114,6 +115,7 @@ func TestCostShapes(t *testing.T) {
 		{Lamport, 8, 2, 7 * s}, // one-shot's bytes; its saved barrier is below the model
 		{Tree, 8, 6, 2 * s},
 		{Tree, 6, 4, 2 * s},
+		{Star, 8, 3, 2 * 7 * s}, // rank 0's link: 7 inputs in, then its sum out to 7 ranks
 	}
 	for _, tc := range tests {
 		cost, ok := tc.algo.Cost()
