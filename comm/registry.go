@@ -272,6 +272,14 @@ func (a Algo) Fused() bool {
 	return ok && s.fused
 }
 
+// Baseline reports whether the algorithm is a baseline, a reference the others are measured
+// against that runs only when named: no model is offered it, Autotune skips it, and a
+// benchmark's "all" leaves it out.
+func (a Algo) Baseline() bool {
+	s, ok := a.spec()
+	return ok && s.baseline
+}
+
 // Cost returns the algorithm's shape in the α-β model; ok is false for Auto, unknown
 // values, and the two-level all-reduce, which perf prices by its phases.
 func (a Algo) Cost() (cost Cost, ok bool) {

@@ -46,6 +46,7 @@ func TestRegistryDerivesAlgoTraits(t *testing.T) {
 			require.Equal(t, tc.wire, WireBF16.Supports(tc.algo))
 			require.True(t, WireExact.Supports(tc.algo))
 			require.Equal(t, tc.fused, tc.algo.Fused())
+			require.Equal(t, tc.algo == Star, tc.algo.Baseline(), "only the star is a baseline")
 			require.Equal(t, tc.hosts, !slices.Contains(Algos, tc.algo))
 			require.Equal(t, tc.hosts, slices.Contains(HostAlgos, tc.algo))
 			require.Equal(t, !tc.hosts, switchNode.Available(tc.algo), "one host with a switch")

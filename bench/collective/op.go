@@ -172,13 +172,14 @@ func withProtos(algos []comm.Algo, protos []comm.Proto) []comm.Choice {
 }
 
 // parseAlgos reads --algo; "all" lists every algorithm the fabric offers (over hosts,
-// without NVLS and with the two-level all-reduce), then auto.
+// without NVLS and with the two-level all-reduce) but the baselines, which run only when
+// named, then auto.
 func parseAlgos(spec string, fabric device.Fabric, hosts int) ([]comm.Algo, error) {
 	multicast := fabric.HasMulticast() && hosts <= 1
 	if spec == "all" {
 		var out []comm.Algo
 		for _, a := range comm.Algos {
-			if a != comm.NVLS || multicast {
+			if (a != comm.NVLS || multicast) && !a.Baseline() {
 				out = append(out, a)
 			}
 		}
