@@ -24,10 +24,11 @@ import (
 // n-1 for an all-gather or a reduce-scatter. tpslice's ring and tree under LL or LL128 scale
 // PerStep and eff as protoCostOf says. NCCL's time is the fastest of LL, LL128 and Simple, as
 // NCCL's tuner picks (NVIDIA/nccl src/graph/tuning.cc has this shape: baseLat + nsteps·
-// hwLat + bytes/busBw per algorithm and protocol). Lamport is priced as one-shot; an
-// algorithm the calibration does not cover, and every algorithm on a profile without one
-// (PCIe, PROFILE-ideal), is priced by comm's idealised α-β model with the profile's α and
-// full link bandwidth, and NCCL by its tuner's own ring/LL constants below.
+// hwLat + bytes/busBw per algorithm and protocol). Lamport is priced as one-shot; another
+// all-reduce the calibration does not cover as one-shot's kernel with its own steps and
+// bytes (peerKernelTime); every algorithm on a profile without a calibration (PCIe,
+// PROFILE-ideal) by comm's idealised α-β model with the profile's α and full link
+// bandwidth, and NCCL by its tuner's own ring/LL constants below.
 
 // NCCL's tuner constants for the ring with the LL protocol (NVIDIA/nccl src/graph/tuning.cc,
 // baseLat and hwLat): a base latency per call plus one hop per ring step; its bus bandwidth
@@ -77,6 +78,10 @@ func CollectiveTimeProto(p hw.Profile, op device.CollectiveOp, ch comm.Choice, n
 			if !gather {
 				return treeTime(pc.ring(c.Ring), p, n, bytes)
 			}
+		default:
+			if t, ok := peerKernelTime(c.OneShot, p, a, n, bytes); ok && !gather {
+				return t, nil
+			}
 		}
 	}
 	// no calibration, or an algorithm it does not cover: the idealised model
@@ -114,6 +119,24 @@ func kernelTime(k hw.KernelCost, p hw.Profile, gather bool, a comm.Algo, n int, 
 	}
 	t, err := move(a, n, bytes, 0, p.LinkBytesPerSec*k.Efficiency)
 	return k.Fixed + t, err
+}
+
+// peerKernelTime prices an all-reduce the calibration does not cover, a kernel over the
+// peer buffers, with one-shot's calibrated kernel k: Fixed scaled by its α-β steps over
+// one-shot's, and its α-β bytes at k's sustained bandwidth. Priced with the idealised α
+// and full bandwidth beside calibrated kernels, a slower schedule would look faster than
+// one-shot. ok is false for an algorithm without an α-β shape.
+func peerKernelTime(k hw.KernelCost, p hw.Profile, a comm.Algo, n int, bytes int64) (time.Duration, bool) {
+	cost, ok := a.Cost()
+	oneShot, _ := comm.OneShot.Cost()
+	if !ok {
+		return 0, false
+	}
+	t, err := ModelTime(a, n, bytes, 0, p.LinkBytesPerSec*k.Efficiency)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(float64(k.Fixed)*cost.Steps(n)/oneShot.Steps(n)) + t, true
 }
 
 // ringTime is Base + steps·PerStep + coef·S/(β·eff) for a ring of n ranks (n ≥ 2).

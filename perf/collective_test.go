@@ -153,6 +153,32 @@ func TestCollectiveModel(t *testing.T) {
 	require.InDelta(t, 6.6+14*0.6+16.384/(450*0.25*8/14), us(d), 0.01, "NCCL tuner's ring/LL")
 }
 
+// TestStarPricedOnOneShotKernel: the star, which the calibration does not cover, is priced
+// as one-shot's calibrated kernel with the star's α-β shape: 3/2 of one-shot's fixed cost
+// (3 steps to 2) and 2(n-1)·S at one-shot's sustained bandwidth, so it never looks faster
+// than one-shot as it would at the idealised α; without a calibration it is the α-β model's.
+func TestStarPricedOnOneShotKernel(t *testing.T) {
+	p, err := hw.Lookup("h100-sxm")
+	require.NoError(t, err)
+	k := p.Calibration.OneShot
+	for _, bytes := range []int64{16 * kib, mib, 64 * mib} {
+		got, err := CollectiveTime(p, device.OpAllReduce, comm.Star, 8, bytes)
+		require.NoError(t, err)
+		want := 1.5*k.Fixed.Seconds() + 14*float64(bytes)/(p.LinkBytesPerSec*k.Efficiency)
+		require.InDelta(t, want*1e9, float64(got), 1, "%d B", bytes)
+		one, err := CollectiveTime(p, device.OpAllReduce, comm.OneShot, 8, bytes)
+		require.NoError(t, err)
+		require.Greater(t, got, one, "%d B: the star against one-shot", bytes)
+	}
+	ideal, err := hw.Lookup("h100-sxm-ideal")
+	require.NoError(t, err)
+	got, err := CollectiveTime(ideal, device.OpAllReduce, comm.Star, 8, mib)
+	require.NoError(t, err)
+	want, err := ModelTime(comm.Star, 8, mib, ideal.Alpha, ideal.LinkBytesPerSec)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}
+
 // TestHeldOutSGLangEager checks the calibration against a third, independent source that
 // no constant was fitted to: SGLang PR #2904's H100 table for vLLM's custom all-reduce
 // without CUDA graphs (sgl-project/sglang, "optimize custom allreduce kernel", the "vllm"
