@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -60,7 +61,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.warmup, "warmup", 5, "untimed calls before the first round")
 	fs.BoolVar(&o.check, "check", false, "count wrong elements against a float64 reference")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
-	fs.StringVar(&o.model, "model", "", "print the cost model's table for a hardware profile ("+strings.Join(hw.Names(), ", ")+"; PROFILE"+hw.IdealSuffix+" for the idealised α-β model) instead of measuring")
+	fs.StringVar(&o.model, "model", "", "print the cost model's table for a hardware profile ("+strings.Join(hw.Names(), ", ")+"; PROFILE"+hw.IdealSuffix+" for the idealised α-β model) instead of measuring: the algorithms the profile offers, and those --algo names besides")
 	fs.StringVar(&o.fabric, "fabric", "nvswitch", "simulated interconnect: nvswitch (offers NVLS), nvlink or pcie")
 	fs.IntVar(&o.sms, "sms", 0, "SMs per device (0: GOMAXPROCS)")
 	fs.Var(&o.buffer, "buffer", "registered peer buffer per rank; larger messages run in chunks")
@@ -177,9 +178,13 @@ func modelReport(o benchOptions, op collective.Op, t dtype.DType, sizes []int64)
 			p.InterHost.BytesPerSec/1e9, p.InterHost.Latency)
 	}
 	table := perf.ModelTableHosts(p, hosts, []int{n}, sizes[len(sizes)-1])
-	algos := perf.OfferedHosts(p, hosts, n)
+	offered := perf.OfferedHosts(p, hosts, n)
 	if !op.AllReduce() {
-		algos = []comm.Algo{comm.OneShot, comm.Ring}
+		offered = []comm.Algo{comm.OneShot, comm.Ring}
+	}
+	algos, err := withNamed(offered, o.algos, op, p, hosts)
+	if err != nil {
+		return nil, err
 	}
 	for _, s := range sizes {
 		auto, _ := table.PickChoice(n, s)
@@ -196,7 +201,7 @@ func modelReport(o benchOptions, op collective.Op, t dtype.DType, sizes []int64)
 			}
 			row.Results = append(row.Results, modelResult(op, ch.String(), s, d))
 			// ties: the later (one-shot over ring), but not the tree, which ties one-shot at n = 3
-			if ch.Algo != comm.NVLS && (row.FastestWithoutNVLS == "" || d < best || d == best && ch.Algo != comm.Tree) {
+			if ch.Algo != comm.NVLS && slices.Contains(offered, ch.Algo) && (row.FastestWithoutNVLS == "" || d < best || d == best && ch.Algo != comm.Tree) {
 				row.FastestWithoutNVLS, best = ch.String(), d
 			}
 		}
@@ -212,6 +217,25 @@ func modelReport(o benchOptions, op collective.Op, t dtype.DType, sizes []int64)
 		report.Rows = append(report.Rows, row)
 	}
 	return report, nil
+}
+
+// withNamed is what the model prices: the offered algorithms, then those --algo names
+// besides (a baseline, the flag-free one-shot), which no choice of the model considers.
+func withNamed(offered []comm.Algo, spec string, op collective.Op, p hw.Profile, hosts int) ([]comm.Algo, error) {
+	if spec == "all" {
+		return offered, nil
+	}
+	named, err := op.Algos(spec, p.Fabric, hosts)
+	if err != nil {
+		return nil, err
+	}
+	algos := slices.Clone(offered)
+	for _, a := range named {
+		if a != comm.Auto && !slices.Contains(algos, a) {
+			algos = append(algos, a)
+		}
+	}
+	return algos, nil
 }
 
 func modelResult(op collective.Op, name string, size int64, d time.Duration) collective.Result {

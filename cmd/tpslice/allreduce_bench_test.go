@@ -53,6 +53,46 @@ func TestAllreduceBenchCheck(t *testing.T) {
 	}
 }
 
+// TestAllreduceBenchStar: the star baseline runs when named, right under --check at 8
+// ranks, and the model prices it (and the flag-free one-shot, which ties one-shot) beside
+// the algorithms the profile offers, without letting them into the model's choices ("all"
+// leaves the star out: TestAllreduceBenchCheck).
+func TestAllreduceBenchStar(t *testing.T) {
+	out, _, err := runCLI(t, "allreduce-bench", "-g", "8", "-b", "8", "-e", "64K", "-f", "64", "--algo", "star", "--check", "--json",
+		"--iters", "2", "--warmup", "1", "--rounds", "1", "--target", "1ms")
+	require.NoError(t, err)
+	var rep collective.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Rows, 3) // 8, 512, 32K
+	for _, row := range rep.Rows {
+		require.Len(t, row.Results, 1)
+		require.Equal(t, "star", row.Results[0].Algo)
+		require.NotNil(t, row.Results[0].Wrong)
+		require.Zero(t, *row.Results[0].Wrong, "size %d", row.SizeBytes)
+	}
+
+	model := func(extra ...string) collective.Report {
+		args := append([]string{"allreduce-bench", "--model", "h100-sxm", "-g", "8", "-b", "16K", "-e", "64M", "-f", "16", "--json"}, extra...)
+		out, _, err := runCLI(t, args...)
+		require.NoError(t, err)
+		var rep collective.Report
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		return rep
+	}
+	offered, named := model(), model("--algo", "star,lamport")
+	require.Len(t, named.Rows, len(offered.Rows))
+	for i, row := range named.Rows {
+		base := offered.Rows[i]
+		require.Equal(t, base.Auto, row.Auto)
+		require.Equal(t, base.FastestWithoutNVLS, row.FastestWithoutNVLS, "the model's choices leave the star out")
+		require.Len(t, row.Results, len(base.Results)+2)
+		k := slices.IndexFunc(row.Results, func(r collective.Result) bool { return r.Algo == "star" })
+		require.Equal(t, k, slices.IndexFunc(base.Results, func(r collective.Result) bool { return r.Algo == "nccl LL" }), "star after tpslice's, before NCCL's")
+		oneShot := slices.IndexFunc(row.Results, func(r collective.Result) bool { return r.Algo == "oneshot" })
+		require.Greater(t, row.Results[k].TimeUS, row.Results[oneShot].TimeUS, "size %d: the star against one-shot", row.SizeBytes)
+	}
+}
+
 // TestAllreduceBenchScatterGather: --op reducescatter and allgather measure both
 // algorithms with --check, on sizes that hold n·count whole elements, and price them on a
 // model profile next to NCCL's ring.
