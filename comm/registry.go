@@ -80,7 +80,7 @@ type algoSpec struct {
 	// two-level all-reduce by its phases).
 	cost Cost
 	// baseline: a reference the others are measured against, run only when named (--algo,
-	// $TPSLICE_ALGO, a table written by hand): never offered, never autotuned.
+	// $TPSLICE_ALLREDUCE_ALGO, a table written by hand): never offered, never autotuned.
 	baseline bool
 }
 
