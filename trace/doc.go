@@ -12,6 +12,9 @@
 //	node.SetTracer(nil)
 //	err := rec.WriteChrome(f)
 //
+// WriteSVG draws the same kernels as an SVG timeline (RenderSVG draws any such trace file):
+// a lane per stream, a bar per kernel coloured by its name, for pictures in documents.
+//
 // The recorder keeps at most Config.MaxEvents kernels and counts the rest as dropped, so a
 // long run cannot exhaust memory.
 package trace
