@@ -42,6 +42,10 @@ type Options struct {
 	Selector, TuneCache string
 	// Log gets the autotuning's progress (redrawn where it is a terminal) and notes.
 	Log io.Writer
+	// Trace, when set, receives the kernels of one more call of each choice at the last
+	// size, made after the measurement with Trace installed on the node (Node.SetTracer):
+	// what one call looks like on a timeline.
+	Trace device.Tracer
 }
 
 // Measure runs o and reports it as allreduce-bench prints it; bad options are refused
@@ -132,7 +136,25 @@ func Measure(o Options) (*Report, error) {
 		}
 		report.Rows = append(report.Rows, row)
 	}
+	if o.Trace != nil {
+		if err := traceCalls(o, c, node, streams, ins, outs, op.PerRank(sizes[len(sizes)-1], t)); err != nil {
+			return nil, err
+		}
+	}
 	return report, nil
+}
+
+// traceCalls makes one call of each choice of o with o.Trace installed on node, on the
+// buffers the last size was measured with.
+func traceCalls(o Options, c *comm.Communicator, node *device.Node, streams []*device.Stream, ins, outs []*device.Buffer, count int) error {
+	node.SetTracer(o.Trace)
+	defer node.SetTracer(nil)
+	for _, ch := range o.Choices {
+		if _, err := c.BenchOp(streams, o.Op.Kind, ch, ins, outs, count, 0, 1); err != nil {
+			return fmt.Errorf("traced call of %v: %w", ch, err)
+		}
+	}
+	return nil
 }
 
 // chooseSelector installs the table Auto consults and says where it came from.

@@ -1,6 +1,8 @@
 package collective
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,4 +88,33 @@ func TestMeasureRefusesBadOptions(t *testing.T) {
 		_, err := Measure(o)
 		require.ErrorContains(t, err, tc.want)
 	}
+}
+
+// kernelLog is a device.Tracer that keeps each kernel's name and device.
+type kernelLog struct {
+	mu      sync.Mutex
+	kernels []string
+}
+
+func (l *kernelLog) KernelDone(s device.KernelSpan) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.kernels = append(l.kernels, fmt.Sprintf("%s on device %d", s.Kernel.Name, s.Stream.Device().ID()))
+}
+
+// TestMeasureTracesOneCall: with Trace set, the tracer sees one call of each choice at the
+// last size, a kernel per rank (the message fits one chunk), and none of the measured calls.
+func TestMeasureTracesOneCall(t *testing.T) {
+	op, err := ParseOp("allreduce", 2)
+	require.NoError(t, err)
+	log := &kernelLog{}
+	choices := []comm.Choice{{Algo: comm.Ring, Proto: comm.LL}, {Algo: comm.Star}}
+	_, err = Measure(Options{Op: op, DType: dtype.F32, Sizes: []int64{1024, 4096}, Choices: choices, SMs: 1, Fabric: device.NVSwitch,
+		BufferBytes: comm.DefaultBufferBytes, Timeout: comm.DefaultTimeout, Selector: "default", Trace: log,
+		Measure: comm.MeasureOptions{Rounds: 2, MinIters: 3, Warmup: 1, Target: time.Microsecond}})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{
+		"allreduce.ring/LL on device 0", "allreduce.ring/LL on device 1",
+		"allreduce.star on device 0", "allreduce.star on device 1",
+	}, log.kernels)
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +18,7 @@ import (
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/hw"
 	"github.com/tpslice/tpslice/perf"
+	"github.com/tpslice/tpslice/trace"
 )
 
 type benchOptions struct {
@@ -27,6 +29,7 @@ type benchOptions struct {
 	op                                        string
 	protos                                    string
 	tuneCache                                 string
+	trace                                     string // --trace: the file of one traced call per algorithm
 	check, asJSON                             bool
 	timeout                                   time.Duration
 	hosts                                     int // --hosts: the ranks split over this many
@@ -68,6 +71,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.selector, "select", "tuned", "how auto picks: tuned (measure once, cache), default (vLLM's rule), or model:PROFILE")
 	fs.StringVar(&o.tuneCache, "tune-cache", "", "autotuning cache file (default: the user cache directory)")
 	fs.DurationVar(&o.timeout, "timeout", comm.DefaultTimeout, "deadline of every wait on a peer")
+	fs.StringVar(&o.trace, "trace", "", "after measuring, trace one call of each algorithm at the largest size into `FILE` ("+traceFormats+")")
 	addWireFlag(fs, &o.wire)
 	if err := parseFlagsHelp(fs, args, "usage: tpslice allreduce-bench [flags]\n\n"+algoHelp()); err != nil {
 		return err
@@ -104,6 +108,9 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if err == nil && o.wire != comm.WireExact && o.model != "" && o.hosts > 1 {
 		err = fmt.Errorf("--allreduce-dtype %v with --model and --hosts %d: the wire is not modelled across hosts", o.wire, o.hosts)
+	}
+	if err == nil && o.trace != "" && o.model != "" {
+		err = errors.New("--trace records measured calls; --model measures nothing")
 	}
 	if err == nil {
 		sizes, err = op.Sizes(sizes, t)
@@ -145,10 +152,30 @@ func measure(o benchOptions, op collective.Op, t dtype.DType, sizes []int64, std
 	if err != nil {
 		return nil, err
 	}
-	return collective.Measure(collective.Options{Op: op, DType: t, Sizes: sizes, Choices: op.Choices(algos, protos),
+	opts := collective.Options{Op: op, DType: t, Sizes: sizes, Choices: op.Choices(algos, protos),
 		Hosts: o.hosts, SMs: o.sms, Fabric: fabric, BufferBytes: int(o.buffer), Timeout: o.timeout, Wire: o.wire,
 		Measure: comm.MeasureOptions{Warmup: o.warmup, MinIters: o.iters, Target: o.target, Budget: o.budget, Rounds: o.rounds},
-		Check:   o.check, Selector: o.selector, TuneCache: o.tuneCache, Log: stderr})
+		Check:   o.check, Selector: o.selector, TuneCache: o.tuneCache, Log: stderr}
+	if o.trace == "" {
+		return collective.Measure(opts)
+	}
+	f, err := os.Create(o.trace) // now, so that a bad path fails before the measurement
+	if err != nil {
+		return nil, fmt.Errorf("--trace: %w", err)
+	}
+	defer f.Close() // for early returns; writeTrace closes it and reports that error
+	rec := trace.NewRecorder(trace.Config{ProcessName: func(d int) string { return fmt.Sprintf("rank %d", d) }})
+	opts.Trace = rec
+	report, err := collective.Measure(opts)
+	if err != nil {
+		return nil, err
+	}
+	title := fmt.Sprintf("%s of %d bytes (%v) over %d ranks, one call each, on the CPU device runtime", op.Kind, sizes[len(sizes)-1], t, op.N)
+	if err := writeTrace(f, rec, title); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "# trace: %s (%d events)\n", o.trace, rec.Len())
+	return report, nil
 }
 
 // modelReport prices every size with every algorithm the profile offers, the ring and the

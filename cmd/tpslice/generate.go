@@ -67,7 +67,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&req.Sampling.Seed, "seed", 0, "sampling seed (and the seed of a preset's dummy weights)")
 	fs.Var(&stops, "stop", "stop when the output contains this string (repeatable)")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of the text and timings")
-	fs.StringVar(&traceFile, "trace", "", "write the kernels every stream ran during generation to `FILE` (Chrome/Perfetto JSON: ui.perfetto.dev, chrome://tracing)")
+	fs.StringVar(&traceFile, "trace", "", "write the kernels every stream ran during generation to `FILE` ("+traceFormats+")")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	var traceNote string
 	if rec != nil {
 		e.Model().Group().Node().SetTracer(nil)
-		if werr := writeTrace(traceOut, rec); werr != nil {
+		if werr := writeTrace(traceOut, rec, fmt.Sprintf("generate: %s at TP=%d", cfg.Model, cfg.TP)); werr != nil {
 			return errors.Join(err, fmt.Errorf("generate: %w", werr))
 		}
 		traceNote = fmt.Sprintf("# trace: %s (%d events", traceFile, rec.Len())
@@ -190,9 +190,18 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// writeTrace writes rec's kernels to f in the Chrome trace-event format and closes f.
-func writeTrace(f *os.File, rec *trace.Recorder) error {
-	err := rec.WriteChrome(f)
+// traceFormats is what --trace writes, for help texts.
+const traceFormats = "Chrome/Perfetto JSON for ui.perfetto.dev and chrome://tracing; an SVG timeline when FILE ends in .svg"
+
+// writeTrace writes rec's kernels to f, as an SVG timeline titled title when f's name ends
+// in .svg and in the Chrome trace-event format otherwise, and closes f.
+func writeTrace(f *os.File, rec *trace.Recorder, title string) error {
+	var err error
+	if strings.HasSuffix(f.Name(), ".svg") {
+		err = rec.WriteSVG(f, title)
+	} else {
+		err = rec.WriteChrome(f)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -103,3 +103,25 @@ func mapValues(m map[int]string) []string {
 	}
 	return out
 }
+
+// TestAllreduceBenchTraceSVG: allreduce-bench --trace FILE.svg draws one call of each
+// algorithm as an SVG timeline, a lane per rank, and leaves the table on stdout as it was;
+// with --model, which measures nothing, --trace is refused.
+func TestAllreduceBenchTraceSVG(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "calls.svg")
+	out, errOut, err := runCLI(t, "allreduce-bench", "-g", "2", "-b", "1K", "-e", "1K", "--algo", "oneshot,twoshot", "--select", "default",
+		"--rounds", "1", "--warmup", "0", "--trace", path)
+	require.NoError(t, err)
+	require.Contains(t, out, "| oneshot algbw busbw #wrong | twoshot")
+	require.Contains(t, errOut, "# trace: "+path+" (4 events)")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	svg := string(data)
+	require.True(t, strings.HasPrefix(svg, "<svg "), "an SVG, not the JSON trace")
+	for _, want := range []string{"rank 0 · comm", "rank 1 · comm", "<title>allreduce.oneshot: ", "<title>allreduce.twoshot: "} {
+		require.Contains(t, svg, want)
+	}
+
+	_, _, err = runCLI(t, "allreduce-bench", "--model", "h100-sxm", "--trace", path)
+	require.ErrorContains(t, err, "--trace records measured calls; --model measures nothing")
+}
