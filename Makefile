@@ -6,7 +6,7 @@ export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 # Packages whose code shares flags, barriers or buffers across goroutines: always under -race.
 RACE_PKGS = ./diag/... ./device/... ./comm/... ./vec/... ./fused/... ./cudagraph/... ./engine/... ./trace/... ./server/... ./bench/...
 
-.PHONY: run test fuzz bench lint build
+.PHONY: run test fuzz bench lint build docs-img
 
 build:
 	$(GO) build -o bin/tpslice ./cmd/tpslice
@@ -50,3 +50,15 @@ bench:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+# The trace pictures of docs/collectives.md: one all-reduce call of each algorithm, 64 KiB
+# over 8 ranks, on this machine's device runtime, drawn as SVG timelines (allreduce-bench
+# --trace); the ring's under each protocol at 4 KiB. Run it on a quiet machine.
+IMG = docs/img/collectives
+ARB = ./bin/tpslice allreduce-bench -g 8 --select default --rounds 5 --budget 200ms
+docs-img: build
+	@mkdir -p $(IMG)
+	for a in oneshot twoshot nvls lamport star; do $(ARB) -b 64K -e 64K --algo $$a --trace $(IMG)/$$a.svg >/dev/null || exit 1; done
+	for a in ring tree; do $(ARB) -b 64K -e 64K --algo $$a --proto Simple --trace $(IMG)/$$a.svg >/dev/null || exit 1; done
+	$(ARB) -b 64K -e 64K --hosts 2 --algo twolevel --trace $(IMG)/twolevel.svg >/dev/null
+	$(ARB) -b 4K -e 4K --algo ring --proto LL,LL128,Simple --trace $(IMG)/protocols.svg >/dev/null

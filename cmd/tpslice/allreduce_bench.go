@@ -170,7 +170,11 @@ func measure(o benchOptions, op collective.Op, t dtype.DType, sizes []int64, std
 	if err != nil {
 		return nil, err
 	}
-	title := fmt.Sprintf("%s of %d bytes (%v) over %d ranks, one call each, on the CPU device runtime", op.Kind, sizes[len(sizes)-1], t, op.N)
+	where := fmt.Sprintf("%d ranks", op.N)
+	if o.hosts > 1 {
+		where += fmt.Sprintf(" on %d hosts", o.hosts)
+	}
+	title := fmt.Sprintf("%s of %d bytes (%v) over %s, one call each, on the CPU device runtime", op.Kind, sizes[len(sizes)-1], t, where)
 	if err := writeTrace(f, rec, title); err != nil {
 		return nil, err
 	}
