@@ -168,6 +168,8 @@ func measure(o benchOptions, op collective.Op, t dtype.DType, sizes []int64, std
 	opts.Trace = rec
 	report, err := collective.Measure(opts)
 	if err != nil {
+		_ = f.Close()
+		_ = os.Remove(o.trace) // no trace was written
 		return nil, err
 	}
 	where := fmt.Sprintf("%d ranks", op.N)
