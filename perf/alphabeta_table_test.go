@@ -45,9 +45,9 @@ func TestIdealTable(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tab := idealTable(tc.profile, []int{tc.n}, maxBytes)
+			tab := ModelTable(idealised(tc.profile), 0, []int{tc.n}, maxBytes)
 			require.NoError(t, tab.Validate())
-			require.Equal(t, "model:"+tc.profile.Name, tab.Source)
+			require.Equal(t, "model:"+idealised(tc.profile).Name, tab.Source)
 			require.Len(t, tab.Rows, comm.Bucket(maxBytes)+1)
 			for b := 0; b <= comm.Bucket(maxBytes); b++ {
 				want := tc.want(tc.n, b)
@@ -63,7 +63,7 @@ func TestIdealTable(t *testing.T) {
 // two-shot.
 func oneShotBelowCrossover(p hw.Profile) func(n, b int) comm.Algo {
 	return func(n, b int) comm.Algo {
-		if float64(comm.BucketBytes(b)) < OneShotTwoShotCrossover(n, p.Alpha, p.LinkBytesPerSec) {
+		if float64(comm.BucketBytes(b)) < oneShotTwoShotCrossover(n, p.Alpha, p.LinkBytesPerSec) {
 			return comm.OneShot
 		}
 		return comm.TwoShot
@@ -73,7 +73,7 @@ func oneShotBelowCrossover(p hw.Profile) func(n, b int) comm.Algo {
 func TestModelTableCrossoverAtDesignPoint(t *testing.T) {
 	p := tableProfile(t, "h100-sxm")
 	p.NVLS = false
-	tab := idealTable(p, []int{8}, 64<<20)
+	tab := ModelTable(idealised(p), 0, []int{8}, 64<<20)
 	// S* ≈ 257 KB: 128 KiB still one-shot, 256 KiB (262144 B) already two-shot.
 	for _, tc := range []struct {
 		bytes int64
@@ -86,11 +86,11 @@ func TestModelTableCrossoverAtDesignPoint(t *testing.T) {
 }
 
 func TestModelTableWorlds(t *testing.T) {
-	tab := idealTable(tableProfile(t, "h100-sxm"), []int{8, 2, 0, 4, 2, -1}, 1<<20)
+	tab := ModelTable(idealised(tableProfile(t, "h100-sxm")), 0, []int{8, 2, 0, 4, 2, -1}, 1<<20)
 	require.Equal(t, []int{2, 4, 8}, tab.Worlds())
 	require.Len(t, tab.Rows, 3*21)
 	require.NoError(t, tab.Validate())
-	tiny := idealTable(tableProfile(t, "h100-sxm"), []int{8}, 0)
+	tiny := ModelTable(idealised(tableProfile(t, "h100-sxm")), 0, []int{8}, 0)
 	require.Len(t, tiny.Rows, 1)
 	require.Equal(t, comm.TableRow{World: 8, Bucket: 0, Algo: comm.NVLS}, tiny.Rows[0])
 }

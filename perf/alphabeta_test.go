@@ -42,7 +42,7 @@ func TestModelTimeReproducesDesignTable(t *testing.T) {
 			want := map[comm.Algo]float64{comm.Ring: row.ring, comm.OneShot: row.oneShot, comm.TwoShot: row.twoShot, comm.NVLS: row.nvls, comm.Lamport: row.oneShot, comm.Tree: row.tree, comm.Star: row.star}
 			best, bestT := comm.Auto, time.Duration(0)
 			for _, a := range comm.Algos {
-				got, err := ModelTime(a, designN, row.bytes, designAlpha, designBeta)
+				got, err := alphaBeta(designAlpha, designBeta).Time(allReduce(a, designN, row.bytes))
 				require.NoError(t, err)
 				// The table prints one decimal: the model must round to it.
 				require.InDelta(t, want[a], math.Round(modelMicros(got)*10)/10, 1e-9, "%v", a)
@@ -64,7 +64,7 @@ func modelSizeName(b int64) string {
 
 func TestModelTimeOneRankIsFree(t *testing.T) {
 	for _, a := range comm.Algos {
-		got, err := ModelTime(a, 1, 64*modelMiB, designAlpha, designBeta)
+		got, err := alphaBeta(designAlpha, designBeta).Time(allReduce(a, 1, 64*modelMiB))
 		require.NoError(t, err)
 		require.Zero(t, got, "%v", a)
 	}
@@ -91,7 +91,7 @@ func TestModelTimeRejects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ModelTime(tc.algo, tc.n, tc.bytes, tc.alpha, tc.beta)
+			_, err := alphaBeta(tc.alpha, tc.beta).Time(allReduce(tc.algo, tc.n, tc.bytes))
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
@@ -101,32 +101,32 @@ func TestModelTimeRejects(t *testing.T) {
 // positions 1..6, two levels; 8 ranks three) and never beats the best of one-shot and
 // two-shot on one node (it ties one-shot at n = 3).
 func TestTreeModel(t *testing.T) {
-	six, err := ModelTime(comm.Tree, 6, 0, designAlpha, designBeta)
+	six, err := alphaBeta(designAlpha, designBeta).Time(allReduce(comm.Tree, 6, 0))
 	require.NoError(t, err)
 	require.Equal(t, 6*time.Microsecond, six)
-	eight, err := ModelTime(comm.Tree, 8, 0, designAlpha, designBeta)
+	eight, err := alphaBeta(designAlpha, designBeta).Time(allReduce(comm.Tree, 8, 0))
 	require.NoError(t, err)
 	require.Equal(t, 9*time.Microsecond, eight)
 	for n := 2; n <= 8; n++ {
 		for b := 0; b <= 36; b += 2 {
-			tree, _ := ModelTime(comm.Tree, n, int64(1)<<b, designAlpha, designBeta)
-			one, _ := ModelTime(comm.OneShot, n, int64(1)<<b, designAlpha, designBeta)
-			two, _ := ModelTime(comm.TwoShot, n, int64(1)<<b, designAlpha, designBeta)
+			tree, _ := alphaBeta(designAlpha, designBeta).Time(allReduce(comm.Tree, n, int64(1)<<b))
+			one, _ := alphaBeta(designAlpha, designBeta).Time(allReduce(comm.OneShot, n, int64(1)<<b))
+			two, _ := alphaBeta(designAlpha, designBeta).Time(allReduce(comm.TwoShot, n, int64(1)<<b))
 			require.GreaterOrEqual(t, tree, min(one, two), "n = %d, %d bytes", n, int64(1)<<b)
 		}
 	}
 }
 
 func TestOneShotTwoShotCrossover(t *testing.T) {
-	s := OneShotTwoShotCrossover(designN, designAlpha, designBeta)
+	s := oneShotTwoShotCrossover(designN, designAlpha, designBeta)
 	require.InDelta(t, 257e3, s, 0.5e3, "≈ 257 KB at n = 8")
 	require.InDelta(t, 2*1.5e-6*450e9/(7*0.75), s, 1e-6)
 
 	// Find it numerically from ModelTime: the smallest size at which two-shot is faster.
 	faster := func(b int64) bool {
-		one, err := ModelTime(comm.OneShot, designN, b, designAlpha, designBeta)
+		one, err := alphaBeta(designAlpha, designBeta).Time(allReduce(comm.OneShot, designN, b))
 		require.NoError(t, err)
-		two, err := ModelTime(comm.TwoShot, designN, b, designAlpha, designBeta)
+		two, err := alphaBeta(designAlpha, designBeta).Time(allReduce(comm.TwoShot, designN, b))
 		require.NoError(t, err)
 		return two < one
 	}
@@ -147,26 +147,26 @@ func TestOneShotTwoShotCrossover(t *testing.T) {
 
 	// One-shot is faster just below, two-shot just above, at other world sizes too.
 	for _, n := range []int{3, 4, 6, 8} {
-		s := OneShotTwoShotCrossover(n, designAlpha, designBeta)
+		s := oneShotTwoShotCrossover(n, designAlpha, designBeta)
 		below, above := int64(s*0.99), int64(s*1.01)
-		one, _ := ModelTime(comm.OneShot, n, below, designAlpha, designBeta)
-		two, _ := ModelTime(comm.TwoShot, n, below, designAlpha, designBeta)
+		one, _ := alphaBeta(designAlpha, designBeta).Time(allReduce(comm.OneShot, n, below))
+		two, _ := alphaBeta(designAlpha, designBeta).Time(allReduce(comm.TwoShot, n, below))
 		require.Less(t, one, two, "n = %d below S*", n)
-		one, _ = ModelTime(comm.OneShot, n, above, designAlpha, designBeta)
-		two, _ = ModelTime(comm.TwoShot, n, above, designAlpha, designBeta)
+		one, _ = alphaBeta(designAlpha, designBeta).Time(allReduce(comm.OneShot, n, above))
+		two, _ = alphaBeta(designAlpha, designBeta).Time(allReduce(comm.TwoShot, n, above))
 		require.Less(t, two, one, "n = %d above S*", n)
 	}
 }
 
 func TestTwoRanksOneShotNeverLoses(t *testing.T) {
-	require.True(t, math.IsInf(OneShotTwoShotCrossover(2, designAlpha, designBeta), 1))
-	require.True(t, math.IsInf(OneShotTwoShotCrossover(1, designAlpha, designBeta), 1))
+	require.True(t, math.IsInf(oneShotTwoShotCrossover(2, designAlpha, designBeta), 1))
+	require.True(t, math.IsInf(oneShotTwoShotCrossover(1, designAlpha, designBeta), 1))
 	for b := 0; b <= 40; b++ {
 		bytes := int64(1) << b
-		one, err := ModelTime(comm.OneShot, 2, bytes, designAlpha, designBeta)
+		one, err := alphaBeta(designAlpha, designBeta).Time(allReduce(comm.OneShot, 2, bytes))
 		require.NoError(t, err)
 		for _, a := range []comm.Algo{comm.Ring, comm.TwoShot} {
-			other, err := ModelTime(a, 2, bytes, designAlpha, designBeta)
+			other, err := alphaBeta(designAlpha, designBeta).Time(allReduce(a, 2, bytes))
 			require.NoError(t, err)
 			require.LessOrEqual(t, one, other, "%v at %d bytes", a, bytes)
 		}
@@ -174,7 +174,7 @@ func TestTwoRanksOneShotNeverLoses(t *testing.T) {
 }
 
 func TestModelTimeSaturates(t *testing.T) {
-	d, err := ModelTime(comm.OneShot, 8, math.MaxInt64, time.Second, 1)
+	d, err := alphaBeta(time.Second, 1).Time(allReduce(comm.OneShot, 8, math.MaxInt64))
 	require.NoError(t, err)
 	require.Equal(t, time.Duration(math.MaxInt64), d)
 }
@@ -182,7 +182,7 @@ func TestModelTimeSaturates(t *testing.T) {
 // TestRingBusBWIsBeta: a ring at full link rate shows nccl-tests' busbw ≈ β for large
 // messages.
 func TestRingBusBWIsBeta(t *testing.T) {
-	d, err := ModelTime(comm.Ring, 8, 1<<34, designAlpha, designBeta)
+	d, err := alphaBeta(designAlpha, designBeta).Time(allReduce(comm.Ring, 8, 1<<34))
 	require.NoError(t, err)
 	algbw := float64(1<<34) / d.Seconds()
 	require.InEpsilon(t, designBeta, comm.BusBW(algbw, 8), 1e-3)

@@ -58,10 +58,11 @@ var h100Points = func() []calibrationPoint {
 
 func modelTime(t *testing.T, p hw.Profile, c calibrationPoint) (time.Duration, string) {
 	if c.nccl {
-		d, proto := NCCLFastest(p, device.OpAllReduce, c.n, c.bytes)
-		return d, "nccl " + proto.String()
+		ch, d, err := CostsOf(p, NCCL).Choose(Collective{Op: device.OpAllReduce, Ranks: c.n, Bytes: c.bytes})
+		require.NoError(t, err)
+		return d, "nccl " + ch.Proto.String()
 	}
-	d, err := CollectiveTime(p, device.OpAllReduce, c.algo, c.n, c.bytes)
+	d, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: c.algo, Ranks: c.n, Bytes: c.bytes})
 	require.NoError(t, err)
 	return d, c.algo.String()
 }
@@ -100,18 +101,19 @@ func TestIdealProfileIsTheSeedModel(t *testing.T) {
 	require.NoError(t, err)
 	calibrated, err := hw.Lookup("h100-sxm")
 	require.NoError(t, err)
-	seed, err := CollectiveTime(ideal, device.OpAllReduce, comm.OneShot, 8, 16*kib)
+	seed, err := CostsOf(ideal, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.OneShot, Ranks: 8, Bytes: 16 * kib})
 	require.NoError(t, err)
 	require.InDelta(t, 3.3, us(seed), 0.05)
-	want, err := ModelTime(comm.OneShot, 8, 16*kib, ideal.Alpha, ideal.LinkBytesPerSec)
+	want, err := alphaBeta(ideal.Alpha, ideal.LinkBytesPerSec).Time(allReduce(comm.OneShot, 8, 16*kib))
 	require.NoError(t, err)
 	require.Equal(t, want, seed, "the ideal profile is the α-β model")
-	require.Equal(t, idealTable(ideal, []int{2, 4, 8}, 64*mib), ModelTable(ideal, []int{2, 4, 8}, 64*mib))
+	require.Equal(t, ModelTable(idealised(ideal), 0, []int{2, 4, 8}, 64*mib), ModelTable(ideal, 0, []int{2, 4, 8}, 64*mib))
 
-	got, err := CollectiveTime(calibrated, device.OpAllReduce, comm.OneShot, 8, 16*kib)
+	got, err := CostsOf(calibrated, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.OneShot, Ranks: 8, Bytes: 16 * kib})
 	require.NoError(t, err)
 	require.True(t, got >= 6*time.Microsecond && got <= 10*time.Microsecond, "%v", got)
-	nccl, _ := NCCLFastest(calibrated, device.OpAllReduce, 8, 16*kib)
+	_, nccl, err := CostsOf(calibrated, NCCL).Choose(Collective{Op: device.OpAllReduce, Ranks: 8, Bytes: 16 * kib})
+	require.NoError(t, err)
 	require.InDelta(t, 20, us(nccl), 1.5)
 }
 
@@ -122,34 +124,36 @@ func TestCollectiveModel(t *testing.T) {
 	p, err := hw.Lookup("h100-sxm")
 	require.NoError(t, err)
 	for _, a := range []comm.Algo{comm.Ring, comm.OneShot, comm.TwoShot, comm.NVLS, comm.Lamport} {
-		d, err := CollectiveTime(p, device.OpAllReduce, a, 1, mib)
+		d, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: a, Ranks: 1, Bytes: mib})
 		require.NoError(t, err)
 		require.Zero(t, d, "%v", a)
 	}
-	one, err := CollectiveTime(p, device.OpAllReduce, comm.OneShot, 8, 64*kib)
+	one, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.OneShot, Ranks: 8, Bytes: 64 * kib})
 	require.NoError(t, err)
-	lamport, err := CollectiveTime(p, device.OpAllReduce, comm.Lamport, 8, 64*kib)
+	lamport, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.Lamport, Ranks: 8, Bytes: 64 * kib})
 	require.NoError(t, err)
 	require.Equal(t, one, lamport)
-	gather, err := CollectiveTime(p, device.OpAllGather, comm.OneShot, 8, 64*kib)
+	gather, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllGather, Algo: comm.OneShot, Ranks: 8, Bytes: 64 * kib})
 	require.NoError(t, err)
 	require.Equal(t, one, gather, "one-shot all-gather and all-reduce both read (n-1)·S")
-	_, err = CollectiveTime(p, device.OpAllGather, comm.TwoShot, 8, 64*kib)
+	_, err = CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllGather, Algo: comm.TwoShot, Ranks: 8, Bytes: 64 * kib})
 	require.Error(t, err)
 
 	for _, c := range []struct {
 		bytes int64
 		want  comm.Proto
 	}{{128, comm.LL}, {256 * kib, comm.LL128}, {16 * mib, comm.Simple}} {
-		_, proto := NCCLFastest(p, device.OpAllReduce, 8, c.bytes)
-		require.Equal(t, c.want, proto, "%d B", c.bytes)
+		ch, _, err := CostsOf(p, NCCL).Choose(Collective{Op: device.OpAllReduce, Ranks: 8, Bytes: c.bytes})
+		require.NoError(t, err)
+		require.Equal(t, c.want, ch.Proto, "%d B", c.bytes)
 	}
 	ideal, err := hw.Lookup("h100-sxm-ideal")
 	require.NoError(t, err)
-	_, ok := NCCLTime(ideal, device.OpAllReduce, comm.LL128, 8, mib)
-	require.False(t, ok)
-	d, proto := NCCLFastest(ideal, device.OpAllReduce, 8, 16*kib)
-	require.Equal(t, comm.LL, proto)
+	_, err = CostsOf(ideal, NCCL).Time(Collective{Op: device.OpAllReduce, Proto: comm.LL128, Ranks: 8, Bytes: mib})
+	require.Error(t, err)
+	ch, d, err := CostsOf(ideal, NCCL).Choose(Collective{Op: device.OpAllReduce, Ranks: 8, Bytes: 16 * kib})
+	require.NoError(t, err)
+	require.Equal(t, comm.LL, ch.Proto)
 	require.InDelta(t, 6.6+14*0.6+16.384/(450*0.25*8/14), us(d), 0.01, "NCCL tuner's ring/LL")
 }
 
@@ -162,19 +166,19 @@ func TestStarPricedOnOneShotKernel(t *testing.T) {
 	require.NoError(t, err)
 	k := p.Calibration.OneShot
 	for _, bytes := range []int64{16 * kib, mib, 64 * mib} {
-		got, err := CollectiveTime(p, device.OpAllReduce, comm.Star, 8, bytes)
+		got, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.Star, Ranks: 8, Bytes: bytes})
 		require.NoError(t, err)
 		want := 1.5*k.Fixed.Seconds() + 14*float64(bytes)/(p.LinkBytesPerSec*k.Efficiency)
 		require.InDelta(t, want*1e9, float64(got), 1, "%d B", bytes)
-		one, err := CollectiveTime(p, device.OpAllReduce, comm.OneShot, 8, bytes)
+		one, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.OneShot, Ranks: 8, Bytes: bytes})
 		require.NoError(t, err)
 		require.Greater(t, got, one, "%d B: the star against one-shot", bytes)
 	}
 	ideal, err := hw.Lookup("h100-sxm-ideal")
 	require.NoError(t, err)
-	got, err := CollectiveTime(ideal, device.OpAllReduce, comm.Star, 8, mib)
+	got, err := CostsOf(ideal, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.Star, Ranks: 8, Bytes: mib})
 	require.NoError(t, err)
-	want, err := ModelTime(comm.Star, 8, mib, ideal.Alpha, ideal.LinkBytesPerSec)
+	want, err := alphaBeta(ideal.Alpha, ideal.LinkBytesPerSec).Time(allReduce(comm.Star, 8, mib))
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 }
@@ -202,7 +206,7 @@ func TestHeldOutSGLangEager(t *testing.T) {
 		8: {0.0101, 0.0093, 0.0118, 0.0241, 0.0304, 0.0450},
 	}
 	for _, n := range []int{2, 4, 8} {
-		row, pr := ms[n], pricer{p: p, world: n, eager: true}
+		row, pr := ms[n], pricer{p: p, world: n, eager: true, costs: CostsOf(p, TPSlice)}
 		for i, elems := range sizes {
 			bytes := 4 * elems
 			algo := comm.TwoShot

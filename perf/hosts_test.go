@@ -33,7 +33,7 @@ func TestCollectiveTimeHostsIdeal(t *testing.T) {
 		// ring all-gather: 15·λ + 15·S/β_net = 40.5 + 314.5728
 		{comm.Ring, device.OpAllGather, 355.0728},
 	} {
-		got, err := CollectiveTimeHosts(p, 2, tc.op, comm.Choice{Algo: tc.algo}, 16, s)
+		got, err := CostsOf(p, TPSlice).Time(Collective{Op: tc.op, Algo: tc.algo, Ranks: 16, Hosts: 2, Bytes: s})
 		require.NoError(t, err)
 		require.InDelta(t, tc.want, float64(got)/float64(time.Microsecond), 1e-3, "%v %s", tc.algo, tc.op)
 	}
@@ -46,36 +46,36 @@ func TestCollectiveTimeHosts(t *testing.T) {
 	p, err := hw.Lookup("h100-sxm")
 	require.NoError(t, err)
 	for _, a := range comm.Algos {
-		one, err := CollectiveTimeHosts(p, 1, device.OpAllReduce, comm.Choice{Algo: a}, 8, 1<<20)
+		one, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: a, Ranks: 8, Hosts: 1, Bytes: 1 << 20})
 		require.NoError(t, err)
-		flat, err := CollectiveTime(p, device.OpAllReduce, a, 8, 1<<20)
+		flat, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: a, Ranks: 8, Bytes: 1 << 20})
 		require.NoError(t, err)
 		require.Equal(t, flat, one, "%v", a)
 	}
 	for _, bytes := range []int64{256 << 10, 1 << 20, 16 << 20} {
-		two, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.TwoLevel}, 16, bytes)
+		two, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.TwoLevel, Ranks: 16, Hosts: 2, Bytes: bytes})
 		require.NoError(t, err)
 		for _, a := range []comm.Algo{comm.OneShot, comm.TwoShot, comm.Ring} {
-			flat, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: a}, 16, bytes)
+			flat, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: a, Ranks: 16, Hosts: 2, Bytes: bytes})
 			require.NoError(t, err)
 			require.Less(t, two, flat, "%v at %d bytes", a, bytes)
 		}
-		intra, err := CollectiveTime(p, device.OpAllReduce, comm.TwoShot, 8, bytes)
+		intra, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.TwoShot, Ranks: 8, Bytes: bytes})
 		require.NoError(t, err)
 		require.Greater(t, two, intra, "crossing hosts costs more than staying in one")
 	}
 
-	_, err = CollectiveTimeHosts(p, 1, device.OpAllReduce, comm.Choice{Algo: comm.TwoLevel}, 8, 64)
+	_, err = CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.TwoLevel, Ranks: 8, Hosts: 1, Bytes: 64})
 	require.ErrorContains(t, err, "twolevel needs ranks on several hosts")
-	_, err = CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.TwoLevel}, 15, 64)
+	_, err = CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.TwoLevel, Ranks: 15, Hosts: 2, Bytes: 64})
 	require.ErrorContains(t, err, "15 ranks do not split evenly over 2 hosts")
-	_, err = CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.NVLS}, 16, 64)
+	_, err = CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.NVLS, Ranks: 16, Hosts: 2, Bytes: 64})
 	require.ErrorContains(t, err, "allreduce nvls is not priced across hosts")
-	_, err = CollectiveTimeHosts(p, 2, device.OpAllGather, comm.Choice{Algo: comm.Ring, Proto: comm.LL}, 16, 64)
-	require.ErrorContains(t, err, "protocol LL applies to the ring's all-reduce and reduce-scatter only")
+	_, err = CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllGather, Algo: comm.Ring, Proto: comm.LL, Ranks: 16, Hosts: 2, Bytes: 64})
+	require.ErrorContains(t, err, "allgather ring under protocol LL: protocols apply to the ring's and the tree's all-reduce and reduce-scatter only")
 	pcie, err := hw.Lookup("pcie")
 	require.NoError(t, err)
-	_, err = CollectiveTimeHosts(pcie, 2, device.OpAllReduce, comm.Choice{Algo: comm.TwoLevel}, 4, 64)
+	_, err = CostsOf(pcie, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.TwoLevel, Ranks: 4, Hosts: 2, Bytes: 64})
 	require.ErrorIs(t, err, ErrNoNetwork)
 }
 
@@ -85,21 +85,22 @@ func TestCollectiveTimeHosts(t *testing.T) {
 func TestRingProtocolAcrossHosts(t *testing.T) {
 	p, err := hw.Lookup("h100-sxm")
 	require.NoError(t, err)
-	k := intraCosts(p)
+	r := p.Calibration.Ring
+	ringBase, ringStep, ringBW := r.Base.Seconds(), r.PerStep.Seconds(), p.LinkBytesPerSec*r.Efficiency
 	for _, tc := range []struct {
 		proto comm.Proto
 		bytes int64
 	}{{comm.LL, 4 << 10}, {comm.LL128, 64 << 20}, {comm.Simple, 1 << 20}} {
 		pc := protoCostOf(tc.proto)
 		s, lat := float64(tc.bytes), p.InterHost.Latency.Seconds()
-		want := k.ringBase + 30*max(k.ringStep*pc.latency, lat) + 30.0/16*s/(min(k.ringBW, p.InterHost.BytesPerSec)*pc.bandwidth)
-		got, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.Ring, Proto: tc.proto}, 16, tc.bytes)
+		want := ringBase + 30*max(ringStep*pc.latency, lat) + 30.0/16*s/(min(ringBW, p.InterHost.BytesPerSec)*pc.bandwidth)
+		got, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.Ring, Proto: tc.proto, Ranks: 16, Hosts: 2, Bytes: tc.bytes})
 		require.NoError(t, err)
 		require.InDelta(t, want*1e9, float64(got.Nanoseconds()), 1, "%v at %d bytes", tc.proto, tc.bytes)
 	}
-	simple, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.Ring, Proto: comm.Simple}, 16, 1<<20)
+	simple, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.Ring, Proto: comm.Simple, Ranks: 16, Hosts: 2, Bytes: 1 << 20})
 	require.NoError(t, err)
-	auto, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.Ring}, 16, 1<<20)
+	auto, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.Ring, Ranks: 16, Hosts: 2, Bytes: 1 << 20})
 	require.NoError(t, err)
 	require.Equal(t, simple, auto)
 }
@@ -108,7 +109,7 @@ func TestRingProtocolAcrossHosts(t *testing.T) {
 func TestModelTableHosts(t *testing.T) {
 	p, err := hw.Lookup("h100-sxm")
 	require.NoError(t, err)
-	tab := ModelTableHosts(p, 2, []int{16, 15, 4}, 64<<20)
+	tab := ModelTable(p, 2, []int{16, 15, 4}, 64<<20)
 	require.NoError(t, tab.Validate())
 	require.Equal(t, 2, tab.Hosts)
 	require.Equal(t, []int{4, 16}, tab.Worlds(), "15 does not split over 2 hosts")
@@ -121,7 +122,7 @@ func TestModelTableHosts(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, comm.TwoLevel, a, "%d bytes", bytes)
 	}
-	require.Equal(t, ModelTable(p, []int{8}, 1<<20), ModelTableHosts(p, 1, []int{8}, 1<<20))
+	require.Equal(t, ModelTable(p, 0, []int{8}, 1<<20), ModelTable(p, 1, []int{8}, 1<<20))
 }
 
 // TestPredictAcrossHosts: TP 16 over two H100 hosts captures a 16-rank decode graph whose
@@ -169,22 +170,22 @@ func TestNCCLTimeHosts(t *testing.T) {
 	p, err := hw.Lookup("h100-sxm")
 	require.NoError(t, err)
 	for _, proto := range comm.Protos {
-		one, ok := NCCLTimeHosts(p, 1, device.OpAllReduce, proto, 8, 1<<20)
-		require.True(t, ok)
-		flat, _ := NCCLTime(p, device.OpAllReduce, proto, 8, 1<<20)
+		one, err := CostsOf(p, NCCL).Time(Collective{Op: device.OpAllReduce, Proto: proto, Ranks: 8, Hosts: 1, Bytes: 1 << 20})
+		require.NoError(t, err)
+		flat, _ := CostsOf(p, NCCL).Time(Collective{Op: device.OpAllReduce, Proto: proto, Ranks: 8, Bytes: 1 << 20})
 		require.Equal(t, flat, one, "%v", proto)
 	}
-	got, ok := NCCLTimeHosts(p, 2, device.OpAllReduce, comm.LL, 16, 16<<10)
-	require.True(t, ok)
+	got, err := CostsOf(p, NCCL).Time(Collective{Op: device.OpAllReduce, Proto: comm.LL, Ranks: 16, Hosts: 2, Bytes: 16 << 10})
+	require.NoError(t, err)
 	require.InDelta(t, 34.0343, float64(got)/float64(time.Microsecond), 1e-3)
-	best, proto, ok := NCCLFastestHosts(p, 2, device.OpAllReduce, 16, 64<<20)
-	require.True(t, ok)
-	require.Equal(t, comm.Simple, proto, "bulk copies win large messages")
-	two, err := CollectiveTimeHosts(p, 2, device.OpAllReduce, comm.Choice{Algo: comm.TwoLevel}, 16, 64<<20)
+	ch, best, err := CostsOf(p, NCCL).Choose(Collective{Op: device.OpAllReduce, Ranks: 16, Hosts: 2, Bytes: 64 << 20})
+	require.NoError(t, err)
+	require.Equal(t, comm.Simple, ch.Proto, "bulk copies win large messages")
+	two, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllReduce, Algo: comm.TwoLevel, Ranks: 16, Hosts: 2, Bytes: 64 << 20})
 	require.NoError(t, err)
 	require.Less(t, best, two, "NCCL's rings use every NIC and the faster Simple copies: two-level's two-shot inside the host sustains 0.47 of the link")
 	ideal, err := hw.Lookup("h100-sxm-ideal")
 	require.NoError(t, err)
-	_, _, ok = NCCLFastestHosts(ideal, 2, device.OpAllReduce, 16, 64)
-	require.False(t, ok)
+	_, _, err = CostsOf(ideal, NCCL).Choose(Collective{Op: device.OpAllReduce, Ranks: 16, Hosts: 2, Bytes: 64})
+	require.ErrorContains(t, err, "NCCL across hosts is modelled on calibrated profiles only")
 }

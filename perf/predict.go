@@ -157,7 +157,7 @@ func Predict(c Config) (Prediction, error) {
 	if err != nil {
 		return Prediction{}, err
 	}
-	pr := pricer{p: c.Profile, world: c.TP, hosts: c.Hosts, context: int64(c.Context), eager: c.Eager, collectives: c.Collectives}
+	pr := pricer{p: c.Profile, world: c.TP, hosts: c.Hosts, context: int64(c.Context), eager: c.Eager, costs: CostsOf(c.Profile, c.Collectives)}
 	pred, err := price(pr, graph)
 	if err != nil {
 		return Prediction{}, fmt.Errorf("perf: %s at TP %d on %s: %w", c.Model.Name, c.TP, c.Profile.Name, err)
@@ -180,7 +180,7 @@ func capture(c Config) (*device.Graph, int64, tp.Plan, error) {
 		algo = comm.Ring
 	}
 	gc := tp.GroupConfig{World: c.TP, Hosts: c.Hosts, SMs: 1, Fabric: c.Profile.Fabric, Comm: comm.Config{
-		Algo: algo, Table: ModelTableHosts(c.Profile, c.Hosts, []int{c.TP}, 1<<30), Wire: c.AllReduceWire}}
+		Algo: algo, Table: ModelTable(c.Profile, c.Hosts, []int{c.TP}, 1<<30), Wire: c.AllReduceWire}}
 	if c.Overlap {
 		gc.SMs, gc.CommSMs = 2, 1
 	}
@@ -238,7 +238,7 @@ func price(pr pricer, g *device.Graph) (Prediction, error) {
 		}
 		commTime += total
 		algo := fmt.Sprint(w.Algo)
-		if pr.collectives == NCCL {
+		if pr.costs.impl == NCCL {
 			algo = "nccl-ring"
 		}
 		key := producer[i] + "|" + string(w.Op) + "|" + algo

@@ -25,8 +25,8 @@ type Collectives uint8
 
 const (
 	// TPSlice prices tpslice's own collectives (one-shot, two-shot, NVLS, ring over
-	// registered peer buffers, as vLLM's and TensorRT-LLM's custom all-reduce) with
-	// CollectiveTime: the profile's calibration, or comm's α-β model without one.
+	// registered peer buffers, as vLLM's and TensorRT-LLM's custom all-reduce): the
+	// profile's calibration, or the α-β model without one.
 	TPSlice Collectives = iota
 	// NCCL prices NCCL's ring with the fastest of its protocols (LL, LL128, Simple), as
 	// NCCL's own tuner picks: what engines that call torch.distributed (gpt-fast, for one)
@@ -55,12 +55,12 @@ func ParseCollectives(s string) (Collectives, error) {
 
 // pricer prices kernels on one profile for one world size.
 type pricer struct {
-	p           hw.Profile
-	world       int
-	hosts       int // the world spans this many hosts; 0 or 1: one
-	context     int64
-	eager       bool
-	collectives Collectives
+	p       hw.Profile
+	world   int
+	hosts   int // the world spans this many hosts; 0 or 1: one
+	context int64
+	eager   bool
+	costs   Costs // the collectives' costs on p: tpslice's or NCCL's
 }
 
 // kernel is what one kernel costs on the GPU, launch included: with graphs a replayed
@@ -92,23 +92,19 @@ func (pr pricer) roofline(w device.Work) time.Duration {
 }
 
 // collective is a collective kernel's run: the exchange as the chosen implementation
-// prices it (CollectiveTime, or NCCL's ring with its fastest protocol), plus the kernel's
-// own memory traffic (a fused norm's residual and output).
+// prices it (Costs.Time; NCCL's ring with its fastest protocol), plus the kernel's own
+// memory traffic (a fused norm's residual and output).
 func (pr pricer) collective(w device.Work) (time.Duration, error) {
 	local := seconds(float64(w.Bytes) / (pr.p.HBMBytesPerSec * MemoryEfficiency))
-	if pr.collectives == NCCL {
-		t, _, ok := NCCLFastestHosts(pr.p, pr.hosts, w.Op, pr.world, w.Message)
-		if !ok {
-			return 0, fmt.Errorf("perf: collective %s: NCCL is not modelled on %s over %d hosts", w.Op, pr.p.Name, max(pr.hosts, 1))
+	c := Collective{Op: w.Op, Ranks: pr.world, Hosts: pr.hosts, Bytes: w.Message}
+	if pr.costs.impl == TPSlice {
+		var ok bool
+		if c.Algo, ok = w.Algo.(comm.Algo); !ok {
+			return 0, fmt.Errorf("perf: collective %s: algorithm %v is not a comm.Algo", w.Op, w.Algo)
 		}
-		return t + local, nil
+		c.Proto, _ = w.Proto.(comm.Proto) // nil: the algorithm's default
 	}
-	algo, ok := w.Algo.(comm.Algo)
-	if !ok {
-		return 0, fmt.Errorf("perf: collective %s: algorithm %v is not a comm.Algo", w.Op, w.Algo)
-	}
-	proto, _ := w.Proto.(comm.Proto) // nil: the algorithm's default
-	t, err := CollectiveTimeHosts(pr.p, pr.hosts, w.Op, comm.Choice{Algo: algo, Proto: proto}, pr.world, w.Message)
+	t, err := pr.costs.Time(c)
 	return t + local, err
 }
 

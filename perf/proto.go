@@ -1,11 +1,9 @@
 package perf
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/tpslice/tpslice/comm"
-	"github.com/tpslice/tpslice/hw"
 )
 
 // protoCost is what a protocol changes in the price of tpslice's ring and tree: the
@@ -35,37 +33,25 @@ func protoCostOf(p comm.Proto) protoCost {
 	return protoCost{bandwidth: 1, latency: 1}
 }
 
-// ring scales a calibrated ring's per-step latency and efficiency by the protocol's; its
-// base (the launch and the kernel's ramp) does not change.
-func (pc protoCost) ring(r hw.RingCost) hw.RingCost {
-	r.PerStep = time.Duration(float64(r.PerStep) * pc.latency)
-	r.Efficiency *= pc.bandwidth
-	return r
-}
-
-// ModelTimeProto is ModelTime for algorithm a under protocol proto. The ring's and the
-// tree's bytes move at β·bw_P, and every step but the first costs α·lat_P (protoCostOf):
-// the first keeps its whole α, the launch and first handshake, which no protocol removes.
+// scale is the rate of the ring or the tree under the protocol, from its Simple rate:
+// bytes move at bw·bw_P and steps cost step·lat_P. A calibrated rate keeps its base (the
+// launch and the kernel's ramp); the α-β model's first step keeps its whole α, the launch
+// and first handshake, which no protocol removes:
 //
 //	ring/P   α + (2(n-1)-1)·α·lat_P + 2(n-1)/n · S/(β·bw_P)
 //	tree/P   α + (2d-1)·α·lat_P + 2·S/(β·bw_P)
-//
-// Other algorithms take ProtoAuto or Simple only; anything else fails, naming it.
-func ModelTimeProto(proto comm.Proto, a comm.Algo, n int, bytes int64, alpha time.Duration, beta float64) (time.Duration, error) {
-	if proto == comm.ProtoAuto || proto == comm.Simple {
-		return ModelTime(a, n, bytes, alpha, beta)
+func (pc protoCost) scale(simple rate) rate {
+	r := rate{base: simple.base, step: time.Duration(float64(simple.step) * pc.latency), bw: simple.bw * pc.bandwidth, idealised: simple.idealised}
+	if simple.idealised {
+		r.base = time.Duration(float64(simple.step) * (1 - pc.latency))
 	}
-	if !comm.TakesProto(a) || proto > comm.Simple {
-		return 0, fmtProtoError(proto, a)
-	}
-	pc := protoCostOf(proto)
-	d, err := ModelTime(a, n, bytes, time.Duration(float64(alpha)*pc.latency), beta*pc.bandwidth)
-	if err != nil || n == 1 || a == comm.Tree && comm.TreeDepth(n) == 0 {
-		return d, err
-	}
-	return d + time.Duration(float64(alpha)*(1-pc.latency)), nil
+	return r
 }
 
-func fmtProtoError(proto comm.Proto, a comm.Algo) error {
-	return fmt.Errorf("perf: α-β model has no time for %v under protocol %v (protocols apply to ring and tree)", a, proto)
+// orSimple is p, with ProtoAuto as Simple: what tpslice's ring and tree run by default.
+func orSimple(p comm.Proto) comm.Proto {
+	if p == comm.ProtoAuto {
+		return comm.Simple
+	}
+	return p
 }

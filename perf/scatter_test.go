@@ -21,27 +21,27 @@ func TestScatterGatherModel(t *testing.T) {
 	α, β := ideal.Alpha.Seconds(), ideal.LinkBytesPerSec
 	for _, a := range []comm.Algo{comm.OneShot, comm.Ring} {
 		for _, p := range []hw.Profile{ideal, calibrated} {
-			rs, err := CollectiveTime(p, device.OpReduceScatter, a, n, slice)
+			rs, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpReduceScatter, Algo: a, Ranks: n, Bytes: slice})
 			require.NoError(t, err)
-			ag, err := CollectiveTime(p, device.OpAllGather, a, n, slice)
+			ag, err := CostsOf(p, TPSlice).Time(Collective{Op: device.OpAllGather, Algo: a, Ranks: n, Bytes: slice})
 			require.NoError(t, err)
 			require.Equal(t, ag, rs, "%s %v", p.Name, a)
 		}
 	}
-	direct, err := CollectiveTime(ideal, device.OpReduceScatter, comm.OneShot, n, slice)
+	direct, err := CostsOf(ideal, TPSlice).Time(Collective{Op: device.OpReduceScatter, Algo: comm.OneShot, Ranks: n, Bytes: slice})
 	require.NoError(t, err)
 	require.InDelta(t, 2*α+(n-1)*slice/β, direct.Seconds(), 1e-9)
-	ring, err := CollectiveTime(ideal, device.OpReduceScatter, comm.Ring, n, slice)
+	ring, err := CostsOf(ideal, TPSlice).Time(Collective{Op: device.OpReduceScatter, Algo: comm.Ring, Ranks: n, Bytes: slice})
 	require.NoError(t, err)
 	require.InDelta(t, (n-1)*(α+slice/β), ring.Seconds(), 1e-9)
-	_, err = CollectiveTime(ideal, device.OpReduceScatter, comm.TwoShot, n, slice)
+	_, err = CostsOf(ideal, TPSlice).Time(Collective{Op: device.OpReduceScatter, Algo: comm.TwoShot, Ranks: n, Bytes: slice})
 	require.ErrorContains(t, err, "no all-gather time for algorithm twoshot")
 
 	// NCCL's ring moves the same slices in the same n-1 steps either way.
 	for _, proto := range comm.Protos {
-		rs, ok := NCCLTime(calibrated, device.OpReduceScatter, proto, n, slice)
-		require.True(t, ok)
-		ag, _ := NCCLTime(calibrated, device.OpAllGather, proto, n, slice)
+		rs, err := CostsOf(calibrated, NCCL).Time(Collective{Op: device.OpReduceScatter, Proto: proto, Ranks: n, Bytes: slice})
+		require.NoError(t, err)
+		ag, _ := CostsOf(calibrated, NCCL).Time(Collective{Op: device.OpAllGather, Proto: proto, Ranks: n, Bytes: slice})
 		require.Equal(t, ag, rs, "%v", proto)
 	}
 }
@@ -55,7 +55,7 @@ func TestSeqParallelModel(t *testing.T) {
 	calibrated, _ := lookup(t, "h100-sxm", "demo")
 	const n, bytes = 8, 1 << 20
 	op := device.OpReduceScatterRMSNormAllGather
-	sp, err := CollectiveTime(ideal, op, comm.OneShot, n, bytes)
+	sp, err := CostsOf(ideal, TPSlice).Time(Collective{Op: op, Algo: comm.OneShot, Ranks: n, Bytes: bytes})
 	require.NoError(t, err)
 	α, β := ideal.Alpha.Seconds(), ideal.LinkBytesPerSec
 	require.InDelta(t, 4*α+3*(n-1)/float64(n)*bytes/β, sp.Seconds(), 1e-9)
@@ -67,22 +67,22 @@ func TestSeqParallelModel(t *testing.T) {
 		if p.name == "calibrated" {
 			prof = calibrated
 		}
-		sp, err := CollectiveTime(prof, op, comm.OneShot, n, bytes)
+		sp, err := CostsOf(prof, TPSlice).Time(Collective{Op: op, Algo: comm.OneShot, Ranks: n, Bytes: bytes})
 		require.NoError(t, err)
-		two, err := CollectiveTime(prof, device.OpAllReduceRMSNorm, comm.TwoShot, n, bytes)
+		two, err := CostsOf(prof, TPSlice).Time(Collective{Op: device.OpAllReduceRMSNorm, Algo: comm.TwoShot, Ranks: n, Bytes: bytes})
 		require.NoError(t, err)
 		require.InDelta(t, (n-1)/float64(n)*bytes/(β*p.eff), (sp - two).Seconds(), 2e-9, p.name)
 	}
-	_, err = CollectiveTime(calibrated, op, comm.Ring, n, bytes)
+	_, err = CostsOf(calibrated, TPSlice).Time(Collective{Op: op, Algo: comm.Ring, Ranks: n, Bytes: bytes})
 	require.ErrorContains(t, err, "runs direct (oneshot), not ring")
-	one, err := CollectiveTime(calibrated, op, comm.OneShot, 1, bytes)
+	one, err := CostsOf(calibrated, TPSlice).Time(Collective{Op: op, Algo: comm.OneShot, Ranks: 1, Bytes: bytes})
 	require.NoError(t, err)
 	require.Zero(t, one)
 
-	nccl, ok := NCCLTime(calibrated, op, comm.Simple, n, bytes)
-	require.True(t, ok)
-	rs, _ := NCCLTime(calibrated, device.OpReduceScatter, comm.Simple, n, bytes/n)
-	ag, _ := NCCLTime(calibrated, device.OpAllGather, comm.Simple, n, 2*bytes/n)
+	nccl, err := CostsOf(calibrated, NCCL).Time(Collective{Op: op, Proto: comm.Simple, Ranks: n, Bytes: bytes})
+	require.NoError(t, err)
+	rs, _ := CostsOf(calibrated, NCCL).Time(Collective{Op: device.OpReduceScatter, Proto: comm.Simple, Ranks: n, Bytes: bytes / n})
+	ag, _ := CostsOf(calibrated, NCCL).Time(Collective{Op: device.OpAllGather, Proto: comm.Simple, Ranks: n, Bytes: 2 * bytes / n})
 	require.Equal(t, rs+ag, nccl)
 }
 

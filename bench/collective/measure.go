@@ -170,7 +170,7 @@ func chooseSelector(o Options, c *comm.Communicator, streams []*device.Stream) (
 		if err != nil {
 			return "", fmt.Errorf("--select: %w", err)
 		}
-		c.SetTable(perf.ModelTableHosts(p, c.Hosts(), []int{c.Size()}, sizes[len(sizes)-1]))
+		c.SetTable(perf.ModelTable(p, c.Hosts(), []int{c.Size()}, sizes[len(sizes)-1]))
 		return "model:" + p.Name, nil
 	case o.Selector != "tuned":
 		return "", fmt.Errorf("--select: want tuned, default or model:PROFILE, got %q", o.Selector)

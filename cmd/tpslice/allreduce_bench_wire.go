@@ -49,17 +49,18 @@ func wireModelReport(o benchOptions, op collective.Op, p hw.Profile, t dtype.DTy
 	if p.Calibration != nil {
 		report.Model = "calibrated: " + p.Calibration.Basis
 	}
+	costs, nccl := perf.CostsOf(p, perf.TPSlice), perf.CostsOf(p, perf.NCCL)
 	for _, s := range sizes {
 		count := int(s) / t.Size()
 		wire := int64(o.wire.MessageBytes(count, t))
 		row := collective.Row{SizeBytes: s, Count: count}
 		var best time.Duration
 		for _, a := range []comm.Algo{comm.OneShot, comm.TwoShot} {
-			exact, err := perf.CollectiveTime(p, device.OpAllReduce, a, n, s)
+			exact, err := costs.Time(perf.Collective{Op: device.OpAllReduce, Algo: a, Ranks: n, Bytes: s})
 			if err != nil {
 				return nil, err
 			}
-			d, err := perf.CollectiveTime(p, device.OpAllReduce, a, n, wire)
+			d, err := costs.Time(perf.Collective{Op: device.OpAllReduce, Algo: a, Ranks: n, Bytes: wire})
 			if err != nil {
 				return nil, err
 			}
@@ -68,9 +69,12 @@ func wireModelReport(o benchOptions, op collective.Op, p hw.Profile, t dtype.DTy
 				row.Auto, best = a.String(), d
 			}
 		}
-		d, proto := perf.NCCLFastest(p, device.OpAllReduce, n, s)
-		row.Results = append(row.Results, modelResult(op, "nccl "+strings.ToLower(proto.String()), s, d))
-		row.FastestWithoutNVLS, row.NCCL = row.Auto, proto.String()
+		ring, d, err := nccl.Choose(perf.Collective{Op: device.OpAllReduce, Ranks: n, Bytes: s})
+		if err != nil {
+			return nil, err
+		}
+		row.Results = append(row.Results, modelResult(op, "nccl "+strings.ToLower(ring.Proto.String()), s, d))
+		row.FastestWithoutNVLS, row.NCCL = row.Auto, ring.Proto.String()
 		report.Rows = append(report.Rows, row)
 	}
 	return report, nil
