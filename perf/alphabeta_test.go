@@ -122,7 +122,7 @@ func TestOneShotTwoShotCrossover(t *testing.T) {
 	require.InDelta(t, 257e3, s, 0.5e3, "≈ 257 KB at n = 8")
 	require.InDelta(t, 2*1.5e-6*450e9/(7*0.75), s, 1e-6)
 
-	// Find it numerically from ModelTime: the smallest size at which two-shot is faster.
+	// Find it numerically from the α-β model: the smallest size at which two-shot is faster.
 	faster := func(b int64) bool {
 		one, err := alphaBeta(designAlpha, designBeta).Time(allReduce(comm.OneShot, designN, b))
 		require.NoError(t, err)

@@ -39,7 +39,7 @@ func TestCollectiveTimeHostsIdeal(t *testing.T) {
 	}
 }
 
-// TestCollectiveTimeHosts: one host is CollectiveTime; across hosts the two-level
+// TestCollectiveTimeHosts: Hosts 1 is one host; across hosts the two-level
 // all-reduce beats every flat algorithm from 256 KiB on (calibrated H100), since the flat
 // ones put n-L peers' bytes, or every ring step, on the network; errors name the cause.
 func TestCollectiveTimeHosts(t *testing.T) {
@@ -163,7 +163,7 @@ func TestPredictAcrossHosts(t *testing.T) {
 	require.ErrorContains(t, err, "NCCL across hosts is modelled on calibrated profiles only, not h100-sxm-ideal")
 }
 
-// TestNCCLTimeHosts: one host is NCCLTime; across hosts, by hand at one point (H100's LL
+// TestNCCLTimeHosts: Hosts 1 is NCCL on one host; across hosts, by hand at one point (H100's LL
 // ring, 2 × 8 ranks, 16 KiB): Base + 28 in-host steps + 2 network hops + 30/16·S over the
 // LL bus (0.066 of 450 GB/s, below 8 NICs' 400 GB/s) = 10.8 + 16.8 + 5.4 + 1.0343 µs.
 func TestNCCLTimeHosts(t *testing.T) {

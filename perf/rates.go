@@ -39,10 +39,10 @@ import (
 // two-shot and NVLS take their kernel's fixed cost as base and no cost per step, at the
 // bandwidth they sustain (β·eff); tpslice's ring and tree the ring's Base, PerStep and
 // efficiency, scaled per protocol (protoCostOf); an all-reduce the calibration does not
-// cover (the star) one-shot's kernel, its fixed cost spread over one-shot's steps, at its
-// own steps and bytes: priced at the idealised α with full bandwidth beside calibrated
-// kernels, a slower schedule would look faster than one-shot. NCCL's ring takes each
-// protocol's RingCost.
+// cover (the seed's baseline) one-shot's kernel, its fixed cost spread over one-shot's
+// steps, at its own steps and bytes: priced at the idealised α with full bandwidth beside
+// calibrated kernels, a slower schedule would look faster than one-shot. NCCL's ring
+// takes each protocol's RingCost (nccl.go).
 //
 // An all-gather or a reduce-scatter moves n-1 slices of S a rank: one-shot's pattern in 2
 // steps, the ring's in n-1 (gatherShapes); other algorithms do not run it. The fused
@@ -107,7 +107,7 @@ func tpsliceRates(p hw.Profile) map[comm.Choice]rate {
 		}
 		rates[comm.Choice{Algo: a, Proto: comm.Simple}] = simple
 		for _, proto := range []comm.Proto{comm.LL, comm.LL128} {
-			if comm.TakesProto(a) {
+			if comm.TakesProto(a) { // the ring and the tree
 				rates[comm.Choice{Algo: a, Proto: proto}] = protoCostOf(proto).scale(simple)
 			}
 		}
@@ -128,7 +128,7 @@ func calibratedRate(c *hw.Calibration, beta float64, a comm.Algo) rate {
 	case comm.Ring, comm.Tree:
 		return rate{base: c.Ring.Base, step: c.Ring.PerStep, bw: beta * c.Ring.Efficiency}
 	}
-	oneShot, _ := comm.OneShot.Cost()
+	oneShot, _ := comm.OneShot.Cost() // its steps do not depend on n
 	return rate{step: time.Duration(float64(c.OneShot.Fixed) / oneShot.Steps(2)), bw: beta * c.OneShot.Efficiency}
 }
 

@@ -3,7 +3,6 @@ package perf
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -31,20 +30,26 @@ func (m Costs) Choose(c Collective) (Collective, time.Duration, error) {
 	case c.Algo == comm.Auto:
 		algos = comm.OfferedHosts(m.p.Fabric, m.p.NVLS, c.Hosts, max(c.Ranks, 1))
 	}
-	best, bestT, bestExact, errs := c, time.Duration(math.MaxInt64), 0.0, []error(nil)
+	var (
+		best, found = c, false
+		bestT       time.Duration
+		bestExact   float64
+		errs        []error
+	)
 	for _, a := range algos {
 		for _, proto := range m.protosOf(a, c.Proto) {
 			try := c
 			try.Algo, try.Proto = a, proto
 			t, exact, err := m.price(try)
-			if err != nil {
+			switch {
+			case err != nil:
 				errs = append(errs, err)
-			} else if t < bestT || t == bestT && exact < bestExact {
-				best, bestT, bestExact = try, t, exact
+			case !found || t < bestT || t == bestT && exact < bestExact:
+				best, found, bestT, bestExact = try, true, t, exact
 			}
 		}
 	}
-	if bestT == math.MaxInt64 {
+	if !found {
 		return c, 0, fmt.Errorf("perf: nothing to choose for %s over %d ranks: %w", c.Op, c.Ranks, errors.Join(errs...))
 	}
 	return best, bestT, nil
