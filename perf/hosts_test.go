@@ -11,9 +11,9 @@ import (
 	"github.com/tpslice/tpslice/hw"
 )
 
-// TestCollectiveTimeHostsIdeal checks the formulas at one point by hand: 2 hosts × 8 GPUs
+// TestTimeAcrossHostsIdeal checks the formulas at one point by hand: 2 hosts × 8 GPUs
 // of h100-sxm-ideal (α = 1.5 µs, β = 450 GB/s; NDR: λ = 2.7 µs, 50 GB/s), S = 1 MiB.
-func TestCollectiveTimeHostsIdeal(t *testing.T) {
+func TestTimeAcrossHostsIdeal(t *testing.T) {
 	p, err := hw.Lookup("h100-sxm-ideal")
 	require.NoError(t, err)
 	const s = 1 << 20
@@ -39,10 +39,10 @@ func TestCollectiveTimeHostsIdeal(t *testing.T) {
 	}
 }
 
-// TestCollectiveTimeHosts: Hosts 1 is one host; across hosts the two-level
+// TestTimeAcrossHosts: Hosts 1 is one host; across hosts the two-level
 // all-reduce beats every flat algorithm from 256 KiB on (calibrated H100), since the flat
 // ones put n-L peers' bytes, or every ring step, on the network; errors name the cause.
-func TestCollectiveTimeHosts(t *testing.T) {
+func TestTimeAcrossHosts(t *testing.T) {
 	p, err := hw.Lookup("h100-sxm")
 	require.NoError(t, err)
 	for _, a := range comm.Algos {
@@ -105,8 +105,8 @@ func TestRingProtocolAcrossHosts(t *testing.T) {
 	require.Equal(t, simple, auto)
 }
 
-// TestModelTableHosts: the table records its hosts and picks among OfferedHosts only.
-func TestModelTableHosts(t *testing.T) {
+// TestModelTableAcrossHosts: the table records its hosts and picks among OfferedHosts only.
+func TestModelTableAcrossHosts(t *testing.T) {
 	p, err := hw.Lookup("h100-sxm")
 	require.NoError(t, err)
 	tab := ModelTable(p, 2, []int{16, 15, 4}, 64<<20)
@@ -163,10 +163,10 @@ func TestPredictAcrossHosts(t *testing.T) {
 	require.ErrorContains(t, err, "NCCL across hosts is modelled on calibrated profiles only, not h100-sxm-ideal")
 }
 
-// TestNCCLTimeHosts: Hosts 1 is NCCL on one host; across hosts, by hand at one point (H100's LL
+// TestNCCLAcrossHosts: Hosts 1 is NCCL on one host; across hosts, by hand at one point (H100's LL
 // ring, 2 × 8 ranks, 16 KiB): Base + 28 in-host steps + 2 network hops + 30/16·S over the
 // LL bus (0.066 of 450 GB/s, below 8 NICs' 400 GB/s) = 10.8 + 16.8 + 5.4 + 1.0343 µs.
-func TestNCCLTimeHosts(t *testing.T) {
+func TestNCCLAcrossHosts(t *testing.T) {
 	p, err := hw.Lookup("h100-sxm")
 	require.NoError(t, err)
 	for _, proto := range comm.Protos {

@@ -11,10 +11,10 @@ import (
 	"github.com/tpslice/tpslice/hw"
 )
 
-// TestModelTimeProto: the α-β model of a protocol, by hand at one point; LL wins small
+// TestAlphaBetaProtocol: the α-β model of a protocol, by hand at one point; LL wins small
 // messages (its steps cost a seventh of Simple's) and loses large ones (half the
 // bandwidth), LL128 loses little of either; protocols apply to ring and tree only.
-func TestModelTimeProto(t *testing.T) {
+func TestAlphaBetaProtocol(t *testing.T) {
 	alpha, beta := 1500*time.Nanosecond, 450e9
 	got, err := alphaBeta(alpha, beta).Time(Collective{Op: device.OpAllReduce, Algo: comm.Ring, Proto: comm.LL, Ranks: 8, Bytes: 16 * kib})
 	require.NoError(t, err)
@@ -42,10 +42,10 @@ func TestModelTimeProto(t *testing.T) {
 	require.ErrorContains(t, err, "oneshot under protocol LL")
 }
 
-// TestCollectiveTimeProto: on a calibrated profile a protocol scales the ring's per-step
+// TestCalibratedProtocol: on a calibrated profile a protocol scales the ring's per-step
 // latency and efficiency (not its base); the model's table then picks a protocol for every
 // ring or tree row; the graph pricer reads the kernel's protocol.
-func TestCollectiveTimeProto(t *testing.T) {
+func TestCalibratedProtocol(t *testing.T) {
 	p, err := hw.Lookup("h100-sxm")
 	require.NoError(t, err)
 	c := p.Calibration.Ring
