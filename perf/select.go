@@ -94,7 +94,10 @@ func ModelTable(p hw.Profile, hosts int, worlds []int, maxBytes int64) *comm.Tab
 	ws := slices.Clone(worlds)
 	slices.Sort(ws)
 	for _, n := range slices.Compact(ws) {
-		for b := 0; n >= max(hosts, 1) && n%max(hosts, 1) == 0 && b <= comm.Bucket(maxBytes); b++ {
+		if n < 1 || hosts > 1 && n%hosts != 0 {
+			continue
+		}
+		for b := 0; b <= comm.Bucket(maxBytes); b++ {
 			c, _, err := m.Choose(Collective{Op: device.OpAllReduce, Ranks: n, Hosts: hosts, Bytes: comm.BucketBytes(b)})
 			if err == nil {
 				_ = t.SetChoice(n, b, comm.Choice{Algo: c.Algo, Proto: c.Proto}) // cannot fail: n ≥ 1, b in range, a real algorithm
