@@ -85,7 +85,7 @@ func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table
 		if c.cfg.Wire != WireExact { // Pick looks the wire's bytes up
 			count = c.countOnWire(BucketBytes(b), o.DType)
 		}
-		best, err := c.MeasureChoices(streams, choices, ins, outs, count, o.Measure, nil)
+		best, err := c.Measure(streams, choices, ins, outs, count, o.Measure, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -8,22 +8,14 @@ import (
 	"github.com/tpslice/tpslice/device"
 )
 
-// Bench times one all-reduce configuration the way nccl-tests does: warmup calls, then
-// iters calls issued back to back on every rank (each rank's stream runs them while the
-// host enqueues the rest), and returns the wall time per call. ins and outs hold one buffer
-// per rank, on each rank's device; streams one stream per rank.
-func (c *Communicator) Bench(streams []*device.Stream, algo Algo, ins, outs []*device.Buffer, count, warmup, iters int) (time.Duration, error) {
-	return c.BenchChoice(streams, Choice{Algo: algo}, ins, outs, count, warmup, iters)
-}
-
-// BenchChoice is Bench for an algorithm and protocol (ProtoAuto selects).
-func (c *Communicator) BenchChoice(streams []*device.Stream, ch Choice, ins, outs []*device.Buffer, count, warmup, iters int) (time.Duration, error) {
-	return c.BenchOp(streams, device.OpAllReduce, ch, ins, outs, count, warmup, iters)
-}
-
-// BenchOp is BenchChoice for collective op: OpAllReduce, OpReduceScatter (count elements
-// out per rank, n·count in) or OpAllGather (count in, n·count out), which take no protocol.
-func (c *Communicator) BenchOp(streams []*device.Stream, op device.CollectiveOp, ch Choice, ins, outs []*device.Buffer, count, warmup, iters int) (time.Duration, error) {
+// Bench times one configuration of collective op the way nccl-tests does: warmup calls,
+// then iters calls issued back to back on every rank (each rank's stream runs them while
+// the host enqueues the rest), and returns the wall time per call. op is OpAllReduce ("" is
+// the same), OpReduceScatter (count elements out per rank, n·count in) or OpAllGather
+// (count in, n·count out); ch is the algorithm and, for an all-reduce, its protocol
+// (ProtoAuto selects; the other collectives take none). ins and outs hold one buffer per
+// rank, on each rank's device; streams one stream per rank.
+func (c *Communicator) Bench(streams []*device.Stream, op device.CollectiveOp, ch Choice, ins, outs []*device.Buffer, count, warmup, iters int) (time.Duration, error) {
 	issue, err := c.issuer(op, ch.Proto)
 	if err != nil {
 		return 0, err
@@ -99,22 +91,13 @@ type MeasureOptions struct {
 	Prune float64
 }
 
-// Measure times each of algos on the same buffers and returns each one's best time per
-// call over the rounds. after, when set, runs once per algorithm right after a final call
-// of it (the outputs then hold its result), with the algorithm's index.
-func (c *Communicator) Measure(streams []*device.Stream, algos []Algo, ins, outs []*device.Buffer, count int, o MeasureOptions, after func(i int) error) ([]time.Duration, error) {
-	chs := make([]Choice, len(algos))
-	for i, a := range algos {
-		chs[i] = Choice{Algo: a}
-	}
-	return c.MeasureChoices(streams, chs, ins, outs, count, o, after)
-}
-
-// MeasureChoices is Measure for algorithms with their protocols.
-func (c *Communicator) MeasureChoices(streams []*device.Stream, algos []Choice, ins, outs []*device.Buffer, count int, o MeasureOptions, after func(i int) error) ([]time.Duration, error) {
-	once := make([]time.Duration, len(algos))
-	for i, a := range algos {
-		d, err := c.BenchOp(streams, o.Op, a, ins, outs, count, o.Warmup, 1)
+// Measure times each of choices (of collective o.Op) on the same buffers and returns each
+// one's best time per call over the rounds. after, when set, runs once per choice right
+// after a final call of it (the outputs then hold its result), with the choice's index.
+func (c *Communicator) Measure(streams []*device.Stream, choices []Choice, ins, outs []*device.Buffer, count int, o MeasureOptions, after func(i int) error) ([]time.Duration, error) {
+	once := make([]time.Duration, len(choices))
+	for i, ch := range choices {
+		d, err := c.Bench(streams, o.Op, ch, ins, outs, count, o.Warmup, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -124,11 +107,11 @@ func (c *Communicator) MeasureChoices(streams []*device.Stream, algos []Choice, 
 	best := slices.Clone(once)
 	spent := slices.Clone(once)
 	for round := range max(o.Rounds, 1) {
-		for k := range algos {
-			// Rotate the order, and warm each algorithm up with one untimed call, so that
-			// no algorithm always runs in the cache state another one leaves behind.
-			i := (k + round) % len(algos)
-			a := algos[i]
+		for k := range choices {
+			// Rotate the order, and warm each choice up with one untimed call, so that
+			// no choice always runs in the cache state another one leaves behind.
+			i := (k + round) % len(choices)
+			ch := choices[i]
 			if o.Prune > 1 && float64(once[i]) > o.Prune*float64(fastest) {
 				continue
 			}
@@ -140,7 +123,7 @@ func (c *Communicator) MeasureChoices(streams []*device.Stream, algos []Choice, 
 				iters = max(1, min(iters, int((o.Budget-spent[i])/once[i])))
 			}
 			start := time.Now()
-			d, err := c.BenchOp(streams, o.Op, a, ins, outs, count, 1, iters)
+			d, err := c.Bench(streams, o.Op, ch, ins, outs, count, 1, iters)
 			if err != nil {
 				return nil, err
 			}
@@ -149,8 +132,8 @@ func (c *Communicator) MeasureChoices(streams []*device.Stream, algos []Choice, 
 		}
 	}
 	if after != nil {
-		for i, a := range algos { // one more call each, so the outputs hold each one's result
-			if _, err := c.BenchOp(streams, o.Op, a, ins, outs, count, 0, 1); err != nil {
+		for i, ch := range choices { // one more call each, so the outputs hold each one's result
+			if _, err := c.Bench(streams, o.Op, ch, ins, outs, count, 0, 1); err != nil {
 				return nil, err
 			}
 			if err := after(i); err != nil {

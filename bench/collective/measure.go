@@ -19,7 +19,7 @@ import (
 
 // Options is one measured run: every size of Sizes with every choice of Choices on a
 // simulated node of Op.N ranks, each algorithm's calls interleaved round by round with
-// the others', each keeping its best round (comm.Communicator.MeasureChoices).
+// the others', each keeping its best round (comm.Communicator.Measure).
 type Options struct {
 	Op      Op
 	DType   dtype.DType
@@ -118,7 +118,7 @@ func Measure(o Options) (*Report, error) {
 			check = func(i int) error { wrong[i] = op.wrong(ins, outs, count); return nil }
 		}
 		m.Op = op.Kind
-		best, err := c.MeasureChoices(streams, o.Choices, ins, outs, count, m, check)
+		best, err := c.Measure(streams, o.Choices, ins, outs, count, m, check)
 		if err != nil {
 			return nil, err
 		}
