@@ -36,7 +36,7 @@ func (r *Rank) AllReduceProto(s *device.Stream, algo Algo, proto Proto, in, out 
 	}
 	t := in.DType()
 	if algo == Auto {
-		algo = r.c.Pick(r.c.MessageBytes(count, t))
+		algo = r.c.pickAlgo(r.c.MessageBytes(count, t))
 	}
 	spec, known := algo.spec()
 	if !r.c.Available(algo) {

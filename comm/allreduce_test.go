@@ -161,30 +161,30 @@ func element(b *device.Buffer, i int) uint32 {
 // table, the table over the built-in rule; unavailable table entries fall back.
 func TestSelection(t *testing.T) {
 	g := newGroup(t, 4, device.NVLinkMesh, Config{})
-	require.Equal(t, OneShot, g.c.Pick(1024))
-	require.Equal(t, TwoShot, g.c.Pick(1<<20))
+	require.Equal(t, OneShot, g.c.Pick(1024).Algo)
+	require.Equal(t, TwoShot, g.c.Pick(1<<20).Algo)
 	table := &Table{Source: "test"}
-	require.NoError(t, table.Set(4, Bucket(1024), Ring))
-	require.NoError(t, table.Set(4, Bucket(1<<20), NVLS)) // not on this fabric
+	require.NoError(t, table.Set(TableRow{World: 4, Bucket: Bucket(1024), Choice: Choice{Algo: Ring}}))
+	require.NoError(t, table.Set(TableRow{World: 4, Bucket: Bucket(1 << 20), Choice: Choice{Algo: NVLS}})) // not on this fabric
 	g.c.SetTable(table)
-	require.Equal(t, Ring, g.c.Pick(1000))
-	require.Equal(t, TwoShot, g.c.Pick(1<<20), "nvls is unavailable without a switch")
+	require.Equal(t, Ring, g.c.Pick(1000).Algo)
+	require.Equal(t, TwoShot, g.c.Pick(1<<20).Algo, "nvls is unavailable without a switch")
 	pcie := newGroup(t, 4, device.PCIe, Config{})
-	require.Equal(t, Ring, pcie.c.Pick(64))
+	require.Equal(t, Ring, pcie.c.Pick(64).Algo)
 
 	t.Setenv(EnvAlgo, "lamport")
 	c, err := New(g.node, Config{Table: table})
 	require.NoError(t, err)
-	require.Equal(t, Lamport, c.Pick(1000))
+	require.Equal(t, Lamport, c.Pick(1000).Algo)
 	require.NoError(t, c.Close())
 	t.Setenv(EnvAlgo, "tree")
 	c, err = New(g.node, Config{Table: table})
 	require.NoError(t, err)
-	require.Equal(t, Tree, c.Pick(1<<20))
+	require.Equal(t, Tree, c.Pick(1<<20).Algo)
 	require.NoError(t, c.Close())
 	c, err = New(g.node, Config{Algo: TwoShot})
 	require.NoError(t, err)
-	require.Equal(t, TwoShot, c.Pick(10))
+	require.Equal(t, TwoShot, c.Pick(10).Algo)
 	require.NoError(t, c.Close())
 }
 
@@ -200,7 +200,14 @@ func TestAutotune(t *testing.T) {
 	for b := Bucket(64); b <= Bucket(16<<10); b++ {
 		a, ok := table.Pick(2, BucketBytes(b))
 		require.True(t, ok)
-		require.True(t, g.c.Available(a), "bucket %d picked %v", b, a)
+		require.True(t, g.c.Available(a.Algo), "bucket %d picked %v", b, a)
+	}
+	for _, r := range table.Rows { // what was measured, by candidate; the pick is the fastest
+		pick := r.MicrosPerCall[r.Choice.String()]
+		require.Positive(t, pick, "bucket %d: %v was measured", r.Bucket, r.Choice)
+		for name, us := range r.MicrosPerCall {
+			require.GreaterOrEqual(t, us, pick, "bucket %d: %s is faster than the pick", r.Bucket, name)
+		}
 	}
 	again, fresh, err := g.c.TunedTable(path, g.streams, o)
 	require.NoError(t, err)

@@ -89,7 +89,11 @@ func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table
 		if err != nil {
 			return nil, err
 		}
-		if err := table.SetChoice(c.n, b, choices[slices.Index(best, slices.Min(best))]); err != nil {
+		row := TableRow{World: c.n, Bucket: b, Choice: choices[slices.Index(best, slices.Min(best))], MicrosPerCall: map[string]float64{}}
+		for i, ch := range choices {
+			row.MicrosPerCall[ch.String()] = float64(best[i].Nanoseconds()) / 1e3
+		}
+		if err := table.Set(row); err != nil {
 			return nil, err
 		}
 		if o.Progress != nil {
@@ -105,8 +109,8 @@ func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table
 func (c *Communicator) TunedTable(path string, streams []*device.Stream, o TuneOptions) (t *Table, fresh bool, err error) {
 	o = o.withDefaults()
 	// A missing, damaged or foreign cache is retuned and overwritten.
-	cached, err := LoadTable(path)
-	if err == nil && cached.Source == "tuned:"+c.Fingerprint(o.DType) && CoversRows(cached.Rows, c.n, Bucket(o.MinBytes), Bucket(o.MaxBytes)) {
+	cached, err := LoadTable[Choice](path)
+	if err == nil && cached.Source == "tuned:"+c.Fingerprint(o.DType) && cached.Covers(c.n, Bucket(o.MinBytes), Bucket(o.MaxBytes)) {
 		return cached, false, nil
 	}
 	t, err = c.Autotune(streams, o)

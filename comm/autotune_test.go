@@ -45,7 +45,7 @@ func TestTunedTableRetunesForeignCache(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, fresh, "a cache from %q must be tuned again", tc.source)
 			require.Equal(t, own.Source, got.Source)
-			cached, err := LoadTable(path)
+			cached, err := LoadTable[Choice](path)
 			require.NoError(t, err)
 			require.Equal(t, own.Source, cached.Source, "the retuned table replaces the cache")
 			_, fresh, err = g.c.TunedTable(path, g.streams, o)

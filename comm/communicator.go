@@ -298,9 +298,16 @@ func (c *Communicator) Available(a Algo) bool {
 	return true
 }
 
-// Pick returns the algorithm an Auto all-reduce of the given size uses: bytes per rank as
-// the wire carries them (MessageBytes).
-func (c *Communicator) Pick(bytes int) Algo {
+// Pick returns the algorithm and protocol an Auto all-reduce of the given size runs: bytes
+// per rank as the wire carries them (MessageBytes). The protocol is PickProto's.
+func (c *Communicator) Pick(bytes int) Choice {
+	a := c.pickAlgo(bytes)
+	return Choice{Algo: a, Proto: c.PickProto(a, bytes)}
+}
+
+// pickAlgo is Pick's algorithm: the forced one, else the table's where it is available,
+// else the built-in rule.
+func (c *Communicator) pickAlgo(bytes int) Algo {
 	if c.force != Auto {
 		return c.force
 	}
@@ -311,8 +318,8 @@ func (c *Communicator) Pick(bytes int) Algo {
 		return c.pickWire(bytes)
 	}
 	if t := c.table.Load(); t != nil && max(t.Hosts, 1) == c.Hosts() {
-		if a, ok := t.Pick(c.n, int64(bytes)); ok && c.Available(a) {
-			return a
+		if ch, ok := t.Pick(c.n, int64(bytes)); ok && c.Available(ch.Algo) {
+			return ch.Algo
 		}
 	}
 	if c.Hosts() > 1 {

@@ -5,7 +5,9 @@
 // all-gather (direct — OneShot: every rank reads its slice from every peer — or the ring;
 // Auto follows the fabric, ScatterGatherRule), the size-based selector of the all-reduce
 // (its table measured here by autotuning, or priced by package perf; Offered says which
-// algorithms a fabric runs), and a flight recorder of every call.
+// algorithms a fabric runs), and a flight recorder of every call. Selection tables are
+// one generic type, BucketTable (comm's Table of Choices by message bytes, fused's of
+// variants by tokens), with one lookup and one file format.
 //
 // Each all-reduce algorithm is described once, as a row of a registry (registry.go): its
 // name and one-line Doc, where a model may offer it, what it needs of the communicator (a
@@ -32,7 +34,7 @@
 // pushed into the receiver's protocol buffer (protobuf.go) by the same ring and tree
 // schedules (proto_ring.go, proto_tree.go), with the same additions in the same order, so
 // every protocol gives the same bits. Config.Proto or $TPSLICE_PROTO forces one; otherwise
-// a table row (TableRow.Proto) picks it per size, else it is Simple.
+// a table row (its Choice.Proto) picks it per size, else it is Simple.
 //
 // A Communicator is created once for n devices; each rank then issues its collectives
 // through its Rank handle, as a kernel on a stream of its own device. Data enters as a

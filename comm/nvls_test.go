@@ -17,8 +17,8 @@ import (
 func TestNVLSGoesThroughMulticast(t *testing.T) {
 	const n, count = 4, 10_000 // three chunks of the 16 KiB staging buffer in f32
 	table := &Table{Source: "test"}
-	require.NoError(t, table.Set(n, Bucket(count*4), NVLS))
-	require.NoError(t, table.Set(n, Bucket(count*2), NVLS))
+	require.NoError(t, table.Set(TableRow{World: n, Bucket: Bucket(count * 4), Choice: Choice{Algo: NVLS}}))
+	require.NoError(t, table.Set(TableRow{World: n, Bucket: Bucket(count * 2), Choice: Choice{Algo: NVLS}}))
 	for _, tc := range []struct {
 		algo Algo
 		cfg  Config

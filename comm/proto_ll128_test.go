@@ -28,7 +28,7 @@ func TestLL128LeavesFlaggedLines(t *testing.T) {
 		treeLines += 2 * (n - 1) * lines(elems)
 	}
 	table := &Table{Source: "test"}
-	require.NoError(t, table.SetChoice(n, Bucket(count*4), Choice{Tree, LL128}))
+	require.NoError(t, table.Set(TableRow{World: n, Bucket: Bucket(count * 4), Choice: Choice{Tree, LL128}}))
 	for _, tc := range []struct {
 		name  string
 		ch    Choice

@@ -39,15 +39,9 @@ func (c *Communicator) PickProto(a Algo, bytes int) Proto {
 		return c.proto
 	}
 	if t := c.table.Load(); t != nil {
-		if ch, ok := t.PickChoice(c.n, int64(bytes)); ok && ch.Algo == a && ch.Proto != ProtoAuto {
+		if ch, ok := t.Pick(c.n, int64(bytes)); ok && ch.Algo == a && ch.Proto != ProtoAuto {
 			return ch.Proto
 		}
 	}
 	return Simple
-}
-
-// PickChoice returns the algorithm and protocol an Auto all-reduce of the given size runs.
-func (c *Communicator) PickChoice(bytes int) Choice {
-	a := c.Pick(bytes)
-	return Choice{Algo: a, Proto: c.PickProto(a, bytes)}
 }

@@ -43,21 +43,21 @@ func TestProtoSelection(t *testing.T) {
 	require.Equal(t, Simple, g.c.PickProto(Tree, 1024))
 	require.Equal(t, ProtoAuto, g.c.PickProto(OneShot, 1024))
 	table := &Table{Source: "test"}
-	require.NoError(t, table.SetChoice(4, Bucket(1024), Choice{Tree, LL}))
-	require.NoError(t, table.SetChoice(4, Bucket(1<<20), Choice{Ring, LL128}))
+	require.NoError(t, table.Set(TableRow{World: 4, Bucket: Bucket(1024), Choice: Choice{Tree, LL}}))
+	require.NoError(t, table.Set(TableRow{World: 4, Bucket: Bucket(1 << 20), Choice: Choice{Ring, LL128}}))
 	g.c.SetTable(table)
-	require.Equal(t, Choice{Tree, LL}, g.c.PickChoice(1000))
-	require.Equal(t, Choice{Ring, LL128}, g.c.PickChoice(1<<20))
+	require.Equal(t, Choice{Tree, LL}, g.c.Pick(1000))
+	require.Equal(t, Choice{Ring, LL128}, g.c.Pick(1<<20))
 	require.Equal(t, Simple, g.c.PickProto(Ring, 1000), "the row's protocol is for the row's algorithm")
 
 	t.Setenv(EnvProto, "ll")
 	c, err := New(g.node, Config{Table: table})
 	require.NoError(t, err)
-	require.Equal(t, Choice{Ring, LL}, c.PickChoice(1<<20))
+	require.Equal(t, Choice{Ring, LL}, c.Pick(1<<20))
 	require.NoError(t, c.Close())
 	c, err = New(g.node, Config{Table: table, Proto: Simple})
 	require.NoError(t, err)
-	require.Equal(t, Choice{Tree, Simple}, c.PickChoice(1000))
+	require.Equal(t, Choice{Tree, Simple}, c.Pick(1000))
 	require.NoError(t, c.Close())
 
 	t.Setenv(EnvProto, "LL256")
@@ -78,8 +78,8 @@ func TestLoadTableProtocols(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "t.json")
 	tab := &Table{Source: "tuned:x"}
-	require.NoError(t, tab.SetChoice(8, 10, Choice{Ring, LL}))
-	require.NoError(t, tab.SetChoice(8, 20, Choice{TwoShot, ProtoAuto}))
+	require.NoError(t, tab.Set(TableRow{World: 8, Bucket: 10, Choice: Choice{Ring, LL}}))
+	require.NoError(t, tab.Set(TableRow{World: 8, Bucket: 20, Choice: Choice{TwoShot, ProtoAuto}}))
 	require.NoError(t, SaveTable(path, tab))
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -87,22 +87,22 @@ func TestLoadTableProtocols(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &raw))
 	require.Equal(t, "LL", raw.Rows[0]["proto"])
 	require.NotContains(t, raw.Rows[1], "proto", "rows without a protocol are written as before")
-	got, err := LoadTable(path)
+	got, err := LoadTable[Choice](path)
 	require.NoError(t, err)
 	require.Equal(t, tab.Rows, got.Rows)
 
 	old := `{"source":"tuned:old","rows":[{"world":8,"bucket":10,"algo":"ring"}]}`
 	require.NoError(t, os.WriteFile(path, []byte(old), 0o644))
-	got, err = LoadTable(path)
+	got, err = LoadTable[Choice](path)
 	require.NoError(t, err)
-	require.Equal(t, []TableRow{{World: 8, Bucket: 10, Algo: Ring}}, got.Rows)
+	require.Equal(t, []TableRow{{World: 8, Bucket: 10, Choice: Choice{Algo: Ring}}}, got.Rows)
 
 	for body, want := range map[string]string{
 		`{"source":"s","rows":[{"world":8,"bucket":10,"algo":"ring","proto":"LL64"}]}`:  `row 0 (world 8, bucket 10): unknown protocol "LL64"`,
 		`{"source":"s","rows":[{"world":8,"bucket":10,"algo":"oneshot","proto":"LL"}]}`: "protocol LL given for oneshot, which takes none",
 	} {
 		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
-		_, err := LoadTable(path)
+		_, err := LoadTable[Choice](path)
 		require.ErrorContains(t, err, path)
 		require.ErrorContains(t, err, want)
 	}

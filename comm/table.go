@@ -1,16 +1,12 @@
 package comm
 
 import (
-	"encoding/json"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
-	"path/filepath"
 	"slices"
-
-	"github.com/google/renameio/v2"
 )
 
 // MaxBucket is the largest size bucket: it covers (2^62, 2^63-1] bytes.
@@ -38,25 +34,45 @@ func BucketBytes(b int) int64 {
 	return int64(1) << b
 }
 
-// TableRow is one entry of a selection table: for world size World and messages in size
-// bucket Bucket (see Bucket), run Algo with protocol Proto.
-type TableRow struct {
-	// World is the number of ranks, ≥ 1.
-	World int `json:"world"`
-	// Bucket is the size bucket, 0 to MaxBucket; it covers (2^(Bucket-1), 2^Bucket] bytes.
-	Bucket int `json:"bucket"`
-	// Algo is the algorithm to run; never Auto. It marshals as its name.
-	Algo Algo `json:"algo"`
-	// Proto is the protocol Algo runs with, for ring and tree only; ProtoAuto (absent from
-	// the JSON, as in tables written before protocols were a choice) means Simple.
-	Proto Proto `json:"proto,omitempty"`
+// Entry is what the rows of a BucketTable choose: comm's Choice of an all-reduce algorithm
+// and protocol, fused's Variant. E is the entry type itself, so that ParseRow can return
+// one.
+type Entry[E any] interface {
+	// Check reports why the value cannot be a table's choice (Auto, an unknown value).
+	Check() error
+	// TokenBuckets reports whether the table's buckets count tokens, rows of
+	// BucketTable.Hidden values (fused's), rather than bytes (comm's).
+	TokenBuckets() bool
+	// RowJSON is the value as the fields of a table file's row, a JSON object beside the
+	// row's world and bucket: {"algo": "ring", "proto": "LL"}.
+	RowJSON() ([]byte, error)
+	// ParseRow reads the value from a table file's row (a JSON object; the row's other
+	// fields are ignored). It is called on the zero value.
+	ParseRow(row []byte) (E, error)
 }
 
-// Table is the all-reduce selection table: which algorithm to run for a world size and a
-// message-size bucket. Rows are sorted by (World, Bucket) with no duplicates; Set,
-// SaveTable and LoadTable (and perf.ModelTable) keep them so, and Validate checks it. Pick is safe for
-// concurrent use as long as nothing calls Set at the same time.
-type Table struct {
+// BucketRow is one entry of a selection table: at world size World, for calls whose size
+// falls in bucket Bucket (see Bucket), run Choice.
+type BucketRow[E Entry[E]] struct {
+	// World is the number of ranks, ≥ 1.
+	World int
+	// Bucket is the size bucket, 0 to MaxBucket; it covers (2^(Bucket-1), 2^Bucket] bytes
+	// or tokens.
+	Bucket int
+	// Choice is what runs; never Auto.
+	Choice E
+	// MicrosPerCall is what the autotuner measured of each candidate, by name: its best µs
+	// per call (one call's, for a candidate pruned after it). Informational; absent in a
+	// hand-made or modelled table.
+	MicrosPerCall map[string]float64
+}
+
+// BucketTable is a selection table: per world size and size bucket, what an Auto call
+// runs. comm's all-reduce Table is keyed by message bytes; fused's by tokens, for one
+// hidden size. Rows are sorted by (World, Bucket) with no duplicates; Set, SaveTable and
+// LoadTable keep them so, and Validate checks it. Pick is safe for concurrent use as long
+// as nothing calls Set at the same time.
+type BucketTable[E Entry[E]] struct {
 	// Source says where the choices come from: "model:<profile>" for the cost model of a
 	// hardware profile, "tuned:<fingerprint>" for measurements on a running backend.
 	Source string `json:"source"`
@@ -64,49 +80,72 @@ type Table struct {
 	// consults only a table of its own node's hosts: choices priced inside one host know
 	// nothing of the slower fabric between hosts.
 	Hosts int `json:"hosts,omitempty"`
+	// Hidden is the row length, in elements, the choices of a table of token buckets were
+	// made for (≥ 1; fused's Select ignores the table for any other); 0 in a table of
+	// bytes.
+	Hidden int `json:"hidden,omitempty"`
 	// Rows are the choices, sorted by (World, Bucket).
-	Rows []TableRow `json:"rows"`
+	Rows []BucketRow[E] `json:"rows"`
 }
 
-// Key is the row's place in its table (Keyed).
-func (r TableRow) Key() BucketKey { return BucketKey{r.World, r.Bucket} }
+// Table is the all-reduce selection table: which algorithm and protocol to run for a
+// world size and a message-size bucket.
+type Table = BucketTable[Choice]
 
-// Pick returns the algorithm for an all-reduce of bytes per rank over n ranks. It uses the
-// row of the message's bucket; where the table has no such row it uses the nearest larger
-// bucket of that world size, and above the largest bucket the largest one. ok is false
-// when the table has no row for world size n.
-func (t *Table) Pick(n int, bytes int64) (algo Algo, ok bool) {
-	ch, ok := t.PickChoice(n, bytes)
-	return ch.Algo, ok
+// TableRow is a row of the all-reduce selection table.
+type TableRow = BucketRow[Choice]
+
+type bucketKey struct{ world, bucket int }
+
+func (r BucketRow[E]) key() bucketKey { return bucketKey{r.World, r.Bucket} }
+
+func compareKey(a, b bucketKey) int {
+	return cmp.Or(cmp.Compare(a.world, b.world), cmp.Compare(a.bucket, b.bucket))
 }
 
-// PickChoice is Pick with the row's protocol.
-func (t *Table) PickChoice(n int, bytes int64) (Choice, bool) {
+// search finds the row of world n and bucket b in the sorted rows: its index, or where
+// it would go.
+func (t *BucketTable[E]) search(n, b int) (int, bool) {
+	return slices.BinarySearchFunc(t.Rows, bucketKey{n, b}, func(r BucketRow[E], k bucketKey) int { return compareKey(r.key(), k) })
+}
+
+// Pick returns the choice for a call of size bytes (tokens, in a table of token buckets)
+// over n ranks. It uses the row of the call's bucket; where the table has no such row it
+// uses the nearest larger bucket of that world size, and above the largest bucket the
+// largest one. ok is false when the table has no row for world size n.
+func (t *BucketTable[E]) Pick(n int, size int64) (choice E, ok bool) {
 	if t == nil {
-		return Choice{}, false
+		return choice, false
 	}
-	r, ok := PickRow(t.Rows, n, Bucket(bytes))
-	return Choice{r.Algo, r.Proto}, ok
+	i, found := t.search(n, Bucket(size))
+	switch {
+	case found:
+	case i < len(t.Rows) && t.Rows[i].World == n: // nearest larger bucket
+	case i > 0 && t.Rows[i-1].World == n: // above the largest bucket
+		i--
+	default:
+		return choice, false
+	}
+	return t.Rows[i].Choice, true
 }
 
-// Set records algo for world size n and size bucket, replacing any row already there and
-// keeping the rows sorted. It is how an autotuner fills a table from measurements.
-func (t *Table) Set(n, bucket int, algo Algo) error {
-	return t.SetChoice(n, bucket, Choice{Algo: algo})
-}
-
-// SetChoice is Set with a protocol (ProtoAuto for none).
-func (t *Table) SetChoice(n, bucket int, ch Choice) error {
-	row := TableRow{World: n, Bucket: bucket, Algo: ch.Algo, Proto: ch.Proto}
-	if err := checkRow(row); err != nil {
+// Set records row, replacing any row of the same world and bucket, keeping the rows
+// sorted. It is how an autotuner fills a table from measurements. A row that could not be
+// a table's leaves the table as it was.
+func (t *BucketTable[E]) Set(row BucketRow[E]) error {
+	if err := row.check(); err != nil {
 		return fmt.Errorf("comm: table %q: set: %w", t.Source, err)
 	}
-	t.Rows = SetRow(t.Rows, row)
+	if i, found := t.search(row.World, row.Bucket); found {
+		t.Rows[i] = row
+	} else {
+		t.Rows = slices.Insert(t.Rows, i, row)
+	}
 	return nil
 }
 
 // Worlds returns the world sizes the table has rows for, in increasing order.
-func (t *Table) Worlds() []int {
+func (t *BucketTable[E]) Worlds() []int {
 	var ws []int
 	for _, r := range t.Rows {
 		if len(ws) == 0 || ws[len(ws)-1] != r.World {
@@ -116,117 +155,67 @@ func (t *Table) Worlds() []int {
 	return ws
 }
 
-// Validate reports the first thing wrong with the table, naming the row: no rows, a world
-// size below 1, a bucket outside 0..MaxBucket, Auto or an unknown algorithm, rows out of
-// (World, Bucket) order, or a duplicate row.
-func (t *Table) Validate() error {
-	if t == nil {
-		return errors.New("comm: nil table")
+// Covers reports whether the table has a row for world n in every bucket from lo to hi.
+func (t *BucketTable[E]) Covers(n, lo, hi int) bool {
+	for b := lo; b <= hi; b++ {
+		if _, found := t.search(n, b); !found {
+			return false
+		}
 	}
-	if len(t.Rows) == 0 {
+	return true
+}
+
+// Validate reports the first thing wrong with the table, naming the row: no rows, a table
+// of token buckets without its hidden size, a world size below 1, a bucket outside
+// 0..MaxBucket, a choice that is not a table's (Auto, an unknown value), rows out of
+// (World, Bucket) order, or a duplicate row.
+func (t *BucketTable[E]) Validate() error {
+	var zero E
+	switch {
+	case t == nil:
+		return errors.New("comm: nil table")
+	case zero.TokenBuckets() && t.Hidden < 1:
+		return fmt.Errorf("comm: table %q: hidden size %d, want ≥ 1", t.Source, t.Hidden)
+	case len(t.Rows) == 0:
 		return fmt.Errorf("comm: table %q has no rows", t.Source)
 	}
 	for i, r := range t.Rows {
-		if err := checkRow(r); err != nil {
+		if err := r.check(); err != nil {
 			return fmt.Errorf("comm: table %q: row %d: %w", t.Source, i, err)
 		}
 	}
-	if err := RowOrderError(t.Rows); err != nil {
-		return fmt.Errorf("comm: table %q: %w", t.Source, err)
+	for i := 1; i < len(t.Rows); i++ {
+		prev, k := t.Rows[i-1].key(), t.Rows[i].key()
+		switch c := compareKey(prev, k); {
+		case c == 0:
+			return fmt.Errorf("comm: table %q: row %d: duplicate of row %d (world %d, bucket %d)", t.Source, i, i-1, k.world, k.bucket)
+		case c > 0:
+			return fmt.Errorf("comm: table %q: row %d (world %d, bucket %d) is out of order after (world %d, bucket %d)", t.Source, i, k.world, k.bucket, prev.world, prev.bucket)
+		}
 	}
 	return nil
 }
 
-func checkRow(r TableRow) error {
+// check reports what is wrong with the row on its own, naming its world and bucket.
+func (r BucketRow[E]) check() error {
+	bucket := "bucket"
+	if r.Choice.TokenBuckets() {
+		bucket = "token bucket"
+	}
 	switch {
 	case r.World < 1:
 		return fmt.Errorf("world size %d, want ≥ 1", r.World)
 	case r.Bucket < 0 || r.Bucket > MaxBucket:
-		return fmt.Errorf("world %d: bucket %d, want 0 to %d", r.World, r.Bucket, MaxBucket)
-	case !slices.Contains(Algos, r.Algo) && !slices.Contains(HostAlgos, r.Algo):
-		return fmt.Errorf("world %d, bucket %d: algorithm %v cannot be a table entry (want one of %v or %v)", r.World, r.Bucket, r.Algo, Algos, HostAlgos)
-	case r.Proto > Simple:
-		return fmt.Errorf("world %d, bucket %d: unknown protocol %v", r.World, r.Bucket, r.Proto)
-	case r.Proto != ProtoAuto && !TakesProto(r.Algo):
-		return fmt.Errorf("world %d, bucket %d: protocol %v given for %v, which takes none (only %s do)", r.World, r.Bucket, r.Proto, r.Algo, protoAlgoNames())
+		return fmt.Errorf("world %d: %s %d, want 0 to %d", r.World, bucket, r.Bucket, MaxBucket)
+	}
+	if err := r.Choice.Check(); err != nil {
+		return fmt.Errorf("world %d, %s %d: %w", r.World, bucket, r.Bucket, err)
 	}
 	return nil
 }
 
-// SaveTable writes t to path as indented JSON, atomically: it writes a temporary file in
-// the same directory (creating directories as needed) and renames it over path. Rows are
-// written sorted; a table that does not validate is not written.
-func SaveTable(path string, t *Table) error {
-	if t == nil {
-		return fmt.Errorf("comm: save table %s: nil table", path)
-	}
-	out := Table{Source: t.Source, Hosts: t.Hosts, Rows: slices.Clone(t.Rows)}
-	sortRows(out.Rows)
-	if err := out.Validate(); err != nil {
-		return fmt.Errorf("comm: save table %s: %w", path, err)
-	}
-	data, err := json.MarshalIndent(&out, "", "  ")
-	if err != nil {
-		return fmt.Errorf("comm: save table %s: %w", path, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("comm: save table %s: %w", path, err)
-	}
-	// renameio writes a temporary file beside path and renames it over path, so a reader
-	// never sees half a table and a crash leaves the old one.
-	if err := renameio.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("comm: save table %s: %w", path, err)
-	}
-	return nil
-}
-
-// LoadTable reads a table that SaveTable wrote (rows may be in any order; they are sorted).
-// Errors name the file and what was wrong: unreadable file, bad JSON, a row with an unknown
-// or missing algorithm name, an unknown protocol or one for an algorithm that takes none,
-// no rows, bad world sizes or buckets, duplicate rows. A row without a protocol (every row
-// of a table written before protocols were a choice) means Simple.
-func LoadTable(path string) (*Table, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("comm: load table: %w", err)
-	}
-	// Algorithms are decoded as strings here so that errors can name the row.
-	var raw struct {
-		Source string `json:"source"`
-		Hosts  int    `json:"hosts"`
-		Rows   []struct {
-			World  int    `json:"world"`
-			Bucket int    `json:"bucket"`
-			Algo   string `json:"algo"`
-			Proto  string `json:"proto"`
-		} `json:"rows"`
-	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("comm: load table %s: bad JSON: %w", path, err)
-	}
-	if len(raw.Rows) == 0 {
-		return nil, fmt.Errorf("comm: load table %s: no rows", path)
-	}
-	t := &Table{Source: raw.Source, Hosts: raw.Hosts, Rows: make([]TableRow, len(raw.Rows))}
-	for i, r := range raw.Rows {
-		if r.Algo == "" {
-			return nil, fmt.Errorf("comm: load table %s: row %d (world %d, bucket %d): missing algo", path, i, r.World, r.Bucket)
-		}
-		a, err := ParseAlgo(r.Algo)
-		if err != nil {
-			return nil, fmt.Errorf("comm: load table %s: row %d (world %d, bucket %d): %w", path, i, r.World, r.Bucket, err)
-		}
-		var p Proto
-		if r.Proto != "" { // absent in tables written before protocols were a choice
-			if p, err = ParseProto(r.Proto); err != nil {
-				return nil, fmt.Errorf("comm: load table %s: row %d (world %d, bucket %d): %w", path, i, r.World, r.Bucket, err)
-			}
-		}
-		t.Rows[i] = TableRow{World: r.World, Bucket: r.Bucket, Algo: a, Proto: p}
-	}
-	sortRows(t.Rows)
-	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("comm: load table %s: %w", path, err)
-	}
-	return t, nil
+// sortRows sorts the rows by key, keeping the order of duplicates so that Validate
+// reports them.
+func (t *BucketTable[E]) sortRows() {
+	slices.SortStableFunc(t.Rows, func(a, b BucketRow[E]) int { return compareKey(a.key(), b.key()) })
 }

@@ -38,11 +38,11 @@ func TestBucket(t *testing.T) {
 
 func TestTablePick(t *testing.T) {
 	tab := &Table{Source: "test", Rows: []TableRow{
-		{World: 2, Bucket: 10, Algo: OneShot},
-		{World: 4, Bucket: 10, Algo: OneShot},
-		{World: 4, Bucket: 12, Algo: TwoShot},
-		{World: 4, Bucket: 20, Algo: Ring},
-		{World: 8, Bucket: 5, Algo: NVLS},
+		{World: 2, Bucket: 10, Choice: Choice{Algo: OneShot}},
+		{World: 4, Bucket: 10, Choice: Choice{Algo: OneShot}},
+		{World: 4, Bucket: 12, Choice: Choice{Algo: TwoShot}},
+		{World: 4, Bucket: 20, Choice: Choice{Algo: Ring}},
+		{World: 8, Bucket: 5, Choice: Choice{Algo: NVLS}},
 	}}
 	require.NoError(t, tab.Validate())
 	tests := []struct {
@@ -68,7 +68,7 @@ func TestTablePick(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := tab.Pick(tc.n, tc.bytes)
 			require.Equal(t, tc.ok, ok)
-			require.Equal(t, tc.want, got)
+			require.Equal(t, tc.want, got.Algo)
 		})
 	}
 	var nilTable *Table
@@ -78,14 +78,14 @@ func TestTablePick(t *testing.T) {
 
 func TestTableSet(t *testing.T) {
 	tab := &Table{Source: "tuned:test"}
-	require.NoError(t, tab.Set(8, 20, TwoShot))
-	require.NoError(t, tab.Set(2, 10, OneShot))
-	require.NoError(t, tab.Set(8, 10, OneShot))
-	require.NoError(t, tab.Set(8, 20, Ring)) // replaces
+	require.NoError(t, tab.Set(TableRow{World: 8, Bucket: 20, Choice: Choice{Algo: TwoShot}}))
+	require.NoError(t, tab.Set(TableRow{World: 2, Bucket: 10, Choice: Choice{Algo: OneShot}}))
+	require.NoError(t, tab.Set(TableRow{World: 8, Bucket: 10, Choice: Choice{Algo: OneShot}}))
+	require.NoError(t, tab.Set(TableRow{World: 8, Bucket: 20, Choice: Choice{Algo: Ring}})) // replaces
 	require.Equal(t, []TableRow{
-		{World: 2, Bucket: 10, Algo: OneShot},
-		{World: 8, Bucket: 10, Algo: OneShot},
-		{World: 8, Bucket: 20, Algo: Ring},
+		{World: 2, Bucket: 10, Choice: Choice{Algo: OneShot}},
+		{World: 8, Bucket: 10, Choice: Choice{Algo: OneShot}},
+		{World: 8, Bucket: 20, Choice: Choice{Algo: Ring}},
 	}, tab.Rows)
 	require.NoError(t, tab.Validate())
 
@@ -103,7 +103,7 @@ func TestTableSet(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tab.Set(tc.n, tc.bucket, tc.algo)
+			err := tab.Set(TableRow{World: tc.n, Bucket: tc.bucket, Choice: Choice{Algo: tc.algo}})
 			require.ErrorContains(t, err, tc.want)
 			require.ErrorContains(t, err, "tuned:test")
 		})
@@ -118,13 +118,13 @@ func TestTableValidate(t *testing.T) {
 		want string
 	}{
 		{"empty", nil, "no rows"},
-		{"duplicate", []TableRow{{8, 1, Ring, ProtoAuto}, {8, 1, OneShot, ProtoAuto}}, "duplicate"},
-		{"unsorted", []TableRow{{8, 2, Ring, ProtoAuto}, {8, 1, OneShot, ProtoAuto}}, "out of order"},
-		{"unsorted worlds", []TableRow{{8, 1, Ring, ProtoAuto}, {4, 1, OneShot, ProtoAuto}}, "out of order"},
-		{"auto", []TableRow{{8, 1, Auto, ProtoAuto}}, "auto"},
-		{"world", []TableRow{{-2, 1, Ring, ProtoAuto}}, "world size -2"},
-		{"protocol of an algorithm without one", []TableRow{{8, 1, OneShot, LL}}, "protocol LL given for oneshot, which takes none"},
-		{"unknown protocol", []TableRow{{8, 1, Tree, Proto(9)}}, "unknown protocol proto(9)"},
+		{"duplicate", []TableRow{{World: 8, Bucket: 1, Choice: Choice{Ring, ProtoAuto}}, {World: 8, Bucket: 1, Choice: Choice{OneShot, ProtoAuto}}}, "duplicate"},
+		{"unsorted", []TableRow{{World: 8, Bucket: 2, Choice: Choice{Ring, ProtoAuto}}, {World: 8, Bucket: 1, Choice: Choice{OneShot, ProtoAuto}}}, "out of order"},
+		{"unsorted worlds", []TableRow{{World: 8, Bucket: 1, Choice: Choice{Ring, ProtoAuto}}, {World: 4, Bucket: 1, Choice: Choice{OneShot, ProtoAuto}}}, "out of order"},
+		{"auto", []TableRow{{World: 8, Bucket: 1, Choice: Choice{Auto, ProtoAuto}}}, "auto"},
+		{"world", []TableRow{{World: -2, Bucket: 1, Choice: Choice{Ring, ProtoAuto}}}, "world size -2"},
+		{"protocol of an algorithm without one", []TableRow{{World: 8, Bucket: 1, Choice: Choice{OneShot, LL}}}, "protocol LL given for oneshot, which takes none"},
+		{"unknown protocol", []TableRow{{World: 8, Bucket: 1, Choice: Choice{Tree, Proto(9)}}}, "unknown protocol proto(9)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,7 +142,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	tab := filledTable(t, "model:h100-sxm", []int{2, 4, 8}, 8<<20, NVLS)
 	require.NoError(t, SaveTable(path, tab))
 
-	got, err := LoadTable(path)
+	got, err := LoadTable[Choice](path)
 	require.NoError(t, err)
 	require.Equal(t, tab, got)
 
@@ -158,7 +158,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	// Saving again replaces the file atomically.
 	tab2 := filledTable(t, "model:pcie", []int{4}, 1<<20, Ring)
 	require.NoError(t, SaveTable(path, tab2))
-	got, err = LoadTable(path)
+	got, err = LoadTable[Choice](path)
 	require.NoError(t, err)
 	require.Equal(t, tab2, got)
 }
@@ -169,7 +169,7 @@ func filledTable(t *testing.T, source string, worlds []int, maxBytes int64, algo
 	tab := &Table{Source: source}
 	for _, n := range worlds {
 		for b := 0; b <= Bucket(maxBytes); b++ {
-			require.NoError(t, tab.Set(n, b, algo))
+			require.NoError(t, tab.Set(TableRow{World: n, Bucket: b, Choice: Choice{Algo: algo}}))
 		}
 	}
 	return tab
@@ -177,24 +177,24 @@ func filledTable(t *testing.T, source string, worlds []int, maxBytes int64, algo
 
 func TestSaveSortsRowsAndLoadAcceptsAnyOrder(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.json")
-	tab := &Table{Source: "tuned:abc", Rows: []TableRow{{8, 20, TwoShot, ProtoAuto}, {2, 3, OneShot, ProtoAuto}, {8, 3, NVLS, ProtoAuto}}}
+	tab := &Table{Source: "tuned:abc", Rows: []TableRow{{World: 8, Bucket: 20, Choice: Choice{TwoShot, ProtoAuto}}, {World: 2, Bucket: 3, Choice: Choice{OneShot, ProtoAuto}}, {World: 8, Bucket: 3, Choice: Choice{NVLS, ProtoAuto}}}}
 	require.NoError(t, SaveTable(path, tab))
-	require.Equal(t, TableRow{8, 20, TwoShot, ProtoAuto}, tab.Rows[0], "SaveTable must not reorder the caller's rows")
-	got, err := LoadTable(path)
+	require.Equal(t, TableRow{World: 8, Bucket: 20, Choice: Choice{TwoShot, ProtoAuto}}, tab.Rows[0], "SaveTable must not reorder the caller's rows")
+	got, err := LoadTable[Choice](path)
 	require.NoError(t, err)
-	require.Equal(t, []TableRow{{2, 3, OneShot, ProtoAuto}, {8, 3, NVLS, ProtoAuto}, {8, 20, TwoShot, ProtoAuto}}, got.Rows)
+	require.Equal(t, []TableRow{{World: 2, Bucket: 3, Choice: Choice{OneShot, ProtoAuto}}, {World: 8, Bucket: 3, Choice: Choice{NVLS, ProtoAuto}}, {World: 8, Bucket: 20, Choice: Choice{TwoShot, ProtoAuto}}}, got.Rows)
 
 	// A hand-written file in any order loads sorted.
 	unsorted := `{"source":"hand","rows":[{"world":4,"bucket":9,"algo":"ring"},{"world":4,"bucket":2,"algo":"twoshot"}]}`
 	require.NoError(t, os.WriteFile(path, []byte(unsorted), 0o644))
-	got, err = LoadTable(path)
+	got, err = LoadTable[Choice](path)
 	require.NoError(t, err)
-	require.Equal(t, []TableRow{{4, 2, TwoShot, ProtoAuto}, {4, 9, Ring, ProtoAuto}}, got.Rows)
+	require.Equal(t, []TableRow{{World: 4, Bucket: 2, Choice: Choice{TwoShot, ProtoAuto}}, {World: 4, Bucket: 9, Choice: Choice{Ring, ProtoAuto}}}, got.Rows)
 }
 
 func TestSaveTableRejects(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.json")
-	require.ErrorContains(t, SaveTable(path, nil), path)
+	require.ErrorContains(t, SaveTable[Choice](path, nil), path)
 	err := SaveTable(path, &Table{Source: "empty"})
 	require.ErrorContains(t, err, path)
 	require.ErrorContains(t, err, "no rows")
@@ -226,19 +226,19 @@ func TestLoadTableErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".json")
 			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o644))
-			_, err := LoadTable(path)
+			_, err := LoadTable[Choice](path)
 			require.ErrorContains(t, err, path, "the error must name the file")
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
 	missing := filepath.Join(dir, "missing.json")
-	_, err := LoadTable(missing)
+	_, err := LoadTable[Choice](missing)
 	require.ErrorContains(t, err, missing)
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
 func TestTableJSONUsesAlgoNames(t *testing.T) {
-	data, err := json.Marshal(&Table{Source: "s", Rows: []TableRow{{World: 2, Bucket: 4, Algo: Lamport}}})
+	data, err := json.Marshal(&Table{Source: "s", Rows: []TableRow{{World: 2, Bucket: 4, Choice: Choice{Algo: Lamport}}}})
 	require.NoError(t, err)
 	require.JSONEq(t, `{"source":"s","rows":[{"world":2,"bucket":4,"algo":"lamport"}]}`, string(data))
 }

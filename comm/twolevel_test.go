@@ -200,13 +200,13 @@ func TestTwoLevelSelection(t *testing.T) {
 	require.Equal(t, 2, g.c.Hosts())
 	require.False(t, g.c.HasNVLS())
 	for _, bytes := range []int{4, 64 << 10, 64 << 20} {
-		require.Equal(t, TwoLevel, g.c.Pick(bytes))
+		require.Equal(t, TwoLevel, g.c.Pick(bytes).Algo)
 	}
-	oneHost := &Table{Source: "one host", Rows: []TableRow{{World: 4, Bucket: 0, Algo: OneShot}}}
+	oneHost := &Table{Source: "one host", Rows: []TableRow{{World: 4, Bucket: 0, Choice: Choice{Algo: OneShot}}}}
 	g.c.SetTable(oneHost)
-	require.Equal(t, TwoLevel, g.c.Pick(1), "a table of one host must not steer a node of two")
-	g.c.SetTable(&Table{Source: "two hosts", Hosts: 2, Rows: []TableRow{{World: 4, Bucket: 0, Algo: Ring}}})
-	require.Equal(t, Ring, g.c.Pick(1))
+	require.Equal(t, TwoLevel, g.c.Pick(1).Algo, "a table of one host must not steer a node of two")
+	g.c.SetTable(&Table{Source: "two hosts", Hosts: 2, Rows: []TableRow{{World: 4, Bucket: 0, Choice: Choice{Algo: Ring}}}})
+	require.Equal(t, Ring, g.c.Pick(1).Algo)
 
 	single := newGroup(t, 4, device.NVSwitch, Config{})
 	require.False(t, single.c.Available(TwoLevel))
@@ -221,7 +221,7 @@ func TestTwoLevelSelection(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	require.False(t, c.Available(TwoLevel))
-	require.Equal(t, Ring, c.Pick(1))
+	require.Equal(t, Ring, c.Pick(1).Algo)
 }
 
 func TestOfferedHosts(t *testing.T) {
@@ -242,5 +242,5 @@ func TestTwoLevelAutotune(t *testing.T) {
 	require.Equal(t, []int{4}, tab.Worlds())
 	single := newGroup(t, 4, device.NVSwitch, Config{})
 	single.c.SetTable(tab)
-	require.Equal(t, DefaultRule(4, 4<<10, device.NVSwitch), single.c.Pick(4<<10), "a table of two hosts must not steer one")
+	require.Equal(t, DefaultRule(4, 4<<10, device.NVSwitch), single.c.Pick(4<<10).Algo, "a table of two hosts must not steer one")
 }

@@ -144,8 +144,8 @@ func checkWire(w Wire, force Algo) error {
 // would take another algorithm, which it does only for large messages).
 func (c *Communicator) pickWire(bytes int) Algo {
 	if t := c.table.Load(); t != nil {
-		if a, ok := t.Pick(c.n, int64(bytes)); ok && c.cfg.Wire.Supports(a) {
-			return a
+		if ch, ok := t.Pick(c.n, int64(bytes)); ok && c.cfg.Wire.Supports(ch.Algo) {
+			return ch.Algo
 		}
 	}
 	if DefaultRule(c.n, bytes, c.node.Fabric()) == OneShot {

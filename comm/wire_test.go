@@ -149,7 +149,7 @@ func TestWireAllReduce(t *testing.T) {
 								require.NoError(t, err, "rank %d", r)
 							}
 							if algo == Auto {
-								algo = g.c.Pick(g.c.MessageBytes(count, dt))
+								algo = g.c.Pick(g.c.MessageBytes(count, dt)).Algo
 							}
 							checkWireAllReduce(t, w, algo, ins, outs, count)
 						})
@@ -264,7 +264,7 @@ func TestWireBackToBack(t *testing.T) {
 			for i, j := range jobs {
 				algo := j.algo
 				if algo == Auto {
-					algo = g.c.Pick(g.c.MessageBytes(j.count, j.ins[0].DType()))
+					algo = g.c.Pick(g.c.MessageBytes(j.count, j.ins[0].DType())).Algo
 				}
 				t.Run(fmt.Sprintf("call%d", i), func(t *testing.T) { checkWireAllReduce(t, w, algo, j.ins, j.outs, j.count) })
 			}
@@ -334,9 +334,9 @@ func TestWireRejectsOtherAlgorithms(t *testing.T) {
 
 	pcie := newGroup(t, 4, device.PCIe, Config{Wire: WireFP8})
 	for _, bytes := range []int{64, 1 << 20, 64 << 20} {
-		require.Contains(t, []Algo{OneShot, TwoShot}, pcie.c.Pick(bytes), "%d bytes", bytes)
+		require.Contains(t, []Algo{OneShot, TwoShot}, pcie.c.Pick(bytes).Algo, "%d bytes", bytes)
 	}
-	require.Equal(t, TwoShot, g.c.Pick(8<<20))
+	require.Equal(t, TwoShot, g.c.Pick(8<<20).Algo)
 
 	for _, s := range []string{"exact", "bf16", "fp8", "e4m3", " FP8 "} {
 		_, err := ParseWire(s)
@@ -396,7 +396,7 @@ func TestWireAutotune(t *testing.T) {
 	table, err := g.c.Autotune(g.streams, TuneOptions{MinBytes: 64, MaxBytes: 4 << 10, Measure: MeasureOptions{Target: time.Millisecond, Rounds: 2}})
 	require.NoError(t, err)
 	for _, row := range table.Rows {
-		require.Contains(t, []Algo{OneShot, TwoShot}, row.Algo, "bucket %d", row.Bucket)
+		require.Contains(t, []Algo{OneShot, TwoShot}, row.Choice.Algo, "bucket %d", row.Bucket)
 	}
 	require.Equal(t, 910, g.c.countOnWire(1<<10, dtype.F32), "1 KiB of fp8 wire: 910 values and their 29 scales")
 }

@@ -43,7 +43,7 @@ func (e *Engine) logStartup(rebuild int) {
 		opt.KVBlocks, opt.BlockSize, kv, e.cfg.MaxRunning, e.cfg.MaxWaiting, e.cfg.MaxBatchTokens)
 	for b := comm.Bucket(256); b <= comm.Bucket(64<<20); b += 2 {
 		bytes := comm.BucketBytes(b)
-		d.Infof(diag.Tuning, "%sall-reduce of %d B at TP %d: %v", mark, bytes, g.World(), c.Pick(int(bytes)))
+		d.Infof(diag.Tuning, "%sall-reduce of %d B at TP %d: %v", mark, bytes, g.World(), c.Pick(int(bytes)).Algo)
 	}
 	e.logFusedPicks(mark)
 	for _, bucket := range e.graphs.Buckets {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/diag"
 	"github.com/tpslice/tpslice/fused"
@@ -65,7 +66,7 @@ func TestFusedTableSeqParallelSameTokens(t *testing.T) {
 
 		table := &fused.Table{Source: "test", Hidden: 64}
 		for b := range fused.TokenBucket(cfg.MaxBatchTokens) + 1 {
-			require.NoError(t, table.Set(fused.TableRow{World: world, Bucket: b, Variant: fused.SeqParallel}))
+			require.NoError(t, table.Set(fused.TableRow{World: world, Bucket: b, Choice: fused.SeqParallel}))
 		}
 		cfg.FusedTable = table
 		e, err = New(cfg)
@@ -111,7 +112,7 @@ func TestFusedTuneCache(t *testing.T) {
 		}
 		require.Contains(t, log.String(), "(table tuned:")
 	}
-	table, err := fused.LoadTable(path)
+	table, err := comm.LoadTable[fused.Variant](path)
 	require.NoError(t, err)
 	require.Len(t, table.Rows, 5)
 

@@ -307,7 +307,7 @@ func (e *Engine) callSites(prefill int) map[string]string {
 			wire = " (" + w.String() + " wire)"
 		}
 		if v == fused.Unfused {
-			return c.Pick(c.MessageBytes(tokens*h, dtype.F32)).String() + " + separate rmsnorm" + wire
+			return c.Pick(c.MessageBytes(tokens*h, dtype.F32)).Algo.String() + " + separate rmsnorm" + wire
 		}
 		return v.String() + " fused with residual + rmsnorm" + wire
 	}

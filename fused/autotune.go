@@ -100,10 +100,10 @@ func Autotune(c *comm.Communicator, streams []*device.Stream, o TuneOptions) (*T
 // something other than this tuner may have written it. fresh is true when it tuned.
 func TunedTable(path string, c *comm.Communicator, streams []*device.Stream, o TuneOptions) (t *Table, fresh bool, err error) {
 	o = o.withDefaults()
-	cached, err := LoadTable(path)
+	cached, err := comm.LoadTable[Variant](path)
 	switch {
 	case err == nil && cached.Source == "tuned:"+Fingerprint(c, o.Hidden) && cached.Hidden == o.Hidden &&
-		comm.CoversRows(cached.Rows, c.Size(), TokenBucket(1), TokenBucket(o.MaxTokens)):
+		cached.Covers(c.Size(), TokenBucket(1), TokenBucket(o.MaxTokens)):
 		return cached, false, nil
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, false, fmt.Errorf("%w (remove it to retune)", err)
@@ -111,7 +111,7 @@ func TunedTable(path string, c *comm.Communicator, streams []*device.Stream, o T
 	if t, err = Autotune(c, streams, o); err != nil {
 		return nil, false, err
 	}
-	if err := SaveTable(path, t); err != nil {
+	if err := comm.SaveTable(path, t); err != nil {
 		return t, true, fmt.Errorf("fused: autotuned, but could not cache the table: %w", err)
 	}
 	return t, true, nil
@@ -268,7 +268,7 @@ func (b *tuneBuffers) tuneBucket(c *comm.Communicator, streams []*device.Stream,
 			best[i] = min(best[i], d)
 		}
 	}
-	row := TableRow{Variant: ok[slices.Index(best, slices.Min(best))], MicrosPerCall: map[string]float64{}}
+	row := TableRow{Choice: ok[slices.Index(best, slices.Min(best))], MicrosPerCall: map[string]float64{}}
 	for i, v := range ok {
 		row.MicrosPerCall[v.String()] = float64(best[i].Nanoseconds()) / 1e3
 	}

@@ -34,15 +34,15 @@ func TestAutotunePicksCorrectVariants(t *testing.T) {
 		for i, r := range tb.Rows {
 			require.Equal(t, n, r.World)
 			require.Equal(t, i, r.Bucket)
-			require.Contains(t, r.MicrosPerCall, r.Variant.String(), "n %d bucket %d", n, r.Bucket)
+			require.Contains(t, r.MicrosPerCall, r.Choice.String(), "n %d bucket %d", n, r.Bucket)
 			if n == 8 {
 				require.NotContains(t, r.MicrosPerCall, Tree.String(), "bucket %d", r.Bucket)
 			}
 			for name, us := range r.MicrosPerCall {
 				require.Positive(t, us, name)
-				require.GreaterOrEqual(t, us, r.MicrosPerCall[r.Variant.String()], "%s is faster than the pick", name)
+				require.GreaterOrEqual(t, us, r.MicrosPerCall[r.Choice.String()], "%s is faster than the pick", name)
 			}
-			good, err := b.correct(g.c, g.streams, r.Variant, Shape{Tokens: 1 << r.Bucket, Hidden: 64, Eps: 1e-5})
+			good, err := b.correct(g.c, g.streams, r.Choice, Shape{Tokens: 1 << r.Bucket, Hidden: 64, Eps: 1e-5})
 			require.NoError(t, err)
 			require.True(t, good)
 		}
@@ -86,7 +86,7 @@ func TestTunedTableCache(t *testing.T) {
 
 	stale := *first
 	stale.Source = "tuned:another-node"
-	require.NoError(t, SaveTable(path, &stale))
+	require.NoError(t, comm.SaveTable(path, &stale))
 	retuned, fresh, err := TunedTable(path, g.c, g.streams, o)
 	require.NoError(t, err)
 	require.True(t, fresh)

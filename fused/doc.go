@@ -6,10 +6,11 @@
 // TensorRT-LLM's and vLLM's fused RS + norm + AG), plus the unfused pair (all-reduce, then
 // a separate residual + RMSNorm kernel) as reference and fallback. The variants are built
 // on comm's registered buffers, barriers and tree exchange (comm.Collective). Auto picks
-// by a fused selection Table when the caller has one (per world size and token bucket,
-// for one hidden size; Autotune measures the variants on the node and keeps the fastest
-// whose bits match the rank-order reference loop, TunedTable caches it on disk under a
-// fingerprint), else the fused form of the all-reduce comm would run (Select).
+// by a fused selection Table when the caller has one (comm's BucketTable of Variants, per
+// world size and token bucket, for one hidden size; Autotune measures the variants on the
+// node and keeps the fastest whose bits match the rank-order reference loop, TunedTable
+// caches it on disk under a fingerprint), else the fused
+// form of the all-reduce comm would run (Select).
 //
 // Data enters as a rank's partial output [tokens, hidden] and the residual stream on
 // device buffers; it leaves as the updated residual (residual + Σ partials) and the

@@ -13,8 +13,8 @@ import (
 func testTable(t *testing.T) *Table {
 	t.Helper()
 	tb := &Table{Source: "test", Hidden: 64}
-	for _, r := range []TableRow{{World: 8, Bucket: 0, Variant: OneShot}, {World: 8, Bucket: 2, Variant: SeqParallel},
-		{World: 8, Bucket: 4, Variant: TwoShot}, {World: 2, Bucket: 3, Variant: Tree}} {
+	for _, r := range []TableRow{{World: 8, Bucket: 0, Choice: OneShot}, {World: 8, Bucket: 2, Choice: SeqParallel},
+		{World: 8, Bucket: 4, Choice: TwoShot}, {World: 2, Bucket: 3, Choice: Tree}} {
 		require.NoError(t, tb.Set(r))
 	}
 	return tb
@@ -39,7 +39,7 @@ func TestTablePick(t *testing.T) {
 		{8, 5, TwoShot}, {8, 16, TwoShot}, {8, 17, TwoShot}, {8, 1 << 20, TwoShot},
 		{2, 1, Tree}, {2, 8, Tree}, {2, 9, Tree},
 	} {
-		v, ok := tb.Pick(tc.n, tc.tokens)
+		v, ok := tb.Pick(tc.n, int64(tc.tokens))
 		require.True(t, ok, "n %d tokens %d", tc.n, tc.tokens)
 		require.Equal(t, tc.want, v, "n %d tokens %d", tc.n, tc.tokens)
 	}
@@ -56,12 +56,12 @@ func TestTablePick(t *testing.T) {
 func TestSelectUsesTable(t *testing.T) {
 	c := newRig(t, 2, comm.Config{Algo: comm.OneShot}).c
 	tb := &Table{Source: "test", Hidden: 64}
-	require.NoError(t, tb.Set(TableRow{World: 2, Bucket: 0, Variant: SeqParallel}))
+	require.NoError(t, tb.Set(TableRow{World: 2, Bucket: 0, Choice: SeqParallel}))
 	require.Equal(t, SeqParallel, Select(c, tb, 1, 64))
 	require.Equal(t, SeqParallel, Select(c, tb, 100, 64), "above the largest bucket")
 	require.Equal(t, OneShot, Select(c, tb, 1, 128), "another hidden size")
 	require.Equal(t, OneShot, Select(c, nil, 1, 64))
-	require.NoError(t, tb.Set(TableRow{World: 8, Bucket: 0, Variant: TwoShot}))
+	require.NoError(t, tb.Set(TableRow{World: 8, Bucket: 0, Choice: TwoShot}))
 	require.Equal(t, TwoShot, Select(newRig(t, 8, comm.Config{Algo: comm.Ring}).c, tb, 1, 64))
 	require.Equal(t, Unfused, Select(newRig(t, 4, comm.Config{Algo: comm.Ring}).c, tb, 1, 64), "no rows for world 4")
 }
@@ -70,8 +70,8 @@ func TestTableSaveLoad(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "fused.json")
 	tb := testTable(t)
 	tb.Rows[1].MicrosPerCall = map[string]float64{"seqparallel": 1.5, "oneshot": 2}
-	require.NoError(t, SaveTable(path, tb))
-	back, err := LoadTable(path)
+	require.NoError(t, comm.SaveTable(path, tb))
+	back, err := comm.LoadTable[Variant](path)
 	require.NoError(t, err)
 	require.Equal(t, tb, back)
 }
@@ -91,10 +91,10 @@ func TestTableLoadErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".json")
 			require.NoError(t, os.WriteFile(path, []byte(tc.body), 0o644))
-			_, err := LoadTable(path)
+			_, err := comm.LoadTable[Variant](path)
 			require.ErrorContains(t, err, path)
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
-	require.ErrorContains(t, SaveTable(filepath.Join(dir, "x.json"), &Table{Source: "x", Hidden: 64}), "no rows")
+	require.ErrorContains(t, comm.SaveTable(filepath.Join(dir, "x.json"), &Table{Source: "x", Hidden: 64}), "no rows")
 }

@@ -73,11 +73,11 @@ func Select(c *comm.Communicator, t *Table, tokens, hidden int) Variant {
 		return Unfused
 	}
 	if t != nil && t.Hidden == hidden && c.Wire() == comm.WireExact {
-		if v, ok := t.Pick(c.Size(), tokens); ok {
+		if v, ok := t.Pick(c.Size(), int64(tokens)); ok {
 			return v
 		}
 	}
-	return variantOf(c.Pick(c.MessageBytes(tokens*hidden, dtype.F32)))
+	return variantOf(c.Pick(c.MessageBytes(tokens*hidden, dtype.F32)).Algo)
 }
 
 // variantOf is the fused form of all-reduce algorithm a, the variant of its name, where

@@ -53,7 +53,7 @@ func TestIdealTable(t *testing.T) {
 				want := tc.want(tc.n, b)
 				got, ok := tab.Pick(tc.n, comm.BucketBytes(b))
 				require.True(t, ok)
-				require.Equal(t, want, got, "n = %d, bucket %d (%d bytes)", tc.n, b, comm.BucketBytes(b))
+				require.Equal(t, want, got.Algo, "n = %d, bucket %d (%d bytes)", tc.n, b, comm.BucketBytes(b))
 			}
 		})
 	}
@@ -81,7 +81,7 @@ func TestModelTableCrossoverAtDesignPoint(t *testing.T) {
 	}{{16 << 10, comm.OneShot}, {128 << 10, comm.OneShot}, {256 << 10, comm.TwoShot}, {1 << 20, comm.TwoShot}, {64 << 20, comm.TwoShot}} {
 		got, ok := tab.Pick(8, tc.bytes)
 		require.True(t, ok)
-		require.Equal(t, tc.want, got, "%d bytes", tc.bytes)
+		require.Equal(t, tc.want, got.Algo, "%d bytes", tc.bytes)
 	}
 }
 
@@ -92,5 +92,5 @@ func TestModelTableWorlds(t *testing.T) {
 	require.NoError(t, tab.Validate())
 	tiny := ModelTable(idealised(tableProfile(t, "h100-sxm")), 0, []int{8}, 0)
 	require.Len(t, tiny.Rows, 1)
-	require.Equal(t, comm.TableRow{World: 8, Bucket: 0, Algo: comm.NVLS}, tiny.Rows[0])
+	require.Equal(t, comm.TableRow{World: 8, Bucket: 0, Choice: comm.Choice{Algo: comm.NVLS}}, tiny.Rows[0])
 }

@@ -115,12 +115,12 @@ func TestModelTableAcrossHosts(t *testing.T) {
 	require.Equal(t, []int{4, 16}, tab.Worlds(), "15 does not split over 2 hosts")
 	offered := comm.OfferedHosts(p.Fabric, p.NVLS, 2, 16)
 	for _, r := range tab.Rows {
-		require.Contains(t, offered, r.Algo)
+		require.Contains(t, offered, r.Choice.Algo)
 	}
 	for _, bytes := range []int64{1 << 20, 64 << 20} {
 		a, ok := tab.Pick(16, bytes)
 		require.True(t, ok)
-		require.Equal(t, comm.TwoLevel, a, "%d bytes", bytes)
+		require.Equal(t, comm.TwoLevel, a.Algo, "%d bytes", bytes)
 	}
 	require.Equal(t, ModelTable(p, 0, []int{8}, 1<<20), ModelTable(p, 1, []int{8}, 1<<20))
 }

@@ -61,8 +61,8 @@ func TestCalibratedProtocol(t *testing.T) {
 	require.NoError(t, err)
 	withProto := 0
 	for _, row := range ModelTable(a100, 0, []int{8}, 256*mib).Rows {
-		require.Equal(t, comm.TakesProto(row.Algo), row.Proto != comm.ProtoAuto, "%+v", row)
-		if row.Proto != comm.ProtoAuto {
+		require.Equal(t, comm.TakesProto(row.Choice.Algo), row.Choice.Proto != comm.ProtoAuto, "%+v", row)
+		if row.Choice.Proto != comm.ProtoAuto {
 			withProto++
 		}
 	}

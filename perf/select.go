@@ -100,7 +100,7 @@ func ModelTable(p hw.Profile, hosts int, worlds []int, maxBytes int64) *comm.Tab
 		for b := 0; b <= comm.Bucket(maxBytes); b++ {
 			c, _, err := m.Choose(Collective{Op: device.OpAllReduce, Ranks: n, Hosts: hosts, Bytes: comm.BucketBytes(b)})
 			if err == nil {
-				_ = t.SetChoice(n, b, comm.Choice{Algo: c.Algo, Proto: c.Proto}) // cannot fail: n ≥ 1, b in range, a real algorithm
+				_ = t.Set(comm.TableRow{World: n, Bucket: b, Choice: comm.Choice{Algo: c.Algo, Proto: c.Proto}}) // cannot fail: n ≥ 1, b in range, a real algorithm
 			}
 		}
 	}

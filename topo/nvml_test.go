@@ -270,7 +270,7 @@ func TestFromNVMLPCIePicksRing(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	require.False(t, c.HasNVLS())
-	require.Equal(t, comm.Ring, c.Pick(16<<10))
+	require.Equal(t, comm.Ring, c.Pick(16<<10).Algo)
 }
 
 // TestFromNVMLInitFails: when Init fails no other NVML call may follow (with no library

@@ -102,7 +102,7 @@ func (b Op) wrong(ins, outs []*device.Buffer, count int) int {
 // auto is what an Auto call of count elements of t runs on c.
 func (b Op) auto(c *comm.Communicator, count int, t dtype.DType) comm.Choice {
 	if b.AllReduce() {
-		return c.PickChoice(c.MessageBytes(count, t)) // the bytes on the communicator's wire
+		return c.Pick(c.MessageBytes(count, t)) // the bytes on the communicator's wire
 	}
 	return comm.Choice{Algo: c.AllGatherAlgo()} // reduce-scatter follows the same rule
 }

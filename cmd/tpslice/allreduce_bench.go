@@ -221,7 +221,7 @@ func modelReport(o benchOptions, op collective.Op, t dtype.DType, sizes []int64)
 		return nil, err
 	}
 	for _, s := range sizes {
-		auto, _ := table.PickChoice(n, s)
+		auto, _ := table.Pick(n, s)
 		if !op.AllReduce() {
 			auto = comm.Choice{Algo: comm.ScatterGatherRule(p.Fabric, n)}
 		}
