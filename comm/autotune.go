@@ -104,23 +104,15 @@ func (c *Communicator) Autotune(streams []*device.Stream, o TuneOptions) (*Table
 }
 
 // TunedTable returns the table cached at path when it was tuned for this communicator's
-// fingerprint and covers its world size; otherwise it autotunes and caches the result.
-// fresh is true when it tuned.
+// fingerprint and covers its world size and the sizes of o; otherwise it autotunes and
+// caches the result, under LoadOrTune's policy (a damaged cache is kept as
+// path+".damaged"; when t is not nil, err is a warning). fresh is true when it tuned.
 func (c *Communicator) TunedTable(path string, streams []*device.Stream, o TuneOptions) (t *Table, fresh bool, err error) {
 	o = o.withDefaults()
-	// A missing, damaged or foreign cache is retuned and overwritten.
-	cached, err := LoadTable[Choice](path)
-	if err == nil && cached.Source == "tuned:"+c.Fingerprint(o.DType) && cached.Covers(c.n, Bucket(o.MinBytes), Bucket(o.MaxBytes)) {
-		return cached, false, nil
+	current := func(cached *Table) bool {
+		return cached.Source == "tuned:"+c.Fingerprint(o.DType) && cached.Covers(c.n, Bucket(o.MinBytes), Bucket(o.MaxBytes))
 	}
-	t, err = c.Autotune(streams, o)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := SaveTable(path, t); err != nil {
-		return t, true, fmt.Errorf("comm: autotuned, but could not cache the table: %w", err)
-	}
-	return t, true, nil
+	return LoadOrTune(path, current, func() (*Table, error) { return c.Autotune(streams, o) })
 }
 
 // Fingerprint names what a tuned table depends on: the backend, the machine, the node,

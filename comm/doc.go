@@ -7,7 +7,8 @@
 // (its table measured here by autotuning, or priced by package perf; Offered says which
 // algorithms a fabric runs), and a flight recorder of every call. Selection tables are
 // one generic type, BucketTable (comm's Table of Choices by message bytes, fused's of
-// variants by tokens), with one lookup and one file format.
+// variants by tokens), with one lookup, one file format and one cache policy
+// (LoadOrTune).
 //
 // Each all-reduce algorithm is described once, as a row of a registry (registry.go): its
 // name and one-line Doc, where a model may offer it, what it needs of the communicator (a

@@ -71,7 +71,8 @@ type BucketRow[E Entry[E]] struct {
 // runs. comm's all-reduce Table is keyed by message bytes; fused's by tokens, for one
 // hidden size. Rows are sorted by (World, Bucket) with no duplicates; Set, SaveTable and
 // LoadTable keep them so, and Validate checks it. Pick is safe for concurrent use as long
-// as nothing calls Set at the same time.
+// as nothing calls Set at the same time. A table tuned on a node is cached on disk by
+// LoadOrTune.
 type BucketTable[E Entry[E]] struct {
 	// Source says where the choices come from: "model:<profile>" for the cost model of a
 	// hardware profile, "tuned:<fingerprint>" for measurements on a running backend.

@@ -45,7 +45,7 @@ func (e *Engine) fusedTable(g *tp.Group) (*fused.Table, error) {
 			d.Infof(diag.Tuning, "fused variants autotuned for hidden %d, 1 to %d tokens, in %v; cached in %s", e.mcfg.Hidden, cfg.MaxBatchTokens, time.Since(start).Round(time.Millisecond), path)
 		}
 		if err != nil {
-			d.Infof(diag.Tuning, "warning: %v", err)
+			d.Warnf(diag.Tuning, "%v", err)
 		}
 	}
 	return t, nil

@@ -89,7 +89,8 @@ func TestFusedTableSeqParallelSameTokens(t *testing.T) {
 
 // TestFusedTuneCache: an engine given a tune cache autotunes the fused variants for the
 // model's hidden size at start-up, logs the pick per token bucket, caches the table, and
-// generates the default selection's tokens; a second engine reads the cache.
+// generates the default selection's tokens; a second engine reads the cache; a damaged
+// cache is kept aside with a warning and tuned again.
 func TestFusedTuneCache(t *testing.T) {
 	cfg := Config{Model: "tiny", TP: 2, MaxRunning: 4, MaxBatchTokens: 16}
 	e, err := New(cfg)
@@ -116,7 +117,17 @@ func TestFusedTuneCache(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, table.Rows, 5)
 
+	// A damaged cache is tuned again (comm.LoadOrTune): the engine starts, warns naming the
+	// file, and keeps it beside the new cache.
 	require.NoError(t, os.WriteFile(path, []byte("{"), 0o644))
-	_, err = New(cfg)
-	require.ErrorContains(t, err, path)
+	var log bytes.Buffer
+	cfg.Debug = diag.New(&log, diag.Info, diag.Tuning)
+	e, err = New(cfg)
+	require.NoError(t, err)
+	require.NoError(t, e.Close())
+	require.Contains(t, log.String(), "WARN TUNING")
+	require.Contains(t, log.String(), "kept as "+path+".damaged")
+	kept, err := os.ReadFile(path + ".damaged")
+	require.NoError(t, err)
+	require.Equal(t, "{", string(kept))
 }

@@ -3,7 +3,6 @@ package fused
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"time"
 
@@ -94,27 +93,17 @@ func Autotune(c *comm.Communicator, streams []*device.Stream, o TuneOptions) (*T
 }
 
 // TunedTable returns the fused table cached at path when it was tuned under Fingerprint(c,
-// Hidden) and covers every bucket up to MaxTokens; a missing cache, or one tuned for
-// another node, hidden size or range (stale), is autotuned and overwritten. A cache that
-// cannot be read or parsed is an error naming the file: it is not overwritten, since
-// something other than this tuner may have written it. fresh is true when it tuned.
+// Hidden) and covers every bucket up to MaxTokens; otherwise it autotunes and caches the
+// result, under comm.LoadOrTune's policy: a cache tuned for another node, hidden size or
+// range is overwritten, a damaged one is kept as path+".damaged"; when t is not nil, err
+// is a warning. fresh is true when it tuned.
 func TunedTable(path string, c *comm.Communicator, streams []*device.Stream, o TuneOptions) (t *Table, fresh bool, err error) {
 	o = o.withDefaults()
-	cached, err := comm.LoadTable[Variant](path)
-	switch {
-	case err == nil && cached.Source == "tuned:"+Fingerprint(c, o.Hidden) && cached.Hidden == o.Hidden &&
-		cached.Covers(c.Size(), TokenBucket(1), TokenBucket(o.MaxTokens)):
-		return cached, false, nil
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return nil, false, fmt.Errorf("%w (remove it to retune)", err)
+	current := func(cached *Table) bool {
+		return cached.Source == "tuned:"+Fingerprint(c, o.Hidden) && cached.Hidden == o.Hidden &&
+			cached.Covers(c.Size(), TokenBucket(1), TokenBucket(o.MaxTokens))
 	}
-	if t, err = Autotune(c, streams, o); err != nil {
-		return nil, false, err
-	}
-	if err := comm.SaveTable(path, t); err != nil {
-		return t, true, fmt.Errorf("fused: autotuned, but could not cache the table: %w", err)
-	}
-	return t, true, nil
+	return comm.LoadOrTune(path, current, func() (*Table, error) { return Autotune(c, streams, o) })
 }
 
 // tuneBuffers are one call's buffers per rank, at the largest bucket, and the inputs every

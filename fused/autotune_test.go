@@ -65,9 +65,8 @@ func TestAutotuneCheckRejects(t *testing.T) {
 	require.Equal(t, g.c.HasNVLS(), slices.Contains(candidates(g.c), NVLS))
 }
 
-// TestTunedTableCache: the first call tunes and caches, the second reads the cache; a cache
-// of another fingerprint or too few buckets is retuned; a corrupt one is an error naming
-// the file, which is left as it was.
+// TestTunedTableCache: the first call tunes and caches, the second reads the cache (good);
+// a cache of another fingerprint, hidden size or too few buckets is retuned (foreign).
 func TestTunedTableCache(t *testing.T) {
 	g := newRig(t, 2, comm.Config{})
 	path := filepath.Join(t.TempDir(), "fused-tune.json")
@@ -95,14 +94,35 @@ func TestTunedTableCache(t *testing.T) {
 	_, fresh, err = TunedTable(path, g.c, g.streams, quickTune(64, 4))
 	require.NoError(t, err)
 	require.True(t, fresh, "another hidden size is another fingerprint")
+}
 
-	require.NoError(t, os.WriteFile(path, []byte(`{"source": "tuned:`), 0o644))
-	_, _, err = TunedTable(path, g.c, g.streams, o)
-	require.ErrorContains(t, err, path)
-	require.ErrorContains(t, err, "bad JSON")
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.Equal(t, `{"source": "tuned:`, string(data))
+// TestTunedTableKeepsDamagedCache: a cache that is not a valid fused table is tuned again
+// under comm.LoadOrTune's policy, as comm's is: the file is kept as path.damaged, the
+// warning names it and why, and the new cache is reused.
+func TestTunedTableKeepsDamagedCache(t *testing.T) {
+	g := newRig(t, 2, comm.Config{})
+	path := filepath.Join(t.TempDir(), "fused-tune.json")
+	o := quickTune(32, 4)
+	for body, why := range map[string]string{
+		`{"source": "tuned:`: "bad JSON",
+		`{"source": "x", "hidden": 32, "rows": [{"world": 2, "bucket": 0, "variant": "magic"}]}`: `unknown fused all-reduce variant "magic"`,
+		`{"source": "x", "rows": [{"world": 2, "bucket": 0, "variant": "oneshot"}]}`:             "hidden size 0",
+	} {
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+		got, fresh, err := TunedTable(path, g.c, g.streams, o)
+		require.ErrorContains(t, err, why)
+		require.ErrorContains(t, err, "kept as "+path+".damaged")
+		require.NotNil(t, got, "a damaged cache is a warning, not a failure")
+		require.True(t, fresh)
+		require.Equal(t, "tuned:"+Fingerprint(g.c, 32), got.Source)
+		kept, err := os.ReadFile(path + ".damaged")
+		require.NoError(t, err)
+		require.Equal(t, body, string(kept), "the user's file is kept as it was")
+		again, fresh, err := TunedTable(path, g.c, g.streams, o)
+		require.NoError(t, err)
+		require.False(t, fresh, "the new cache is reused")
+		require.Equal(t, got, again)
+	}
 }
 
 // TestAutotuneSkipsRefusedVariants: a row too long for half the registered buffer, which

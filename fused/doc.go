@@ -9,7 +9,7 @@
 // by a fused selection Table when the caller has one (comm's BucketTable of Variants, per
 // world size and token bucket, for one hidden size; Autotune measures the variants on the
 // node and keeps the fastest whose bits match the rank-order reference loop, TunedTable
-// caches it on disk under a fingerprint), else the fused
+// caches it on disk under a fingerprint, with comm.LoadOrTune's policy), else the fused
 // form of the all-reduce comm would run (Select).
 //
 // Data enters as a rank's partial output [tokens, hidden] and the residual stream on
