@@ -127,7 +127,7 @@ func LoadTable[E Entry[E]](path string) (*BucketTable[E], error) {
 	}
 	t := &BucketTable[E]{Source: raw.Source, Hosts: raw.Hosts, Hidden: raw.Hidden, Rows: make([]BucketRow[E], len(raw.Rows))}
 	for i, row := range raw.Rows {
-		var key rowKey
+		var key rowKey // first, so that an error in the rest of the row can name it
 		if err := json.Unmarshal(row, &key); err != nil {
 			return nil, fmt.Errorf("comm: load table %s: row %d: bad JSON: %w", path, i, err)
 		}
