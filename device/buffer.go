@@ -27,6 +27,9 @@ type Buffer struct {
 	view  bool    // part of another buffer (View)
 	base  *Buffer // the allocation a peer mapping or view belongs to
 	off   int     // a view's first element in base
+
+	shared *mapping // memory other processes can map (AllocShareable, or a mapping of a peer's)
+	owner  int      // device id of the memory's owner (another process's, for such a mapping)
 }
 
 func newBuffer(d *Device, t dtype.DType, count int) *Buffer {
@@ -34,11 +37,15 @@ func newBuffer(d *Device, t dtype.DType, count int) *Buffer {
 	words := make([]uint64, (bytes+bufferAlign)/8+1)
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)
 	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(raw)))) & (bufferAlign - 1)
-	return &Buffer{dev: d, dtype: t, count: count, mem: raw[off : off+bytes : off+bytes]}
+	return &Buffer{dev: d, dtype: t, count: count, mem: raw[off : off+bytes : off+bytes], owner: d.id}
 }
 
-// Device returns the device that owns the memory.
+// Device returns the device that owns the memory, or for a mapping of memory that another
+// process exported (OpenPeer of a shareable handle), the device that mapped it.
 func (b *Buffer) Device() *Device { return b.dev }
+
+// Owner returns the id of the device that owns the memory, in this process or another.
+func (b *Buffer) Owner() int { return b.owner }
 
 // DType returns the element type.
 func (b *Buffer) DType() dtype.DType { return b.dtype }
@@ -54,6 +61,9 @@ func (b *Buffer) IsPeer() bool { return b.peer }
 
 // String names the buffer as errors print it.
 func (b *Buffer) String() string {
+	if b.owner != b.dev.id {
+		return fmt.Sprintf("%v's mapping of device %d's buffer of %d %v", b.dev, b.owner, b.count, b.dtype)
+	}
 	return fmt.Sprintf("%v buffer of %d %v", b.dev, b.count, b.dtype)
 }
 
@@ -99,7 +109,7 @@ func (b *Buffer) View(off, count int) (*Buffer, error) {
 		base = b.base
 	}
 	return &Buffer{dev: b.dev, dtype: b.dtype, count: count, mem: b.mem[lo:hi:hi],
-		peer: b.peer, base: base, view: true, off: b.off + off}, nil
+		peer: b.peer, base: base, view: true, off: b.off + off, owner: b.owner}, nil
 }
 
 // Allocation returns the allocation b is part of and b's first element in it (b itself
@@ -121,10 +131,14 @@ func Overlaps(a, b *Buffer) bool {
 	return a0 < b0+uintptr(len(b.mem)) && b0 < a0+uintptr(len(a.mem))
 }
 
-// Free releases the memory's accounting on its device. Peer views cannot be freed; freeing
-// twice is an error.
+// Free releases the memory. A shareable buffer's memory is unmapped and its file closed,
+// so a view still in use faults, as a freed device pointer does; the pages live on while
+// another process maps them. A peer's mapping of memory exported by another process is
+// unmapped the same way (cudaIpcCloseMemHandle); one of memory in this process cannot be
+// freed, nor can a view. Freeing twice is an error.
 func (b *Buffer) Free() error {
-	if b.peer {
+	imported := b.peer && b.shared != nil
+	if b.peer && !imported {
 		return fmt.Errorf("%v: free: a peer mapping is closed by its owner, not freed", b)
 	}
 	if b.view {
@@ -133,8 +147,15 @@ func (b *Buffer) Free() error {
 	if b.freed.Swap(true) {
 		return fmt.Errorf("%v: double free", b)
 	}
-	b.dev.used.Add(-int64(len(b.mem)))
-	b.dev.node.unexport(b)
+	if !imported {
+		b.dev.used.Add(-int64(len(b.mem)))
+		b.dev.node.unexport(b)
+	}
+	if b.shared != nil {
+		if err := b.shared.release(); err != nil {
+			return fmt.Errorf("%v: free: %w", b, err)
+		}
+	}
 	return nil
 }
 

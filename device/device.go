@@ -52,29 +52,38 @@ func (d *Device) String() string { return fmt.Sprintf("device %d", d.id) }
 // Alloc allocates a zeroed buffer of count values of dtype t (for a block type, a whole
 // number of its blocks).
 func (d *Device) Alloc(t dtype.DType, count int) (*Buffer, error) {
+	if err := d.reserve("alloc", t, count); err != nil {
+		return nil, err
+	}
+	return newBuffer(d, t, count), nil
+}
+
+// reserve checks an allocation of count values of t and counts its bytes as used, or returns
+// an error that names op.
+func (d *Device) reserve(op string, t dtype.DType, count int) error {
 	if !t.Valid() {
-		return nil, fmt.Errorf("%v: alloc: invalid dtype %v", d, t)
+		return fmt.Errorf("%v: %s: invalid dtype %v", d, op, t)
 	}
 	if count < 0 {
-		return nil, fmt.Errorf("%v: alloc: negative element count %d", d, count)
+		return fmt.Errorf("%v: %s: negative element count %d", d, op, count)
 	}
 	if !t.Whole(count) {
-		return nil, fmt.Errorf("%v: alloc of %d %v values: not a whole number of %d-value blocks", d, count, t, t.BlockSize())
+		return fmt.Errorf("%v: %s of %d %v values: not a whole number of %d-value blocks", d, op, count, t, t.BlockSize())
 	}
 	if d.capturing.Load() > 0 {
 		// A graph bakes in the buffers it uses; memory must exist before capture begins.
-		return nil, fmt.Errorf("%v: alloc of %d %v: %w: allocate before capturing", d, count, t, ErrCapture)
+		return fmt.Errorf("%v: %s of %d %v: %w: allocate before capturing", d, op, count, t, ErrCapture)
 	}
 	bytes := int64(t.Bytes(count))
 	if d.capacity > 0 {
 		if used := d.used.Add(bytes); used > d.capacity {
 			d.used.Add(-bytes)
-			return nil, fmt.Errorf("%v: out of memory: %d bytes requested, %d of %d in use", d, bytes, used-bytes, d.capacity)
+			return fmt.Errorf("%v: out of memory: %d bytes requested, %d of %d in use", d, bytes, used-bytes, d.capacity)
 		}
 	} else {
 		d.used.Add(bytes)
 	}
-	return newBuffer(d, t, count), nil
+	return nil
 }
 
 // Ring wakes goroutines blocked in WaitUntil on this device. Writers call it after they

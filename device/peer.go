@@ -1,12 +1,23 @@
 package device
 
-import "fmt"
+import (
+	"fmt"
+	"os"
 
-// IPCHandle names a buffer that its owner exported so that peer devices can map it, as
-// cudaIpcGetMemHandle does. It is a plain value: it can be sent to the peer's rank.
+	"github.com/tpslice/tpslice/dtype"
+)
+
+// IPCHandle names a buffer that its owner exported so that peer devices can map it. Export
+// gives a handle for peers in the same process, as cudaIpcGetMemHandle does: a plain value
+// with an ID. ExportShareable gives one for peers in other processes, as
+// cuMemExportToShareableHandle does: a file descriptor of the memory (File) and its
+// description, which MarshalBinary encodes for the message that carries the descriptor.
 type IPCHandle struct {
-	Owner int    // device id of the owner
-	ID    uint64 // node-unique id of the export
+	Owner int         // device id of the owner
+	ID    uint64      // node-unique id of an export within the process; 0 with a File
+	DType dtype.DType // what the memory holds
+	Count int
+	File  *os.File // the memory of an export to another process; nil within the process
 }
 
 // Export makes b openable by peer devices and returns its handle.
@@ -22,7 +33,7 @@ func (b *Buffer) Export() (IPCHandle, error) {
 	n.mu.Lock()
 	n.exported[id] = b
 	n.mu.Unlock()
-	return IPCHandle{Owner: b.dev.id, ID: id}, nil
+	return IPCHandle{Owner: b.dev.id, ID: id, DType: b.dtype, Count: b.count}, nil
 }
 
 func (n *Node) unexport(b *Buffer) {
@@ -35,11 +46,16 @@ func (n *Node) unexport(b *Buffer) {
 	}
 }
 
-// OpenPeer maps a buffer exported by another device into d, as cudaIpcOpenMemHandle does.
-// The view shares the owner's memory; loads and stores through it reach the owner.
+// OpenPeer maps a buffer exported by another device into d, as cudaIpcOpenMemHandle does
+// (cuMemImportFromShareableHandle and cuMemMap for a handle with a File, which stays the
+// caller's to close). The view shares the owner's memory; loads and stores through it reach
+// the owner.
 func (d *Device) OpenPeer(h IPCHandle) (*Buffer, error) {
 	if h.Owner == d.id {
 		return nil, fmt.Errorf("%v: open peer handle %d: the buffer is the device's own", d, h.ID)
+	}
+	if h.File != nil {
+		return d.openShareable(h)
 	}
 	n := d.node
 	n.mu.Lock()
@@ -48,5 +64,5 @@ func (d *Device) OpenPeer(h IPCHandle) (*Buffer, error) {
 	if !ok || b.dev.id != h.Owner {
 		return nil, fmt.Errorf("%v: open peer handle %d of device %d: no such export (freed or never exported)", d, h.ID, h.Owner)
 	}
-	return &Buffer{dev: b.dev, dtype: b.dtype, count: b.count, mem: b.mem, peer: true, base: b}, nil
+	return &Buffer{dev: b.dev, dtype: b.dtype, count: b.count, mem: b.mem, peer: true, base: b, owner: b.owner}, nil
 }
