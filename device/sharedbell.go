@@ -1,0 +1,92 @@
+package device
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// SharedBellWords is how many 32-bit words of shared memory a SharedBell occupies.
+const SharedBellWords = 2
+
+// SharedBell is a doorbell whose state lives in memory that processes share: the form of a
+// Device's doorbell (Device.Ring, Device.WaitUntil) that works across address spaces, with the
+// same semantics. A waiter polls briefly, then sleeps on the bell's sequence word in the
+// kernel (FUTEX_WAIT, not process-private, so the key is the shared page, not the address);
+// Ring bumps the word and, when someone sleeps, wakes them (FUTEX_WAKE). Every word is
+// accessed with sync/atomic.
+type SharedBell struct {
+	name string
+	// seq changes on every ring: a waiter that read it before a ring finds it changed when it
+	// goes to sleep, and the kernel returns at once, so no wake-up is lost.
+	seq *uint32
+	// sleepers counts waiters past their polls: a ring with none makes no system call.
+	sleepers *uint32
+}
+
+// NewSharedBell places a bell named name (what errors say was waited for) on the first
+// SharedBellWords words of words, which every process that rings or waits maps; zeroed
+// words are a fresh bell.
+func NewSharedBell(name string, words []uint32) (*SharedBell, error) {
+	if len(words) < SharedBellWords {
+		return nil, fmt.Errorf("device: shared bell %q needs %d words, got %d", name, SharedBellWords, len(words))
+	}
+	if uintptr(unsafe.Pointer(&words[0]))%4 != 0 {
+		return nil, fmt.Errorf("device: shared bell %q: words not 4-byte aligned", name)
+	}
+	return &SharedBell{name: name, seq: &words[0], sleepers: &words[1]}, nil
+}
+
+// String names the bell as errors print it.
+func (b *SharedBell) String() string { return fmt.Sprintf("shared bell %q", b.name) }
+
+// Ring wakes the waiters of the bell in every process. Writers call it after they store the
+// flag a waiter may be polling.
+func (b *SharedBell) Ring() {
+	atomic.AddUint32(b.seq, 1)
+	if atomic.LoadUint32(b.sleepers) > 0 {
+		futexWake(b.seq)
+	}
+}
+
+// WaitUntil returns nil once ready() is true. It polls briefly, then sleeps until a writer
+// in any process rings the bell. It returns an error wrapping ErrDeadline once timeout has
+// passed (0 waits forever) and ErrAborted once aborted() is true (aborted may be nil); both
+// name the bell. Whoever makes aborted() true rings the bell so that sleepers see it. Both
+// conditions must read shared state with sync/atomic.
+func (b *SharedBell) WaitUntil(timeout time.Duration, aborted func() bool, ready func() bool) error {
+	for range spinRounds {
+		if ready() {
+			return nil
+		}
+		runtime.Gosched()
+	}
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	// Counted as a sleeper before reading seq and checking ready: a writer that stores its
+	// flag and then finds no sleeper rang before this check, which sees the flag.
+	atomic.AddUint32(b.sleepers, 1)
+	defer atomic.AddUint32(b.sleepers, ^uint32(0))
+	for {
+		seq := atomic.LoadUint32(b.seq)
+		switch {
+		case ready():
+			return nil
+		case aborted != nil && aborted():
+			return fmt.Errorf("%v: %w", b, ErrAborted)
+		}
+		var left time.Duration
+		if !deadline.IsZero() {
+			if left = time.Until(deadline); left <= 0 {
+				return fmt.Errorf("%v: %w after %v", b, ErrDeadline, timeout)
+			}
+		}
+		if err := futexWait(b.seq, seq, left); err != nil {
+			return fmt.Errorf("%v: %w", b, err)
+		}
+	}
+}

@@ -1,0 +1,141 @@
+//go:build linux
+
+package device_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/dtype"
+)
+
+// sharedWords allocates n zeroed 32-bit words of shareable memory on a fresh node's device 0.
+func sharedWords(t *testing.T, n int) []uint32 {
+	t.Helper()
+	b, err := dev(t, newNode(t, device.NodeConfig{Devices: 1, SMs: 1}), 0).AllocShareable(dtype.F32, n)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, b.Free()) })
+	return b.Uint32s()
+}
+
+func newBell(t *testing.T, name string, words []uint32) *device.SharedBell {
+	t.Helper()
+	b, err := device.NewSharedBell(name, words)
+	require.NoError(t, err)
+	return b
+}
+
+func TestSharedBellReadyAtOnce(t *testing.T) {
+	bell := newBell(t, "flag", sharedWords(t, device.SharedBellWords))
+	for _, timeout := range []time.Duration{0, time.Millisecond, time.Hour} {
+		require.NoError(t, bell.WaitUntil(timeout, nil, func() bool { return true }))
+		require.NoError(t, bell.WaitUntil(timeout, never, func() bool { return true }))
+	}
+}
+
+func TestSharedBellRing(t *testing.T) {
+	words := sharedWords(t, 3)
+	bell := newBell(t, "flag", words)
+	for _, timeout := range []time.Duration{0, waitLimit} {
+		t.Run(fmt.Sprint(timeout), func(t *testing.T) {
+			atomic.StoreUint32(&words[2], 0)
+			go func() {
+				time.Sleep(5 * time.Millisecond) // let the waiter go to sleep
+				atomic.StoreUint32(&words[2], 1)
+				bell.Ring()
+			}()
+			require.NoError(t, bell.WaitUntil(timeout, nil, func() bool { return atomic.LoadUint32(&words[2]) == 1 }))
+		})
+	}
+}
+
+// TestSharedBellPingPong bounces a counter in shared memory between two bells many times,
+// each side dawdling a varying while, so that waiters are caught polling, about to sleep and
+// asleep in the kernel; a lost wake-up would leave one side asleep until its deadline.
+func TestSharedBellPingPong(t *testing.T) {
+	words := sharedWords(t, 2*device.SharedBellWords+1)
+	bells := []*device.SharedBell{newBell(t, "side 0", words[0:]), newBell(t, "side 1", words[device.SharedBellWords:])}
+	flag := &words[2*device.SharedBellWords]
+	const rounds = 5000
+	errc := make(chan error, 2)
+	for side := range uint32(2) { // side 0 writes odd values, side 1 even ones
+		go func() {
+			r := rand.New(rand.NewPCG(uint64(side), 7))
+			for i := range uint32(rounds) {
+				if side == 1 || i > 0 {
+					want := 2*i + side
+					if err := bells[side].WaitUntil(waitLimit, nil, func() bool { return atomic.LoadUint32(flag) == want }); err != nil {
+						errc <- fmt.Errorf("side %d round %d: %w", side, i, err)
+						return
+					}
+				}
+				dawdle(r)
+				atomic.StoreUint32(flag, 2*i+side+1)
+				bells[1-side].Ring()
+			}
+			errc <- nil
+		}()
+	}
+	require.NoError(t, <-errc)
+	require.NoError(t, <-errc)
+	require.EqualValues(t, 2*rounds, atomic.LoadUint32(flag))
+}
+
+// TestSharedBellManyWaiters has several goroutines sleep on one bell for distinct turns.
+func TestSharedBellManyWaiters(t *testing.T) {
+	words := sharedWords(t, device.SharedBellWords+1)
+	bell, turn := newBell(t, "turn", words), &words[device.SharedBellWords]
+	const waiters, rounds = 4, 500
+	errc := make(chan error, waiters)
+	for w := range uint32(waiters) {
+		go func() {
+			for r := range uint32(rounds) {
+				mine := r*waiters + w
+				if err := bell.WaitUntil(waitLimit, nil, func() bool { return atomic.LoadUint32(turn) == mine }); err != nil {
+					errc <- fmt.Errorf("waiter %d round %d: %w", w, r, err)
+					return
+				}
+				atomic.StoreUint32(turn, mine+1)
+				bell.Ring()
+			}
+			errc <- nil
+		}()
+	}
+	for range waiters {
+		require.NoError(t, <-errc)
+	}
+	require.EqualValues(t, waiters*rounds, atomic.LoadUint32(turn))
+}
+
+func TestSharedBellDeadline(t *testing.T) {
+	bell := newBell(t, "rank 1's barrier flag", sharedWords(t, device.SharedBellWords))
+	for _, aborted := range []func() bool{nil, never} {
+		err := bell.WaitUntil(2*time.Millisecond, aborted, never)
+		require.ErrorIs(t, err, device.ErrDeadline)
+		require.ErrorContains(t, err, `shared bell "rank 1's barrier flag": deadline exceeded after 2ms`)
+	}
+}
+
+func TestSharedBellAborted(t *testing.T) {
+	bell := newBell(t, "flag", sharedWords(t, device.SharedBellWords))
+	var stop atomic.Bool
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		stop.Store(true)
+		bell.Ring()
+	}()
+	err := bell.WaitUntil(0, stop.Load, never)
+	require.ErrorIs(t, err, device.ErrAborted)
+	require.ErrorContains(t, err, `shared bell "flag": aborted`)
+}
+
+func TestNewSharedBellNeedsWords(t *testing.T) {
+	_, err := device.NewSharedBell("flag", make([]uint32, 1))
+	require.ErrorContains(t, err, `shared bell "flag" needs 2 words, got 1`)
+}
