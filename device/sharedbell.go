@@ -67,8 +67,8 @@ func (b *SharedBell) WaitUntil(timeout time.Duration, aborted func() bool, ready
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
 	}
-	// Counted as a sleeper before reading seq and checking ready: a writer that stores its
-	// flag and then finds no sleeper rang before this check, which sees the flag.
+	// Counted before any sleep: a ring that finds no sleeper and skips the wake has bumped seq
+	// already, and the kernel compares seq before it sleeps.
 	atomic.AddUint32(b.sleepers, 1)
 	defer atomic.AddUint32(b.sleepers, ^uint32(0))
 	for {

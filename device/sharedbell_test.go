@@ -55,6 +55,33 @@ func TestSharedBellRing(t *testing.T) {
 	}
 }
 
+// TestSharedBellRingBeforeSleep has the writer store the flag and ring in the window between
+// the waiter's last check and its FUTEX_WAIT: the check missed the flag, so only the
+// sequence word the ring bumped keeps the waiter from sleeping through the ring. The waiter
+// has no deadline; the test gives up on it after waitLimit.
+func TestSharedBellRingBeforeSleep(t *testing.T) {
+	words := sharedWords(t, device.SharedBellWords+1)
+	bell, flag := newBell(t, "flag", words), &words[device.SharedBellWords]
+	calls := 0
+	ready := func() bool {
+		if calls++; calls == device.SpinRounds+1 { // the first check after the polls, before sleeping
+			atomic.StoreUint32(flag, 1)
+			bell.Ring()
+			return false // as if the check ran just before the store
+		}
+		return atomic.LoadUint32(flag) == 1
+	}
+	done := make(chan error, 1)
+	go func() { done <- bell.WaitUntil(0, nil, ready) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(waitLimit):
+		bell.Ring() // let the waiter go
+		t.Fatal("the waiter slept through a ring that came between its check and its sleep")
+	}
+}
+
 // TestSharedBellPingPong bounces a counter in shared memory between two bells many times,
 // each side dawdling a varying while, so that waiters are caught polling, about to sleep and
 // asleep in the kernel; a lost wake-up would leave one side asleep until its deadline.
