@@ -15,6 +15,20 @@
 // runtime knows this topology (Node.HostOf) and does not slow cross-host accesses down;
 // what they cost on real hardware is the performance model's business.
 //
+// # Peer-visible memory across processes
+//
+// Ranks that run as processes of their own reach each other's memory only through handles,
+// as GPUs in separate processes do. AllocShareable backs a buffer with a sealed memfd mapped
+// shared (cuMemCreate with a POSIX-fd handle type); ExportShareable returns an IPCHandle whose
+// File is a new descriptor of it (cuMemExportToShareableHandle, or cudaIpcGetMemHandle);
+// the descriptor travels to the peer with SCM_RIGHTS (internal/ipc); the peer's OpenPeer maps
+// it (cuMemImportFromShareableHandle and cuMemMap, or cudaIpcOpenMemHandle), and Free unmaps
+// it (cudaIpcCloseMemHandle). Nothing is named in a file system and the pages go when the
+// last process that maps or holds them does. PeerMemory is this seam as an interface:
+// InProcessMemory (an export is an entry in the node's table) and SharedMemory implement it.
+// A SharedBell is the doorbell of such memory: waiters sleep in FUTEX_WAIT on a word of it
+// and a ring in any process wakes them.
+//
 // Data enters as host writes into buffer views (the memory is host-visible, like unified
 // memory) or kernels launched on streams; it leaves the same way after Stream.Synchronize.
 // Every kernel may declare its Work (class, bytes, FLOPs), which tracers and performance

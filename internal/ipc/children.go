@@ -64,7 +64,8 @@ func NewChildren(onExit func(*Exit)) (*Children, error) {
 
 // Start starts cmd, which must not have been started, and watches it under name. The pid
 // counts as a child (Has) from before the process runs, so a child that connects at once is
-// admitted.
+// admitted. Give cmd files (os.Stderr), not writers, for its output: the report waits for
+// exec's copying goroutines, which a grandchild holding the pipe would keep open.
 func (c *Children) Start(name string, cmd *exec.Cmd) (pid int, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -26,7 +26,9 @@ type Listener struct {
 
 // Listen opens a socket in a new directory that only this user can enter (mode 0700), so no
 // other user's process can even connect. Accept admits a peer that runs as this user and
-// whose pid allow accepts: typically Children.Has, the processes this one started.
+// whose pid allow accepts: typically Children.Has, the processes this one started. Close it
+// once the children have connected: the directory goes and the connections stay, so nothing
+// is left in the file system however this process ends later.
 func Listen(allow func(pid int) bool) (*Listener, error) {
 	if allow == nil {
 		return nil, fmt.Errorf("ipc: listen: no rule for which peers to allow")
