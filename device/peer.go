@@ -52,7 +52,7 @@ func (n *Node) unexport(b *Buffer) {
 // the owner.
 func (d *Device) OpenPeer(h IPCHandle) (*Buffer, error) {
 	if h.Owner == d.id {
-		return nil, fmt.Errorf("%v: open peer handle %d: the buffer is the device's own", d, h.ID)
+		return nil, fmt.Errorf("%v: open peer handle %d of device %d: the buffer is the device's own", d, h.ID, h.Owner)
 	}
 	if h.File != nil {
 		return d.openShareable(h)

@@ -55,6 +55,9 @@ func (b *Buffer) ExportShareable() (IPCHandle, error) {
 // openShareable maps the memory of a handle another process exported into d, as
 // cuMemImportFromShareableHandle and cuMemMap do. The handle's file stays the caller's.
 func (d *Device) openShareable(h IPCHandle) (*Buffer, error) {
+	if !h.DType.Valid() {
+		return nil, fmt.Errorf("%v: open shareable handle of device %d: invalid dtype %v", d, h.Owner, h.DType)
+	}
 	if !h.DType.Whole(h.Count) {
 		return nil, fmt.Errorf("%v: open shareable handle of device %d: %d %v values are not a whole number of blocks", d, h.Owner, h.Count, h.DType)
 	}
@@ -84,7 +87,7 @@ func (h *IPCHandle) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("device: handle description of %d bytes, want %d", len(b), handleBytes)
 	}
 	owner, t, count := binary.LittleEndian.Uint32(b), dtype.DType(b[4]), binary.LittleEndian.Uint64(b[5:])
-	if owner >= MaxNodeDevices || !t.Valid() || count > 1<<47 {
+	if owner >= MaxNodeDevices || !t.Valid() || count > 1<<47 { // 128 Ti values: more than any device holds
 		return fmt.Errorf("device: handle description (owner %d, %v, count %d) out of range", owner, t, count)
 	}
 	h.Owner, h.DType, h.Count = int(owner), t, int(count)

@@ -137,6 +137,11 @@ func TestShareableErrors(t *testing.T) {
 	_, err = d1.OpenPeer(ragged)
 	require.ErrorContains(t, err, "16 q8_0 values are not a whole number of blocks")
 
+	invalid := h
+	invalid.DType = 200
+	_, err = d1.OpenPeer(invalid)
+	require.ErrorContains(t, err, "invalid dtype dtype(200)")
+
 	noFile := h
 	noFile.File = nil
 	_, err = device.SharedMemory{}.Open(d1, noFile)

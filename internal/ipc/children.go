@@ -116,7 +116,8 @@ func (c *Children) Signal(pid int, sig unix.Signal) error {
 // one did.
 func (c *Children) Close() error {
 	c.mu.Lock()
-	if !c.closing {
+	first := !c.closing
+	if first {
 		c.closing = true
 		for _, k := range c.live {
 			_ = unix.PidfdSendSignal(k.pidfd, unix.SIGKILL, nil, 0) // fails only for one already gone
@@ -127,6 +128,9 @@ func (c *Children) Close() error {
 	<-c.done
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if first { // the eventfd outlives the poller, so that no ring writes to a reused descriptor
+		_ = unix.Close(c.wake)
+	}
 	return c.err
 }
 
@@ -138,7 +142,6 @@ func (c *Children) ring() {
 // poll waits on every child's pidfd and the eventfd until Close has reaped every child.
 func (c *Children) poll() {
 	defer close(c.done)
-	defer unix.Close(c.wake)
 	for {
 		c.mu.Lock()
 		if c.closing && len(c.live) == 0 {
