@@ -21,6 +21,7 @@ type Exit struct {
 	State *os.ProcessState // exit status or signal, resource usage
 }
 
+// Error says which child ended and how: "rank 1 (pid 4242) exited: signal: killed".
 func (e *Exit) Error() string {
 	return fmt.Sprintf("%s (pid %d) exited: %v", e.Name, e.Pid, e.State)
 }
