@@ -17,7 +17,7 @@ import (
 const waitLimit = 10 * time.Second
 
 // newNode builds a node and closes it when the test ends.
-func newNode(t *testing.T, cfg device.NodeConfig) *device.Node {
+func newNode(t testing.TB, cfg device.NodeConfig) *device.Node {
 	t.Helper()
 	n, err := device.NewNode(cfg)
 	require.NoError(t, err)
@@ -26,7 +26,7 @@ func newNode(t *testing.T, cfg device.NodeConfig) *device.Node {
 }
 
 // dev returns device id of n.
-func dev(t *testing.T, n *device.Node, id int) *device.Device {
+func dev(t testing.TB, n *device.Node, id int) *device.Device {
 	t.Helper()
 	d, err := n.Device(id)
 	require.NoError(t, err)

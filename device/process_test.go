@@ -112,6 +112,10 @@ func runChild(role string) error {
 			atomic.StoreUint32(&words[flagWord], 2*i+2)
 			parent.Ring()
 		}
+	case "pong": // answer pings until told to stop (BenchmarkBellRoundTrip)
+		if err := answer(mine, parent, &words[flagWord]); err != nil {
+			return err
+		}
 	case "hang": // say so, then wait for what never comes, until killed
 		if err := conn.Send(ipc.Message{Kind: kindAsleep}); err != nil {
 			return err
@@ -149,7 +153,7 @@ type parent struct {
 	bell  atomic.Pointer[device.SharedBell] // rung when the child dies, so that a waiter sees it
 }
 
-func newParent(t *testing.T) *parent {
+func newParent(t testing.TB) *parent {
 	t.Helper()
 	p := &parent{dev: dev(t, newNode(t, device.NodeConfig{Devices: 2, SMs: 1}), 0), exits: make(chan *ipc.Exit, 1)}
 	kids, err := ipc.NewChildren(func(e *ipc.Exit) {
@@ -169,7 +173,7 @@ func newParent(t *testing.T) *parent {
 }
 
 // start starts the child in role and accepts its connection.
-func (p *parent) start(t *testing.T, role string) (*ipc.Conn, int) {
+func (p *parent) start(t testing.TB, role string) (*ipc.Conn, int) {
 	t.Helper()
 	pid, err := p.kids.Start("rank 1", testutil.ChildCommand(role, socketVar+"="+p.ln.Path()))
 	require.NoError(t, err)
@@ -191,7 +195,7 @@ func (p *parent) wait(bell *device.SharedBell, timeout time.Duration, ready func
 }
 
 // exit returns the child's exit once the poller reported it.
-func (p *parent) exit(t *testing.T) *ipc.Exit {
+func (p *parent) exit(t testing.TB) *ipc.Exit {
 	t.Helper()
 	select {
 	case e := <-p.exits:
@@ -203,7 +207,7 @@ func (p *parent) exit(t *testing.T) *ipc.Exit {
 }
 
 // finish checks that the child succeeded and that nothing of either side is left.
-func (p *parent) finish(t *testing.T, pid int, b *device.Buffer) {
+func (p *parent) finish(t testing.TB, pid int, b *device.Buffer) {
 	t.Helper()
 	e := p.exit(t)
 	require.Equal(t, pid, e.Pid)

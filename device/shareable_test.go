@@ -44,7 +44,7 @@ func memfdLeft() ([]string, error) {
 
 // requireNoMemfd checks that this process neither maps nor holds the memory file of a
 // shareable buffer.
-func requireNoMemfd(t *testing.T) {
+func requireNoMemfd(t testing.TB) {
 	t.Helper()
 	left, err := memfdLeft()
 	require.NoError(t, err)

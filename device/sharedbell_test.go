@@ -16,7 +16,7 @@ import (
 )
 
 // sharedWords allocates n zeroed 32-bit words of shareable memory on a fresh node's device 0.
-func sharedWords(t *testing.T, n int) []uint32 {
+func sharedWords(t testing.TB, n int) []uint32 {
 	t.Helper()
 	b, err := dev(t, newNode(t, device.NodeConfig{Devices: 1, SMs: 1}), 0).AllocShareable(dtype.F32, n)
 	require.NoError(t, err)
@@ -24,7 +24,7 @@ func sharedWords(t *testing.T, n int) []uint32 {
 	return b.Uint32s()
 }
 
-func newBell(t *testing.T, name string, words []uint32) *device.SharedBell {
+func newBell(t testing.TB, name string, words []uint32) *device.SharedBell {
 	t.Helper()
 	b, err := device.NewSharedBell(name, words)
 	require.NoError(t, err)
