@@ -7,7 +7,9 @@
 // device streams, giving each SM a block of the work:
 //
 //   - Linear / LinearRows: y = x·Wᵀ for an [out, in] Matrix in f32, bf16 or f16, f32
-//     activations and accumulation, M = 1 (GEMV) or small M (GEMM), output rows [o0, o1).
+//     activations and accumulation, M = 1 (GEMV) or M rows of a batch or prompt (GEMM:
+//     register-blocked AVX-512 tiles of weights widened once for every row), output rows
+//     [o0, o1).
 //   - LinearQuantRows: the same for a Matrix of a GGML block type (Q8_0, Q4_0, Q4_K, Q5_K,
 //     Q6_K), its activations quantized to 16-bit integers by package quant, whose kernels
 //     it runs.

@@ -43,18 +43,23 @@ func Linear(y, x []float32, w Matrix) error {
 //	}
 //
 // Only columns [o0, o1) of y are written; y must not overlap x. It does not allocate, and it
-// reads every weight once per call for up to 64 rows of x: each pass over x serves 4 output
-// rows, and each tile of 4 weight rows serves up to 64 rows of x.
+// reads every weight once per call for up to 64 rows of x (128 in the AVX-512 GEMM): each
+// pass over x serves 4 output rows, and each tile of 4 weight rows serves up to 64 rows of x.
 //
 // On amd64 with AVX2 and F16C (vec.Accelerated) it runs assembly kernels (linear_amd64.s):
 // one YMM register per (row of x, output row) holds the 8 partial sums, every product is a
 // VMULPS of the widened weights (VCVTPH2PS for f16, a 16-bit shift for bf16) and every add
-// a VADDPS in element order, so the results are bitwise the reference loop's. Elsewhere, or
-// built with -tags noasm, it runs the portable Go of linearRowsGo, the same loop tiled. The
-// one thing the reference leaves open is which NaN payload survives where two NaNs meet in
-// a product or a sum (the Go compiler may commute the operands): the result is NaN either
-// way; the assembly keeps x's payload in a product and the partial sum's in an add, so its
-// GEMM rows equal its GEMVs even in NaN payloads.
+// a VADDPS in element order, so the results are bitwise the reference loop's. From 4 rows
+// of x (8 for f32 weights) on CPUs with AVX-512 it runs a register-blocked GEMM instead
+// (gemm_avx512_amd64.s): each 512-element tile of 8 weight rows is widened to f32 once and
+// serves up to 128 rows of x, 4 rows by 8 outputs a micro-kernel, a ZMM register holding
+// the 8 partial sums of 2 outputs; the same VMULPS and VADDPS per element in the same
+// order, so its rows are bitwise the GEMV's. Elsewhere, or built with -tags noasm, it runs
+// the portable Go of linearRowsGo, the same loop tiled. The one thing the reference leaves
+// open is which NaN payload survives where two NaNs meet in a product or a sum (the Go
+// compiler may commute the operands): the result is NaN either way; the assembly keeps x's
+// payload in a product and the partial sum's in an add, so its GEMM rows equal its GEMVs
+// even in NaN payloads.
 func LinearRows(y, x []float32, w Matrix, o0, o1 int) error {
 	if err := w.Validate(); err != nil {
 		return fmt.Errorf("layers: linear: weight %w", err)

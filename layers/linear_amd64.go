@@ -35,13 +35,18 @@ func linear4BF16AVX2(acc *[linearRowBlock][Lanes]float32, x *float32, xstride, m
 //go:noescape
 func linear4F16AVX2(acc *[linearRowBlock][Lanes]float32, x *float32, xstride, m int, w unsafe.Pointer, off *[linearRowBlock]int, n int)
 
-// linearRows is LinearRows after validation: the assembly where the CPU runs it.
+// linearRows is LinearRows after validation: the assembly where the CPU runs it, the
+// AVX-512 GEMM from gemmMinRows rows of x where the CPU has AVX-512, else the AVX2
+// kernels.
 func linearRows(y, x []float32, w Matrix, m, o0, o1 int) {
-	if !vec.Accelerated() {
+	switch {
+	case !vec.Accelerated():
 		linearRowsGo(y, x, w, m, o0, o1)
-		return
+	case m >= gemmMinRows(w.DType) && vec.AcceleratedAVX512():
+		linearRowsAVX512(y, x, w, m, o0, o1)
+	default:
+		linearRowsAVX2(y, x, w, m, o0, o1)
 	}
-	linearRowsAVX2(y, x, w, m, o0, o1)
 }
 
 // linearRowsAVX2 is LinearRows after validation with the AVX2 kernels. For each block of 4
@@ -52,7 +57,7 @@ func linearRows(y, x []float32, w Matrix, m, o0, o1 int) {
 // tree. Every output's order is the reference loop's whatever the blocking, so any M and any
 // split of the rows give the same bits.
 func linearRowsAVX2(y, x []float32, w Matrix, m, o0, o1 int) {
-	in, out := w.Cols, w.Rows
+	in := w.Cols
 	body := in &^ (Lanes - 1)
 	base := unsafe.Pointer(unsafe.SliceData(w.Data))
 	var acc [linearMChunk][linearRowBlock][Lanes]float32
@@ -87,17 +92,25 @@ func linearRowsAVX2(y, x []float32, w Matrix, m, o0, o1 int) {
 				linear4AVX2(w.DType, &acc[0], &x[mb*in+k], 4*in, nm, base, &off, kl)
 			}
 			for mi := range nm {
-				xr := x[(mb+mi)*in : (mb+mi+1)*in]
-				yr := y[(mb+mi)*out : (mb+mi+1)*out]
-				for r, o := range row[:nr] {
-					a := &acc[mi][r]
-					if body < in {
-						linearTail(a, xr[body:], w, o*in+body)
-					}
-					yr[o] = combine8(a)
-				}
+				linearFinish(y, x, w, mb+mi, row[:nr], acc[mi][:nr], body)
 			}
 		}
+	}
+}
+
+// linearFinish writes the outputs rows of row mi of y from their partial sums acc over the
+// first body elements (a multiple of 8): it adds the products of the last in-body elements
+// (linearTail) and combines the lanes (combine8).
+func linearFinish(y, x []float32, w Matrix, mi int, rows []int, acc [][Lanes]float32, body int) {
+	in, out := w.Cols, w.Rows
+	xr := x[mi*in : (mi+1)*in]
+	yr := y[mi*out : (mi+1)*out]
+	for r, o := range rows {
+		a := &acc[r]
+		if body < in {
+			linearTail(a, xr[body:], w, o*in+body)
+		}
+		yr[o] = combine8(a)
 	}
 }
 

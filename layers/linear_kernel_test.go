@@ -13,10 +13,11 @@ import (
 	"github.com/tpslice/tpslice/vec"
 )
 
-// These tests check both implementations of LinearRows (the exported function, which runs
-// the AVX2 kernels where vec.Accelerated, and the portable linearRowsGo) bit for bit against
-// refLinear, over ragged sizes, unaligned slice starts, guard values around y and every kind
-// of output row range. Under -tags noasm both are the portable Go.
+// These tests check every implementation of LinearRows (the exported function, which runs
+// the assembly where vec.Accelerated, each instruction set's kernels forced for any M where
+// the CPU has them, and the portable linearRowsGo) bit for bit against refLinear, over
+// ragged sizes, unaligned slice starts, guard values around y and every kind of output row
+// range. Under -tags noasm they are the portable Go.
 
 // linearKernel is one implementation of LinearRows after validation.
 type linearKernel struct {
@@ -30,14 +31,14 @@ func linearKernels() []linearKernel {
 	if vec.Accelerated() {
 		name = "asm"
 	}
-	return []linearKernel{
+	return append([]linearKernel{
 		{name, func(y, x []float32, w Matrix, _, o0, o1 int) {
 			if err := LinearRows(y, x, w, o0, o1); err != nil {
 				panic(err)
 			}
 		}},
 		{"go", linearRowsGo},
-	}
+	}, isaLinearKernels()...)
 }
 
 // linearSentinel is the f32 pattern around and between the outputs a call may write: a

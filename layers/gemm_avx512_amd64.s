@@ -1,0 +1,205 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// The AVX-512 GEMM of LinearRows (gemm_amd64.go): a packing kernel per weight dtype that
+// widens a tile of 8 weight rows to f32 once, and one micro-kernel that multiplies the
+// packed tile with any number of rows of x.
+//
+// The package's reduction order keeps 8 partial sums per output, element i in lane i%8. A
+// ZMM register holds two such 8-lane groups, so that one VMULPS and one VADDPS advance 2
+// outputs by 8 elements each: the low half output 2p of the tile, the high half output
+// 2p+1, both against the same 8 elements of one row of x, which VBROADCASTF64X4 copies into
+// both halves. Every product is a VMULPS (x first) and every sum a VADDPS (the partial sum
+// first), never FMA: bitwise the reference loop's partial sums, and the GEMV's.
+
+// The packed tile: for each step s of 8 elements, 4 pairs of 16 f32, pair p holding
+// elements 8s..8s+7 of weight row 2p and then of row 2p+1 (256 bytes a step).
+
+// PACK_ROWS points BX, DX, SI, R8-R12 at the 8 weight rows: W + OFF[r]·SCALE.
+#define PACK_ROWS(W, OFF, SCALE) \
+	MOVQ 0(OFF), BX; \
+	LEAQ (W)(BX*SCALE), BX; \
+	MOVQ 8(OFF), DX; \
+	LEAQ (W)(DX*SCALE), DX; \
+	MOVQ 16(OFF), SI; \
+	LEAQ (W)(SI*SCALE), SI; \
+	MOVQ 24(OFF), R8; \
+	LEAQ (W)(R8*SCALE), R8; \
+	MOVQ 32(OFF), R9; \
+	LEAQ (W)(R9*SCALE), R9; \
+	MOVQ 40(OFF), R10; \
+	LEAQ (W)(R10*SCALE), R10; \
+	MOVQ 48(OFF), R11; \
+	LEAQ (W)(R11*SCALE), R11; \
+	MOVQ 56(OFF), R12; \
+	LEAQ (W)(R12*SCALE), R12
+
+// The pair loads: elements AX..AX+7 of rows R0 and R1, widened to f32 in the low and high
+// halves of Z (Y, X: its lower parts; T a scratch YMM register).
+#define PAIR_F32(R0, R1, Z, Y, X, T) \
+	VMOVUPS      (R0)(AX*4), Y; \
+	VINSERTF64X4 $1, (R1)(AX*4), Z, Z
+
+#define PAIR_F16(R0, R1, Z, Y, X, T) \
+	VMOVDQU    (R0)(AX*2), X; \
+	VINSERTI128 $1, (R1)(AX*2), Y, Y; \
+	VCVTPH2PS  Y, Z
+
+#define PAIR_BF16(R0, R1, Z, Y, X, T) \
+	VMOVDQU    (R0)(AX*2), X; \
+	VINSERTI128 $1, (R1)(AX*2), Y, Y; \
+	VPMOVZXWD  Y, Z; \
+	VPSLLD     $16, Z, Z
+
+// PACK is the body of a packing kernel: n/8 steps of 4 pairs.
+#define PACK(PAIR, SCALE) \
+	MOVQ panel+0(FP), DI; \
+	MOVQ w+8(FP), CX; \
+	MOVQ off+16(FP), AX; \
+	PACK_ROWS(CX, AX, SCALE); \
+	MOVQ n+24(FP), CX; \
+	XORQ AX, AX; \
+packloop: \
+	PAIR(BX, DX, Z0, Y0, X0, Y4); \
+	PAIR(SI, R8, Z1, Y1, X1, Y5); \
+	PAIR(R9, R10, Z2, Y2, X2, Y6); \
+	PAIR(R11, R12, Z3, Y3, X3, Y7); \
+	VMOVUPS Z0, 0(DI); \
+	VMOVUPS Z1, 64(DI); \
+	VMOVUPS Z2, 128(DI); \
+	VMOVUPS Z3, 192(DI); \
+	ADDQ $256, DI; \
+	ADDQ $8, AX; \
+	CMPQ AX, CX; \
+	JB   packloop; \
+	VZEROUPPER; \
+	RET
+
+// func gemmPackF32AVX512(panel *float32, w unsafe.Pointer, off *[8]int, n int)
+TEXT ·gemmPackF32AVX512(SB), NOSPLIT, $0-32
+	PACK(PAIR_F32, 4)
+
+// func gemmPackF16AVX512(panel *float32, w unsafe.Pointer, off *[8]int, n int)
+TEXT ·gemmPackF16AVX512(SB), NOSPLIT, $0-32
+	PACK(PAIR_F16, 2)
+
+// func gemmPackBF16AVX512(panel *float32, w unsafe.Pointer, off *[8]int, n int)
+TEXT ·gemmPackBF16AVX512(SB), NOSPLIT, $0-32
+	PACK(PAIR_BF16, 2)
+
+// The micro-kernel:
+//
+//	func gemmTileAVX512(acc *[8][8]float32, x *float32, xstride, m int, panel *float32, n int)
+//
+// continues the partial sums of m ≥ 0 rows of x (row mi at byte offset mi·xstride from x,
+// its sums the mi-th [8][8] block from acc: output j's 8 lanes) against the packed tile of
+// 8 weight rows over n elements, n > 0 and a multiple of 8:
+//
+//	for mi := range m { for j := range 8 { for i := range n {
+//		acc[mi][j][i%8] += float32(x[mi][i] * w_j[i])
+//	} } }
+//
+// Blocks of 4 rows of x run with 16 accumulators (Z0-Z15: row r, pair p in Z(4r+p)), each
+// step loading the tile's 4 pairs once (Z16-Z19) for the 4 rows; the last m%4 rows run one
+// at a time (Z0-Z3).
+//
+// Registers: AX element index, CX n, DX rows of x left, BX xstride, SI x (row 0), R9-R11
+// rows 1-3, DI acc, R8 the tile's step, R12 the tile.
+
+// ROW4 multiplies the broadcast 8 elements of x at R (into Z20) with the 4 pairs and adds
+// the products onto A0-A3.
+#define ROW4(R, A0, A1, A2, A3) \
+	VBROADCASTF64X4 (R)(AX*4), Z20; \
+	VMULPS Z16, Z20, Z24; \
+	VMULPS Z17, Z20, Z25; \
+	VMULPS Z18, Z20, Z26; \
+	VMULPS Z19, Z20, Z27; \
+	VADDPS Z24, A0, A0; \
+	VADDPS Z25, A1, A1; \
+	VADDPS Z26, A2, A2; \
+	VADDPS Z27, A3, A3
+
+#define LOAD_PAIRS \
+	VMOVUPS 0(R8), Z16; \
+	VMOVUPS 64(R8), Z17; \
+	VMOVUPS 128(R8), Z18; \
+	VMOVUPS 192(R8), Z19
+
+// LOAD_ACC and STORE_ACC move the 4 pairs of partial sums at byte OFF from DI.
+#define LOAD_ACC(OFF, A0, A1, A2, A3) \
+	VMOVUPS OFF+0(DI), A0; \
+	VMOVUPS OFF+64(DI), A1; \
+	VMOVUPS OFF+128(DI), A2; \
+	VMOVUPS OFF+192(DI), A3
+
+#define STORE_ACC(OFF, A0, A1, A2, A3) \
+	VMOVUPS A0, OFF+0(DI); \
+	VMOVUPS A1, OFF+64(DI); \
+	VMOVUPS A2, OFF+128(DI); \
+	VMOVUPS A3, OFF+192(DI)
+
+// func gemmTileAVX512(acc *[8][8]float32, x *float32, xstride, m int, panel *float32, n int)
+TEXT ·gemmTileAVX512(SB), NOSPLIT, $0-48
+	MOVQ acc+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ xstride+16(FP), BX
+	MOVQ m+24(FP), DX
+	MOVQ panel+32(FP), R12
+	MOVQ n+40(FP), CX
+
+quad:
+	CMPQ DX, $4
+	JB   single
+	LEAQ (SI)(BX*1), R9
+	LEAQ (SI)(BX*2), R10
+	LEAQ (R9)(BX*2), R11
+	LOAD_ACC(0, Z0, Z1, Z2, Z3)
+	LOAD_ACC(256, Z4, Z5, Z6, Z7)
+	LOAD_ACC(512, Z8, Z9, Z10, Z11)
+	LOAD_ACC(768, Z12, Z13, Z14, Z15)
+	MOVQ R12, R8
+	XORQ AX, AX
+
+quadloop:
+	LOAD_PAIRS
+	ROW4(SI, Z0, Z1, Z2, Z3)
+	ROW4(R9, Z4, Z5, Z6, Z7)
+	ROW4(R10, Z8, Z9, Z10, Z11)
+	ROW4(R11, Z12, Z13, Z14, Z15)
+	ADDQ $256, R8
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JB   quadloop
+	STORE_ACC(0, Z0, Z1, Z2, Z3)
+	STORE_ACC(256, Z4, Z5, Z6, Z7)
+	STORE_ACC(512, Z8, Z9, Z10, Z11)
+	STORE_ACC(768, Z12, Z13, Z14, Z15)
+	ADDQ $1024, DI
+	LEAQ (R11)(BX*1), SI
+	SUBQ $4, DX
+	JMP  quad
+
+single:
+	TESTQ DX, DX
+	JZ    done
+	LOAD_ACC(0, Z0, Z1, Z2, Z3)
+	MOVQ  R12, R8
+	XORQ  AX, AX
+
+singleloop:
+	LOAD_PAIRS
+	ROW4(SI, Z0, Z1, Z2, Z3)
+	ADDQ $256, R8
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JB   singleloop
+	STORE_ACC(0, Z0, Z1, Z2, Z3)
+	ADDQ $256, DI
+	ADDQ BX, SI
+	DECQ DX
+	JMP  single
+
+done:
+	VZEROUPPER
+	RET
