@@ -12,6 +12,10 @@ import (
 // batchRun is what one run of a batch measured.
 type batchRun struct {
 	ttftMs float64 // mean over requests, from the batch's submission
+	// prefill is the longest TTFT: from the submission until every prompt was prefilled
+	// and had its first token; promptTokens are the prompts' tokens.
+	prefill      time.Duration
+	promptTokens int
 	// The whole batch decodes from `from` (every request has its first token) to `to` (the
 	// first request has its last).
 	from, to time.Time
@@ -50,6 +54,8 @@ func runBatch(ctx context.Context, e *engine.Engine, prompts [][]int32, genLen i
 	for i, r := range results {
 		run.tokens += len(r.OutputIDs)
 		run.ttftMs += bench.Ms(r.TTFT) / float64(len(results))
+		run.prefill = max(run.prefill, r.TTFT)
+		run.promptTokens += len(prompts[i])
 		if len(r.OutputIDs) < genLen {
 			run.short = append(run.short, i)
 		}

@@ -15,12 +15,16 @@ type Report struct {
 
 // Row is one TP degree × batch size.
 type Row struct {
-	TP         int     `json:"tp"`
-	Batch      int     `json:"batch"`
-	TTFTMs     float64 `json:"ttft_ms"`
-	P50Ms      float64 `json:"token_latency_ms_p50"`
-	P99Ms      float64 `json:"token_latency_ms_p99"`
-	TokensPerS float64 `json:"tokens_per_s"`
+	TP     int     `json:"tp"`
+	Batch  int     `json:"batch"`
+	TTFTMs float64 `json:"ttft_ms"`
+	// PromptTokensPerS is the batch's prompt tokens over the time from its submission to
+	// its last request's first token: the prefill rate (llama-bench's pp; TokensPerS is
+	// its tg).
+	PromptTokensPerS float64 `json:"prompt_tokens_per_s"`
+	P50Ms            float64 `json:"token_latency_ms_p50"`
+	P99Ms            float64 `json:"token_latency_ms_p99"`
+	TokensPerS       float64 `json:"tokens_per_s"`
 	// E2ETokensPerS is the batch's output tokens over its wall time, from its submission
 	// to its last token (TTFT and decode).
 	E2ETokensPerS float64 `json:"e2e_tokens_per_s"`

@@ -95,7 +95,7 @@ func (c *collector) row(b int, run batchRun, records []comm.Record) (Row, bool) 
 	// the clamp only matters if a comm stream overlapped them.
 	bd[HostOverhead] = max(0, step-kernels)
 	lat := bench.Stats(gaps)
-	return Row{Batch: b, TTFTMs: run.ttftMs, P50Ms: lat.P50, P99Ms: lat.P99,
+	return Row{Batch: b, TTFTMs: run.ttftMs, PromptTokensPerS: float64(run.promptTokens) / run.prefill.Seconds(), P50Ms: lat.P50, P99Ms: lat.P99,
 		TokensPerS: float64(b) / step * 1e3, CommShare: collective / step, CommWaitShare: collective / step * waitFraction(records, from, to),
 		Breakdown: bd, AllReduce: sites}, true
 }

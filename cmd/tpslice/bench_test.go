@@ -28,7 +28,7 @@ func TestBenchJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &raw))
 	require.ElementsMatch(t, []string{"model", "weight_bytes", "read_gbps", "rows"}, slices.Collect(maps.Keys(raw)))
 	for _, r := range raw["rows"].([]any) {
-		require.ElementsMatch(t, []string{"tp", "batch", "ttft_ms", "token_latency_ms_p50", "token_latency_ms_p99",
+		require.ElementsMatch(t, []string{"tp", "batch", "ttft_ms", "prompt_tokens_per_s", "token_latency_ms_p50", "token_latency_ms_p99",
 			"tokens_per_s", "e2e_tokens_per_s", "comm_share", "comm_wait_share", "breakdown_ms", "allreduce"}, slices.Collect(maps.Keys(r.(map[string]any))))
 	}
 
@@ -42,6 +42,9 @@ func TestBenchJSON(t *testing.T) {
 		require.Equal(t, []int{1, 1, 2, 2}[i], r.TP)
 		require.Equal(t, []int{1, 4, 1, 4}[i], r.Batch)
 		require.Positive(t, r.TTFTMs)
+		// The prompts' tokens over the longest TTFT: positive, and no more than over the mean.
+		require.Positive(t, r.PromptTokensPerS)
+		require.LessOrEqual(t, r.PromptTokensPerS, float64(r.Batch*4)/r.TTFTMs*1e3*(1+1e-9), "tp %d batch %d", r.TP, r.Batch)
 		require.Positive(t, r.P50Ms)
 		require.GreaterOrEqual(t, r.P99Ms, r.P50Ms)
 		require.Positive(t, r.TokensPerS)
