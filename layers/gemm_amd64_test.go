@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/internal/testutil"
 	"github.com/tpslice/tpslice/vec"
 )
 
@@ -95,8 +96,10 @@ func TestGEMMAVX512Kernels(t *testing.T) {
 // BenchmarkGEMMPaths reports GFLOP/s (2·M·out·in per call) of the kernels LinearRows can
 // run for M rows of x at the medium preset's shapes (QKV 4096×2048, down 2048×5632), on one
 // worker: the AVX2 kernels ("avx2": what M ≥ 2 ran before the GEMM), the AVX-512 GEMM
-// ("avx512") and the portable Go ("go", at M ≤ 4 only), side by side in one run. Compare
-// medians of interleaved rounds:
+// ("avx512") and the portable Go ("go", at M ≤ 4 only), side by side in one run.
+// cpuGFLOP/s divides by the process's CPU time instead of the wall clock, which holds
+// still where neighbours take the cores away for a while. Compare medians of interleaved
+// rounds:
 //
 //	go test -run '^$' -bench GEMMPaths -count 5 -benchtime 3x ./layers/
 func BenchmarkGEMMPaths(b *testing.B) {
@@ -116,10 +119,13 @@ func BenchmarkGEMMPaths(b *testing.B) {
 						continue
 					}
 					b.Run(fmt.Sprintf("%dx%d/%v/M=%d/impl=%s", shape.out, shape.in, dt, m, impl.name), func(b *testing.B) {
+						cpu0 := testutil.CPUSeconds(b)
 						for b.Loop() {
 							impl.fn(y, x, w, m, 0, shape.out)
 						}
-						b.ReportMetric(2*float64(m*shape.out*shape.in)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+						flops := 2 * float64(m*shape.out*shape.in) * float64(b.N)
+						b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+						b.ReportMetric(flops/(testutil.CPUSeconds(b)-cpu0)/1e9, "cpuGFLOP/s")
 					})
 				}
 			}
