@@ -23,14 +23,15 @@ const (
 
 // gemmMinRows is the least M for which LinearRows runs the AVX-512 GEMM rather than the
 // AVX2 kernels: below it the weights' bytes set the time, and widening them into a tile
-// costs more than the tile saves (measured by BenchmarkGEMMPaths: at M = 2 the GEMM runs
-// at about half the AVX2 kernels' rate; 16-bit weights break even at M = 4, f32 ones,
-// which need no widening in the AVX2 kernels, at M = 8).
+// costs more than the tile saves. Measured by BenchmarkGEMMPaths (cpuGFLOP/s, medians of 5
+// rounds at medium's shapes), the GEMM against the AVX2 kernels: bf16 0.86-0.93× at M = 3
+// and 1.15-1.20× at M = 4; f16 0.95-0.97× at M = 4 and 1.28-1.33× at M = 8; f32, which
+// the AVX2 kernels need not widen, 0.89-0.97× at M = 4 and 1.03-1.14× at M = 8.
 func gemmMinRows(t dtype.DType) int {
-	if t == dtype.F32 {
-		return 8
+	if t == dtype.BF16 {
+		return 4
 	}
-	return 4
+	return 8
 }
 
 // The packing kernels (gemm_avx512_amd64.s), one per weight dtype: n elements (n > 0, a

@@ -49,8 +49,8 @@ func Linear(y, x []float32, w Matrix) error {
 // On amd64 with AVX2 and F16C (vec.Accelerated) it runs assembly kernels (linear_amd64.s):
 // one YMM register per (row of x, output row) holds the 8 partial sums, every product is a
 // VMULPS of the widened weights (VCVTPH2PS for f16, a 16-bit shift for bf16) and every add
-// a VADDPS in element order, so the results are bitwise the reference loop's. From 4 rows
-// of x (8 for f32 weights) on CPUs with AVX-512 it runs a register-blocked GEMM instead
+// a VADDPS in element order, so the results are bitwise the reference loop's. From 8 rows
+// of x (4 for bf16 weights) on CPUs with AVX-512 it runs a register-blocked GEMM instead
 // (gemm_avx512_amd64.s): each 512-element tile of 8 weight rows is widened to f32 once and
 // serves up to 128 rows of x, 4 rows by 8 outputs a micro-kernel, a ZMM register holding
 // the 8 partial sums of 2 outputs; the same VMULPS and VADDPS per element in the same
