@@ -68,8 +68,8 @@ func gemmPackAVX512(t dtype.DType, panel *float32, w unsafe.Pointer, off *[gemmC
 	}
 }
 
-// linearRowsAVX512 is LinearRows after validation as a register-blocked GEMM, for M ≥ 2
-// on CPUs with AVX-512. For each tile of 8 output rows of [o0, o1) (the last one padded
+// linearRowsAVX512 is LinearRows after validation as a register-blocked GEMM, run from
+// gemmMinRows rows of x on CPUs with AVX-512 (any M ≥ 1 gives the reference's bits). For each tile of 8 output rows of [o0, o1) (the last one padded
 // by repeating its last row, whose results are dropped) and each chunk of up to 128 rows
 // of x, it widens 512 elements of the tile's weight rows to f32 once (the packing kernel)
 // and runs every row of x over them (the micro-kernel: 4 rows of x by 8 outputs a block),

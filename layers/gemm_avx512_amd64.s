@@ -36,17 +36,17 @@
 	LEAQ (W)(R12*SCALE), R12
 
 // The pair loads: elements AX..AX+7 of rows R0 and R1, widened to f32 in the low and high
-// halves of Z (Y, X: its lower parts; T a scratch YMM register).
-#define PAIR_F32(R0, R1, Z, Y, X, T) \
+// halves of Z (Y, X: its lower 256 and 128 bits).
+#define PAIR_F32(R0, R1, Z, Y, X) \
 	VMOVUPS      (R0)(AX*4), Y; \
 	VINSERTF64X4 $1, (R1)(AX*4), Z, Z
 
-#define PAIR_F16(R0, R1, Z, Y, X, T) \
+#define PAIR_F16(R0, R1, Z, Y, X) \
 	VMOVDQU    (R0)(AX*2), X; \
 	VINSERTI128 $1, (R1)(AX*2), Y, Y; \
 	VCVTPH2PS  Y, Z
 
-#define PAIR_BF16(R0, R1, Z, Y, X, T) \
+#define PAIR_BF16(R0, R1, Z, Y, X) \
 	VMOVDQU    (R0)(AX*2), X; \
 	VINSERTI128 $1, (R1)(AX*2), Y, Y; \
 	VPMOVZXWD  Y, Z; \
@@ -61,10 +61,10 @@
 	MOVQ n+24(FP), CX; \
 	XORQ AX, AX; \
 packloop: \
-	PAIR(BX, DX, Z0, Y0, X0, Y4); \
-	PAIR(SI, R8, Z1, Y1, X1, Y5); \
-	PAIR(R9, R10, Z2, Y2, X2, Y6); \
-	PAIR(R11, R12, Z3, Y3, X3, Y7); \
+	PAIR(BX, DX, Z0, Y0, X0); \
+	PAIR(SI, R8, Z1, Y1, X1); \
+	PAIR(R9, R10, Z2, Y2, X2); \
+	PAIR(R11, R12, Z3, Y3, X3); \
 	VMOVUPS Z0, 0(DI); \
 	VMOVUPS Z1, 64(DI); \
 	VMOVUPS Z2, 128(DI); \

@@ -98,9 +98,9 @@ func linearRowsAVX2(y, x []float32, w Matrix, m, o0, o1 int) {
 	}
 }
 
-// linearFinish writes the outputs rows of row mi of y from their partial sums acc over the
-// first body elements (a multiple of 8): it adds the products of the last in-body elements
-// (linearTail) and combines the lanes (combine8).
+// linearFinish writes the outputs rows[r] of row mi of y from their partial sums acc[r]
+// over the first body elements (a multiple of 8): it adds the products of the last in-body
+// elements (linearTail) and combines the lanes (combine8).
 func linearFinish(y, x []float32, w Matrix, mi int, rows []int, acc [][Lanes]float32, body int) {
 	in, out := w.Cols, w.Rows
 	xr := x[mi*in : (mi+1)*in]

@@ -172,14 +172,15 @@ func linearRanges(r *rand.Rand, out int) [][2]int {
 	return rs
 }
 
-// TestLinearKernelsMatchReference is the differential test of both implementations over
+// TestLinearKernelsMatchReference is the differential test of every implementation over
 // in-sizes around the 8-lane vector and the 512-element tile, out-sizes 1..9 and larger,
-// M from 1 to 65, every kind of row range and unaligned starts.
+// M from 1 to 130 (across the GEMM's 128-row chunk), every kind of row range and unaligned
+// starts.
 func TestLinearKernelsMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	ins := []int{1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 511, 512, 513, 1030, 4096 + 3}
 	outs := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 37}
-	ms := []int{1, 2, 3, 4, 5, 8, 17, 64, 65}
+	ms := []int{1, 2, 3, 4, 5, 8, 17, 64, 65, 130}
 	budget := 300_000 // multiply-adds of the reference per case, to keep -race runs short
 	if testing.Short() {
 		budget /= 8
