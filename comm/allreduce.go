@@ -56,7 +56,7 @@ func (r *Rank) AllReduceProto(s *device.Stream, algo Algo, proto Proto, in, out 
 	case !TakesProto(algo):
 		return fmt.Errorf("comm: rank %d allreduce: protocol %v applies to %s, not %v", r.rank, proto, protoAlgoNames(), algo)
 	}
-	body, chunk := spec.kernel(proto), spec.chunk(&r.c.cfg, t)
+	body, chunk := spec.body, spec.chunk(&r.c.cfg, t)
 	if proto == Simple {
 		proto = ProtoAuto // calls record and compare a protocol only where it is not the default
 	}

@@ -102,12 +102,12 @@ func (k *CallCtx) Tmp(p int) []float32 { return (*call)(k).r.peers[p].tmpF32 }
 
 // Tree runs block b's share [lo, hi) of the chunk at off through the tree all-reduce (the
 // Tree algorithm's exchange, each element on the tree the plain all-reduce gives it, so the
-// sums are bitwise the same), in slices of whole units of elements. out gets the sums of
+// sums are bitwise the same), in pieces of whole units of elements. out gets the sums of
 // each run of message elements [x, x+len(sum)) as they come down (sum is valid only during
-// the call), done (if not nil) each slice [x0, x1) once all of it has. Every rank must pass
+// the call), done (if not nil) each piece [x0, x1) once all of it has. Every rank must pass
 // the same lo, hi and unit.
 func (k *CallCtx) Tree(b device.Block, off, lo, hi, unit int, out func(x int, sum []float32), done func(x0, x1 int)) error {
-	return (*call)(k).treeReduce(b, off, lo, hi, max(1, treeSlice/unit)*unit, out, done)
+	return (*call)(k).treeReduce(b, off, lo, hi, unit, out, done)
 }
 
 // Multicast returns the multicast object over every rank's staging buffer, or nil where

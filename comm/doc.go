@@ -29,13 +29,15 @@
 // there; NVLS is gone, since no multicast crosses hosts.
 //
 // The ring and the tree run under one of NCCL's protocols (Proto), orthogonal to the
-// algorithm: Simple (ring.go, tree.go: bulk data through the staging buffers, then a
-// barrier or flag), LL (proto_ll.go: 8-byte words of 4 data bytes and a 4-byte flag) and
-// LL128 (proto_ll128.go: 128-byte lines of 120 data bytes and an 8-byte flag), the last two
-// pushed into the receiver's protocol buffer (protobuf.go) by the same ring and tree
-// schedules (proto_ring.go, proto_tree.go), with the same additions in the same order, so
-// every protocol gives the same bits. Config.Proto or $TPSLICE_PROTO forces one; otherwise
-// a table row (its Choice.Proto) picks it per size, else it is Simple.
+// algorithm: each schedule is written once (ring.go, tree.go) over the protocol primitives
+// (prims.go: a step receives from its sources, reduces with the input, writes the output,
+// sends on), which Simple (prims_simple.go: bulk data left in the staging buffer for the
+// peers to read, then a barrier or a flag), LL (8-byte words of 4 data bytes and a 4-byte
+// flag, proto_ll.go) and LL128 (128-byte lines of 120 data bytes and an 8-byte flag,
+// proto_ll128.go) implement, the last two by pushing into the receiver's protocol buffer
+// (prims_flagged.go, protobuf.go). Every protocol adds the same values in the same order,
+// so it gives the same bits. Config.Proto or $TPSLICE_PROTO forces one; otherwise a table
+// row (its Choice.Proto) picks it per size, else it is Simple.
 //
 // A Communicator is created once for n devices; each rank then issues its collectives
 // through its Rank handle, as a kernel on a stream of its own device. Data enters as a

@@ -3,8 +3,6 @@ package comm
 import (
 	"math"
 	"sync/atomic"
-
-	"github.com/tpslice/tpslice/device"
 )
 
 // llWire is NCCL's LL protocol: each 64-bit word holds one f32 in its low half and the
@@ -35,13 +33,3 @@ func (llWire) take(s slot, dst []float32, from int, flag uint32) int {
 }
 
 func (llWire) flagOf(s slot, i int) uint32 { return uint32(atomic.LoadUint64(&s.u64[i]) >> 32) }
-
-// ringLL is the ring all-reduce under LL (see ringOver).
-func (cl *call) ringLL(b device.Block, off, count int) error {
-	return cl.ringOver(llWire{}, b, off, count)
-}
-
-// treeLL is the tree all-reduce under LL (see treeOver).
-func (cl *call) treeLL(b device.Block, off, count int) error {
-	return cl.treeOver(llWire{}, b, off, count)
-}

@@ -2,8 +2,6 @@ package comm
 
 import (
 	"sync/atomic"
-
-	"github.com/tpslice/tpslice/device"
 )
 
 // LL128 lines: 16 words of 64 bits (128 bytes), 15 of data (30 f32) and the flag.
@@ -46,14 +44,4 @@ func (w ll128Wire) take(s slot, dst []float32, from int, flag uint32) int {
 // word, so a line's stale data can never pass for a flag.
 func (ll128Wire) flagOf(s slot, i int) uint32 {
 	return uint32(atomic.LoadUint64(&s.u64[i/ll128LineElems*ll128LineWords+ll128LineWords-1]))
-}
-
-// ringLL128 is the ring all-reduce under LL128 (see ringOver).
-func (cl *call) ringLL128(b device.Block, off, count int) error {
-	return cl.ringOver(ll128Wire{}, b, off, count)
-}
-
-// treeLL128 is the tree all-reduce under LL128 (see treeOver).
-func (cl *call) treeLL128(b device.Block, off, count int) error {
-	return cl.treeOver(ll128Wire{}, b, off, count)
 }

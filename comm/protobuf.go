@@ -184,9 +184,9 @@ func staleFlag(f, want uint32) bool {
 	return f == 0 || d < 0 && d%2 == 0
 }
 
-// The entered word of a block (the tree's, see treeFlagBase) says which call the block
-// last entered: LL and LL128 calls write it too, so that a deadline names the ranks that
-// never arrived and a peer that skipped a call is told from one that is on time.
+// The entered word of a block (see treeFlagBase) says which call the block last entered:
+// the ring and the tree write it under every protocol, so that a deadline names the ranks
+// that never arrived and a peer that skipped a call is told from one that is on time.
 
 // enter publishes that block b entered this call.
 func (cl *call) enter(b device.Block) {
@@ -195,7 +195,7 @@ func (cl *call) enter(b device.Block) {
 
 // enteredWord is rank p's entered word of block b, as this rank maps it.
 func (cl *call) enteredWord(p int, b device.Block) *uint32 {
-	return &cl.r.peers[p].flags[treeFlagBase+b.Index*slotStride+treeEntered]
+	return cl.treeFlag(p, b, treeEntered)
 }
 
 // sameCall fails the call when rank p, whose data for this piece arrived, is in another

@@ -62,9 +62,12 @@ type algoSpec struct {
 	// fused: package fused has its fused form, the all-reduce + residual + RMSNorm variant
 	// of its name, which Auto runs where the all-reduce would run it (fused.Select).
 	fused bool
-	// body is its kernel under each protocol, indexed by Proto: an algorithm that takes a
-	// choice of protocol (TakesProto) has LL, LL128 and Simple; the others Simple alone.
-	body [Simple + 1]kernelBody
+	// body is its kernel.
+	body kernelBody
+	// protos: body is a schedule written over the protocol primitives (prims.go), which
+	// runs under LL, LL128 or Simple as the call's Proto says (TakesProto); the others have
+	// their own synchronisation.
+	protos bool
 	// chunk is the most elements of t one kernel of a call takes: what its registered
 	// buffers hold.
 	chunk func(cfg *Config, t dtype.DType) int
@@ -88,12 +91,13 @@ type algoSpec struct {
 // never written.
 var algoTable = [...]algoSpec{
 	Ring: {
-		name:  "ring",
-		doc:   "reduce-scatter + all-gather around a ring, 2(n-1) steps (NCCL's shape)",
-		offer: offer{oneHost: true, hosts: true, pcie: true, tie: 4},
-		body:  [...]kernelBody{LL: (*call).ringLL, LL128: (*call).ringLL128, Simple: (*call).ring},
-		chunk: partialSumChunk,
-		cost:  Cost{Steps: func(n int) float64 { return 2 * (float64(n) - 1) }, Bytes: twoPassBytes},
+		name:   "ring",
+		doc:    "reduce-scatter + all-gather around a ring, 2(n-1) steps (NCCL's shape)",
+		offer:  offer{oneHost: true, hosts: true, pcie: true, tie: 4},
+		body:   (*call).ring,
+		protos: true,
+		chunk:  partialSumChunk,
+		cost:   Cost{Steps: func(n int) float64 { return 2 * (float64(n) - 1) }, Bytes: twoPassBytes},
 	},
 	OneShot: {
 		name:         "oneshot",
@@ -101,7 +105,7 @@ var algoTable = [...]algoSpec{
 		offer:        offer{oneHost: true, hosts: true, tie: 1},
 		wires:        true,
 		fused:        true,
-		body:         [...]kernelBody{Simple: (*call).oneShot},
+		body:         (*call).oneShot,
 		chunk:        stagedChunk,
 		graphInPlace: true,
 		cost:         oneShotCost,
@@ -112,7 +116,7 @@ var algoTable = [...]algoSpec{
 		offer:        offer{oneHost: true, hosts: true, tie: 3},
 		wires:        true,
 		fused:        true,
-		body:         [...]kernelBody{Simple: (*call).twoShot},
+		body:         (*call).twoShot,
 		chunk:        stagedChunk,
 		graphInPlace: true,
 		cost:         Cost{Steps: func(int) float64 { return 4 }, Bytes: twoPassBytes},
@@ -123,7 +127,7 @@ var algoTable = [...]algoSpec{
 		offer: offer{oneHost: true, tie: 2},
 		needs: needMulticast,
 		fused: true,
-		body:  [...]kernelBody{Simple: (*call).nvls},
+		body:  (*call).nvls,
 		chunk: stagedChunk,
 		cost:  Cost{Steps: func(int) float64 { return 2 }, Bytes: func(_ int, s float64) float64 { return s }},
 	},
@@ -132,7 +136,7 @@ var algoTable = [...]algoSpec{
 	Lamport: {
 		name:       "lamport",
 		doc:        "flag-free one-shot: −0.0 sentinels, triple-buffered (TensorRT-LLM)",
-		body:       [...]kernelBody{Simple: (*call).lamport},
+		body:       (*call).lamport,
 		chunk:      lamportChunk,
 		beginChunk: (*call).lamportBeginChunk,
 		cost:       oneShotCost,
@@ -140,12 +144,13 @@ var algoTable = [...]algoSpec{
 	// Not offered across hosts, where its edges cross hosts as its levels do: the model
 	// does not price that.
 	Tree: {
-		name:  "tree",
-		doc:   "NCCL's double binary tree: reduce up two trees, broadcast down, pipelined",
-		offer: offer{oneHost: true, tie: 5},
-		fused: true,
-		body:  [...]kernelBody{LL: (*call).treeLL, LL128: (*call).treeLL128, Simple: (*call).tree},
-		chunk: partialSumChunk,
+		name:   "tree",
+		doc:    "NCCL's double binary tree: reduce up two trees, broadcast down, pipelined",
+		offer:  offer{oneHost: true, tie: 5},
+		fused:  true,
+		body:   (*call).tree,
+		protos: true,
+		chunk:  partialSumChunk,
 		cost: Cost{
 			Steps: func(n int) float64 { return 2 * float64(TreeDepth(n)) },
 			Bytes: func(_ int, s float64) float64 { return 2 * s },
@@ -156,7 +161,7 @@ var algoTable = [...]algoSpec{
 		doc:   "hierarchical: reduce-scatter in each host, all-reduce across hosts, all-gather in each host",
 		offer: offer{hosts: true, pcie: true, tie: 0},
 		needs: needHosts,
-		body:  [...]kernelBody{Simple: (*call).twoLevel},
+		body:  (*call).twoLevel,
 		chunk: partialSumChunk,
 	},
 	// The seed's all-reduce, kept as a baseline that Auto never runs: rank 0 reduces alone
@@ -166,7 +171,7 @@ var algoTable = [...]algoSpec{
 		name:     "star",
 		doc:      "every rank's input to rank 0, which sums them in rank order and broadcasts (the seed's baseline)",
 		baseline: true,
-		body:     [...]kernelBody{Simple: (*call).star},
+		body:     (*call).star,
 		chunk:    stagedChunk,
 		// 3α + 2(n-1)·S/β: three hops (staged, reduced, read); rank 0's link takes (n-1)·S in, then sends (n-1)·S.
 		cost: Cost{
@@ -235,15 +240,6 @@ func nameList(algos []Algo, conj string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
 }
 
-// kernel is the algorithm's body under protocol p; ProtoAuto, which a call of an
-// algorithm that takes no protocol carries, runs Simple.
-func (s *algoSpec) kernel(p Proto) kernelBody {
-	if p == ProtoAuto {
-		p = Simple
-	}
-	return s.body[p]
-}
-
 // readsGraphInputs reports whether a's kernels read the peers' inputs in place once a
 // captured graph registers them (graphInPlace).
 func (a Algo) readsGraphInputs() bool {
@@ -251,9 +247,8 @@ func (a Algo) readsGraphInputs() bool {
 	return ok && s.graphInPlace
 }
 
-// takesProto reports whether the algorithm runs under a choice of protocol: it has a body
-// for each.
-func (s *algoSpec) takesProto() bool { return s.body[LL] != nil && s.body[LL128] != nil }
+// takesProto reports whether the algorithm runs under a choice of protocol.
+func (s *algoSpec) takesProto() bool { return s.protos }
 
 // Doc returns the algorithm's one-line description, for help texts; "" for Auto and
 // unknown values.

@@ -4,52 +4,76 @@ import (
 	"fmt"
 
 	"github.com/tpslice/tpslice/device"
-	"github.com/tpslice/tpslice/dtype"
-	"github.com/tpslice/tpslice/vec"
 )
 
 // ring is NCCL's shape: reduce-scatter then all-gather around the ring 0 → 1 → … → n-1 → 0,
-// in place in each rank's staging buffer, which holds f32 for every dtype so that bf16
-// partial sums never round before the end. The chunk is cut into n segments. Reduce-scatter
-// step s: rank r adds segment (r-s-1) mod n of its left neighbour into its own, so after
-// n-1 steps rank r holds the full sum of segment (r+1) mod n. All-gather step s: rank r
-// copies segment (r-s) mod n from its left neighbour. A barrier follows every step; each
-// rank moves 2(n-1)/n·S and waits 2(n-1) times.
+// written once over the call's protocol (prims.go). The chunk is cut into n segments
+// (sliceSpan; which rank starts a segment's sum decides its rounding), and the block's
+// share of every segment goes round in pieces of what a step carries (under Simple, all
+// of it in one), every step of a piece before the next. Reduce-scatter: rank r sends its
+// own segment r; step s receives segment (r-1-s) mod n from the left neighbour, adds it to
+// its own input (own + left) and sends the sum on, so after step n-2 it holds the sum of
+// segment r+1, its output, which the all-gather passes round the ring: step j receives
+// segment (r-j) mod n, writes it out and sends it on. Each rank moves 2(n-1)/n·S in 2(n-1)
+// steps; partial sums are f32, so 16-bit dtypes round once, at the end.
 func (cl *call) ring(b device.Block, off, count int) error {
 	r, n := cl.r, cl.r.c.n
-	own, left := r.peers[r.rank].f32, r.peers[(r.rank+n-1)%n].f32
-	for p := range n {
-		lo, hi := cl.sliceSpan(count, p, b)
-		if cl.desc.t == dtype.F32 {
-			copy(own[lo:hi], cl.in.Float32s()[off+lo:off+hi])
-		} else {
-			vec.Widen(cl.desc.t, own[lo:hi], cl.in.Uint16s()[off+lo:off+hi])
+	if n == 1 {
+		cl.copyThrough(b, off, count)
+		return nil
+	}
+	cl.enter(b)
+	p := cl.newPrims(b, off, cl.writeOut)
+	left, right := (r.rank+n-1)%n, (r.rank+1)%n
+	var lo, hi [device.MaxNodeDevices]int
+	longest := 0
+	for q := range n {
+		lo[q], hi[q] = cl.sliceSpan(count, q, b)
+		longest = max(longest, hi[q]-lo[q])
+	}
+	piece := max(1, min(longest, p.slotElems()))
+	pieces := max(1, (longest+piece-1)/piece) // Simple's barriers run even where the block has no elements
+	p.beginChunk(pieces)
+	for x := 0; x < pieces*piece; x += piece {
+		p.beginPiece()
+		seg := func(q int) extent {
+			a := min(lo[q]+x, hi[q])
+			return extent{x: a, e: min(a+piece, hi[q]), tree: -1}
+		}
+		if err := p.run(step{ext: seg(r.rank), to: one(right, 0), reduce: true, word: lockstep, what: ringStagedWhat}); err != nil {
+			return err
+		}
+		for s := range n - 1 { // the last sends the all-gather's first step
+			st := step{ext: seg((r.rank - 1 - s + n) % n), from: one(left, s), to: one(right, s+1), reduce: true, out: s == n-2,
+				word: lockstep, what: ringWhats[0][s]}
+			if err := p.run(st); err != nil {
+				return err
+			}
+		}
+		for j := range n - 1 {
+			st := step{ext: seg((r.rank - j + n) % n), from: one(left, n-1+j), out: true, word: lockstep, what: ringWhats[1][j]}
+			if j < n-2 {
+				st.to = one(right, n+j)
+			}
+			if err := p.run(st); err != nil {
+				return err
+			}
 		}
 	}
-	if err := cl.barrier(b, "ring inputs staged"); err != nil {
+	if err := p.endChunk(); err != nil {
 		return err
 	}
-	for s := range n - 1 {
-		lo, hi := cl.sliceSpan(count, (r.rank-s-1+2*n)%n, b)
-		vec.AddF32(own[lo:hi], left[lo:hi])
-		if err := cl.barrier(b, fmt.Sprintf("ring reduce-scatter step %d", s)); err != nil {
-			return err
-		}
-	}
-	for s := range n - 1 {
-		lo, hi := cl.sliceSpan(count, (r.rank-s+n)%n, b)
-		copy(own[lo:hi], left[lo:hi])
-		if err := cl.barrier(b, fmt.Sprintf("ring all-gather step %d", s)); err != nil {
-			return err
-		}
-	}
-	for p := range n { // the last barrier let the right neighbour finish reading own
-		lo, hi := cl.sliceSpan(count, p, b)
-		if cl.desc.t == dtype.F32 {
-			copy(cl.outF32(off+lo, hi-lo), own[lo:hi])
-		} else {
-			vec.Narrow(cl.desc.t, cl.outU16(off+lo, hi-lo), own[lo:hi])
-		}
-	}
-	return nil
+	return cl.verify(b, false) // the sums hold every rank's input: every peer published its call
 }
+
+const ringStagedWhat = "ring inputs staged"
+
+// ringWhats names the ring's steps in waits and errors: [0][s] reduce-scatter step s,
+// [1][j] all-gather step j. It is never written.
+var ringWhats = func() (w [2][device.MaxNodeDevices]string) {
+	for s := range device.MaxNodeDevices {
+		w[0][s] = fmt.Sprintf("ring reduce-scatter step %d", s)
+		w[1][s] = fmt.Sprintf("ring all-gather step %d", s)
+	}
+	return w
+}()
