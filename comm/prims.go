@@ -72,8 +72,8 @@ type links struct {
 	n int
 }
 
-// one is a single link.
-func one(peer, slot int) links { return links{l: [2]link{{peer, slot}}, n: 1} }
+// oneLink is a single link.
+func oneLink(peer, slot int) links { return links{l: [2]link{{peer, slot}}, n: 1} }
 
 // add appends a link.
 func (ls *links) add(peer, slot int) { ls.l[ls.n] = link{peer, slot}; ls.n++ }
@@ -106,15 +106,27 @@ func (ext extent) len(off int) int {
 
 // newPrims returns the call's protocol on block b for the chunk at element off: Simple
 // unless the call runs LL or LL128. out writes the sums of message elements
-// [x, x+len(sum)) where the call wants them.
+// [x, x+len(sum)) where the call wants them. The block's primitives live in the rank
+// (blockPrims), so a kernel allocates nothing.
 func (cl *call) newPrims(b device.Block, off int, out func(x int, sum []float32)) prims {
+	pr := &cl.r.prims[b.Index]
 	switch cl.desc.proto {
 	case LL:
-		return cl.newFlaggedPrims(llWire{}, b, off, out)
+		pr.flagged = flaggedPrims{cl: cl, b: b, off: off, out: out, w: llWire{}}
+		return &pr.flagged
 	case LL128:
-		return cl.newFlaggedPrims(ll128Wire{}, b, off, out)
+		pr.flagged = flaggedPrims{cl: cl, b: b, off: off, out: out, w: ll128Wire{}}
+		return &pr.flagged
 	}
-	return &simplePrims{cl: cl, b: b, off: off, out: out, own: cl.r.peers[cl.r.rank].f32}
+	pr.simple = simplePrims{cl: cl, b: b, off: off, out: out, own: cl.r.peers[cl.r.rank].f32}
+	return &pr.simple
+}
+
+// blockPrims holds one block's primitives of each kind, which newPrims resets for each
+// chunk: a rank runs one collective at a time.
+type blockPrims struct {
+	simple  simplePrims
+	flagged flaggedPrims
 }
 
 // writeOut writes the sums of message elements [x, x+len(sum)) to the output, rounded

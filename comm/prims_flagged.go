@@ -25,10 +25,6 @@ type flaggedPrims struct {
 	}
 }
 
-func (cl *call) newFlaggedPrims(w wire, b device.Block, off int, out func(x int, sum []float32)) *flaggedPrims {
-	return &flaggedPrims{cl: cl, b: b, off: off, out: out, w: w}
-}
-
 func (p *flaggedPrims) slotElems() int          { return p.w.elems(p.cl.r.c.slotWords) }
 func (p *flaggedPrims) inFlight() int           { return 1 }
 func (p *flaggedPrims) beginPiece()             { p.pc = p.cl.nextPiece(p.w, p.b) }

@@ -26,11 +26,11 @@ type simplePrims struct {
 	out func(x int, sum []float32)
 	own []float32 // this rank's staging buffer
 
-	entered uint32    // the entered word of this call
-	pieces  uint32    // the chunk's pieces: no legitimate flag lies beyond base+pieces
-	base    [2]uint32 // per tree, its epoch when the chunk began
-	done    [treeWords]uint32
-	copiers [treeWords]links // per word, the peers that copy what this rank announces on it
+	entered uint32            // the entered word of this call
+	pieces  uint32            // the chunk's pieces: no legitimate flag lies beyond base+pieces
+	base    [treeWords]uint32 // per word, its tree's epoch when the chunk began
+	ran     [treeWords]uint32 // per word, the steps of its kind run in this chunk
+	copiers [treeWords]links  // per word, the peers that copy what this rank announces on it
 }
 
 func (p *simplePrims) slotElems() int { return math.MaxInt }
@@ -41,8 +41,9 @@ func (p *simplePrims) beginPiece()    {}
 func (p *simplePrims) beginChunk(pieces int) {
 	r := p.cl.r
 	p.entered, p.pieces = uint32(p.cl.desc.seq)+1, uint32(pieces)
-	for t := range p.base {
-		p.base[t] = r.treeEpoch[t][p.b.Index]
+	for t := range 2 {
+		p.base[treeUp(t)] = r.treeEpoch[t][p.b.Index]
+		p.base[treeDown(t)] = r.treeEpoch[t][p.b.Index]
 	}
 }
 
@@ -50,7 +51,7 @@ func (p *simplePrims) ready(st step) (bool, error) {
 	if st.word == lockstep {
 		return true, nil // the barrier that ended the step before brought the data
 	}
-	want := p.base[wordTree(st.word)] + p.done[st.word] + 1
+	want := p.base[st.word] + p.ran[st.word] + 1
 	for _, l := range st.from.l[:st.from.n] {
 		if ok, err := p.arrived(l.peer, st.word, want, st.reduce); !ok || err != nil {
 			return false, err
@@ -65,7 +66,7 @@ func (p *simplePrims) ready(st step) (bool, error) {
 // arrived: it needs this rank's sums to leave it; a parent may already be in the next one.
 func (p *simplePrims) arrived(peer, word int, want uint32, child bool) (bool, error) {
 	cl := p.cl
-	base := p.base[wordTree(word)]
+	base := p.base[word]
 	f := atomic.LoadUint32(cl.treeFlag(peer, p.b, word))
 	if f-base > p.pieces {
 		if e := atomic.LoadUint32(cl.enteredWord(peer, p.b)); e != p.entered {
@@ -132,7 +133,7 @@ func (p *simplePrims) reduce(st step, a, z int) {
 // reaches, and the flag stays so.
 func (p *simplePrims) signal(st step) {
 	cl, r := p.cl, p.cl.r
-	p.done[st.word]++
+	p.ran[st.word]++
 	copied := !st.reduce && st.from.n > 0
 	if st.to.n == 0 && !copied {
 		return // the root's sums: nobody reads them from here
@@ -140,12 +141,12 @@ func (p *simplePrims) signal(st step) {
 	if !st.reduce && st.to.n > 0 {
 		p.copiers[st.word] = st.to
 	}
-	v := p.base[wordTree(st.word)] + p.done[st.word]
+	v := p.base[st.word] + p.ran[st.word]
 	if st.reduce && cl.fault == FaultCorrupt && p.b.Index == 0 {
 		if cl.corrupted {
 			return
 		}
-		cl.corrupted, v = true, p.base[wordTree(st.word)]+p.pieces+2
+		cl.corrupted, v = true, p.base[st.word]+p.pieces+2
 	}
 	atomic.StoreUint32(cl.treeFlag(r.rank, p.b, st.word), v)
 	for _, l := range st.to.l[:st.to.n] {
@@ -160,13 +161,21 @@ func (p *simplePrims) signal(st step) {
 // copied all of them, then moves the trees' epochs past the chunk.
 func (p *simplePrims) endChunk() error {
 	cl, b := p.cl, p.b
+	var acks [4]struct { // per tree, the children, which copy this rank's sums
+		peer, word int
+		want       uint32
+	}
+	n := 0
+	for w, ls := range p.copiers {
+		for _, l := range ls.l[:ls.n] {
+			acks[n].peer, acks[n].word, acks[n].want = l.peer, w, p.base[w]+p.ran[w]
+			n++
+		}
+	}
 	acked := func() (bool, error) {
-		for w, ls := range p.copiers {
-			want := p.base[wordTree(w)] + p.done[w]
-			for _, l := range ls.l[:ls.n] {
-				if ok, err := p.arrived(l.peer, w, want, false); !ok || err != nil {
-					return false, err
-				}
+		for _, a := range acks[:n] {
+			if ok, err := p.arrived(a.peer, a.word, a.want, false); !ok || err != nil {
+				return false, err
 			}
 		}
 		return true, nil
@@ -183,8 +192,8 @@ func (p *simplePrims) endChunk() error {
 			return cl.waitError(b, treeAckWhat, cl.notEntered(b, cl.treeNeighbours()...), err)
 		}
 	}
-	for t := range p.base {
-		cl.r.treeEpoch[t][b.Index] = p.base[t] + p.done[treeUp(t)]
+	for t := range 2 {
+		cl.r.treeEpoch[t][b.Index] = p.base[treeUp(t)] + p.ran[treeUp(t)]
 	}
 	return nil
 }

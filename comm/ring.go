@@ -40,20 +40,20 @@ func (cl *call) ring(b device.Block, off, count int) error {
 			a := min(lo[q]+x, hi[q])
 			return extent{x: a, e: min(a+piece, hi[q]), tree: -1}
 		}
-		if err := p.run(step{ext: seg(r.rank), to: one(right, 0), reduce: true, word: lockstep, what: ringStagedWhat}); err != nil {
+		if err := p.run(step{ext: seg(r.rank), to: oneLink(right, 0), reduce: true, word: lockstep, what: ringStagedWhat}); err != nil {
 			return err
 		}
 		for s := range n - 1 { // the last sends the all-gather's first step
-			st := step{ext: seg((r.rank - 1 - s + n) % n), from: one(left, s), to: one(right, s+1), reduce: true, out: s == n-2,
+			st := step{ext: seg((r.rank - 1 - s + n) % n), from: oneLink(left, s), to: oneLink(right, s+1), reduce: true, out: s == n-2,
 				word: lockstep, what: ringWhats[0][s]}
 			if err := p.run(st); err != nil {
 				return err
 			}
 		}
 		for j := range n - 1 {
-			st := step{ext: seg((r.rank - j + n) % n), from: one(left, n-1+j), out: true, word: lockstep, what: ringWhats[1][j]}
+			st := step{ext: seg((r.rank - j + n) % n), from: oneLink(left, n-1+j), out: true, word: lockstep, what: ringWhats[1][j]}
 			if j < n-2 {
-				st.to = one(right, n+j)
+				st.to = oneLink(right, n+j)
 			}
 			if err := p.run(st); err != nil {
 				return err

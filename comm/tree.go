@@ -31,9 +31,6 @@ const (
 func treeUp(t int) int   { return 1 + 2*t }
 func treeDown(t int) int { return 2 + 2*t }
 
-// wordTree is the tree whose up or down word w is.
-func wordTree(w int) int { return (w - 1) / 2 }
-
 // treeFlag is rank p's tree flag word of block b, as this rank maps it.
 func (cl *call) treeFlag(p int, b device.Block, word int) *uint32 {
 	return &cl.r.peers[p].flags[treeFlagBase+b.Index*slotStride+word]
@@ -86,7 +83,7 @@ type treeState struct {
 	begun  int // pieces begun
 	whole  int // pieces both trees have broadcast
 	t      [2]treeCursor
-	steps  [2][2]step // per tree, its steps up and down (treeSteps)
+	steps  [2][2]step // per tree, its next steps up and down (treeSteps, moveTo)
 	done   func(x0, x1 int)
 }
 
@@ -117,8 +114,9 @@ func (cl *call) treeReduce(b device.Block, off, lo, hi, unit int, out func(x int
 	cl.enter(b)
 	p.beginChunk(s.pieces)
 	for t := range s.t {
-		s.t[t] = treeCursor{upAt: s.next(t, 0), downAt: s.next(t, 0)}
 		s.steps[t][0], s.steps[t][1] = cl.treeSteps(t)
+		s.moveTo(t, false, s.next(t, 0))
+		s.moveTo(t, true, s.next(t, 0))
 	}
 	for s.t[0].downAt < s.pieces || s.t[1].downAt < s.pieces {
 		moved := false
@@ -131,14 +129,14 @@ func (cl *call) treeReduce(b device.Block, off, lo, hi, unit int, out func(x int
 				for ; !down && s.begun <= s.t[t].upAt; s.begun++ {
 					p.beginPiece() // numbered before its data is looked for
 				}
-				ready, err := p.ready(st)
+				ready, err := p.ready(*st)
 				if err != nil {
 					return cl.fail(fmt.Errorf("%s: %w", cl.locate(b, treeWhat), err))
 				}
 				if !ready {
 					continue
 				}
-				if err := s.run(t, down, st); err != nil {
+				if err := s.run(t, down, *st); err != nil {
 					return err
 				}
 				moved = true
@@ -163,24 +161,30 @@ func (cl *call) treeReduce(b device.Block, off, lo, hi, unit int, out func(x int
 // step returns tree t's next step up (down false) or down, and whether it may run now
 // but for its sources: a part goes down after it went up, and a piece begins only within
 // the protocol's window.
-func (s *treeState) step(t int, down bool) (step, bool) {
+func (s *treeState) step(t int, down bool) (*step, bool) {
 	c := &s.t[t]
-	j := c.upAt
-	if down {
-		j = c.downAt
-	}
+	st := &s.steps[t][b2i(down)]
 	switch {
-	case j >= s.pieces:
-		return step{}, false
-	case down && c.downAt >= c.upAt:
-		return step{}, false
-	case !down && j-min(s.t[0].downAt, s.t[1].downAt) >= s.p.inFlight():
-		return step{}, false
+	case down && c.downAt >= min(c.upAt, s.pieces):
+		return st, false
+	case !down && (c.upAt >= s.pieces || c.upAt-min(s.t[0].downAt, s.t[1].downAt) >= s.p.inFlight()):
+		return st, false
 	}
-	st := s.steps[t][b2i(down)]
-	x0, x1 := s.span(j)
-	st.ext = extent{x: x0, e: x1, tree: t}
 	return st, true
+}
+
+// moveTo points tree t's step up (down false) or down at piece j.
+func (s *treeState) moveTo(t int, down bool, j int) {
+	c := &s.t[t]
+	if down {
+		c.downAt = j
+	} else {
+		c.upAt = j
+	}
+	if j < s.pieces {
+		x0, x1 := s.span(j)
+		s.steps[t][b2i(down)].ext = extent{x: x0, e: x1, tree: t}
+	}
 }
 
 // treeSteps returns this rank's two steps in tree t, but for their elements: up, receive
@@ -218,14 +222,14 @@ func b2i(b bool) int {
 
 // run takes st, tree t's next step up or down, and moves the tree's cursor past it.
 func (s *treeState) run(t int, down bool, st step) error {
-	c := &s.t[t]
 	if err := s.p.run(st); err != nil {
 		return err
 	}
+	c := &s.t[t]
 	if down {
-		c.downAt = s.next(t, c.downAt+1)
+		s.moveTo(t, true, s.next(t, c.downAt+1))
 	} else {
-		c.upAt = s.next(t, c.upAt+1)
+		s.moveTo(t, false, s.next(t, c.upAt+1))
 	}
 	return nil
 }
@@ -235,7 +239,7 @@ func (s *treeState) anyReady() bool {
 	for t := range s.t {
 		for _, down := range [2]bool{false, true} {
 			if st, ok := s.step(t, down); ok {
-				if ready, err := s.p.ready(st); ready || err != nil {
+				if ready, err := s.p.ready(*st); ready || err != nil {
 					return true
 				}
 			}
