@@ -99,9 +99,7 @@ func (ext extent) len(off int) int {
 	if ext.tree < 0 {
 		return ext.e - ext.x
 	}
-	m := 0
-	treeRuns(off, ext.x, ext.e, ext.tree, func(a, z int) { m += z - a })
-	return m
+	return treeElems(ext.tree, off+ext.e) - treeElems(ext.tree, off+ext.x)
 }
 
 // newPrims returns the call's protocol on block b for the chunk at element off: Simple

@@ -101,9 +101,9 @@ type treeCursor struct {
 // Every rank must pass the same lo, hi and unit; under LL and LL128 a unit must fit a slot.
 //
 // Each tree takes two steps a part, up and down (treeSteps). The block takes whichever
-// steps are ready and waits only when none is, so a rank that is a leaf in one tree sends that
-// tree's input at once; it begins a piece only when fewer than the protocol's inFlight
-// pieces are unfinished.
+// steps are ready and waits only when none is, so a rank that is a leaf in one tree sends
+// that tree's input at once; it begins a piece only when fewer than the protocol's
+// inFlight pieces are unfinished.
 func (cl *call) treeReduce(b device.Block, off, lo, hi, unit int, out func(x int, sum []float32), done func(x0, x1 int)) error {
 	p := cl.newPrims(b, off, out)
 	piece := max(1, min(treeSlice, p.slotElems())/unit) * unit
@@ -290,6 +290,15 @@ func treeRuns(off, x, e, t int, fn func(a, z int)) {
 		}
 		x = end
 	}
+}
+
+// treeElems is how many of message elements [0, y) tree t carries: a grain of every two.
+func treeElems(t, y int) int {
+	pairs, rest := y/(2*treeGrain), y%(2*treeGrain)
+	if t == 0 {
+		return pairs*treeGrain + min(rest, treeGrain)
+	}
+	return pairs*treeGrain + max(rest-treeGrain, 0)
 }
 
 // treeNeighbours lists the ranks this rank exchanges with in either tree.
