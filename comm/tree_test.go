@@ -53,3 +53,20 @@ func TestTreeSums(t *testing.T) {
 		})
 	}
 }
+
+// TestTreeElemsCountsRuns: treeElems, which counts a span's elements of a tree in closed
+// form, agrees with walking the span's runs (treeRuns) for chunks at any offset and spans
+// that start, end and lie inside grains.
+func TestTreeElemsCountsRuns(t *testing.T) {
+	for off := 0; off < 3*treeGrain; off += 97 {
+		for x := 0; x < 4*treeGrain; x += 61 {
+			for e := x; e < 4*treeGrain+100; e += 53 {
+				for tr := range 2 {
+					want := 0
+					treeRuns(off, x, e, tr, func(a, z int) { want += z - a })
+					require.Equal(t, want, extent{x: x, e: e, tree: tr}.len(off), "chunk at %d, span [%d, %d), tree %d", off, x, e, tr)
+				}
+			}
+		}
+	}
+}
