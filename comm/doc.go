@@ -25,7 +25,7 @@
 // the two-level all-reduce (TwoLevel) runs: reduce-scatter inside each host, an exchange of
 // each 1/L slice among the ranks of the same local index across hosts, all-gather inside
 // each host. There the selector consults only a table made for that many hosts
-// (Table.Hosts) and otherwise runs TwoLevel; OfferedHosts lists what a model may price
+// (Table.Hosts) and otherwise runs TwoLevel; Offered lists what a model may price
 // there; NVLS is gone, since no multicast crosses hosts.
 //
 // The ring and the tree run under one of NCCL's protocols (Proto), orthogonal to the

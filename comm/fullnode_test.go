@@ -19,7 +19,7 @@ func TestFullTwoHostNode(t *testing.T) {
 	n := hosts * perHost
 	require.Equal(t, device.MaxNodeDevices, n)
 	g := newHostsGroup(t, hosts, perHost, Config{})
-	algos := OfferedHosts(device.NVSwitch, true, hosts, n)
+	algos := Offered(device.NVSwitch, true, hosts, n)
 	for _, a := range []Algo{Tree, Lamport} { // not offered across hosts, but they run when forced
 		if g.c.Available(a) {
 			algos = append(algos, a)

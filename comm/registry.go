@@ -28,7 +28,7 @@ const (
 	needHosts          // the ranks split evenly over two hosts or more (hostLayout)
 )
 
-// offer is where a cost model may price an algorithm (Offered, OfferedHosts); a forced
+// offer is where a cost model may price an algorithm (Offered, Offered); a forced
 // algorithm runs wherever its need is met.
 type offer struct {
 	oneHost bool // offered on a node of one host
@@ -284,7 +284,7 @@ func (a Algo) Cost() (cost Cost, ok bool) {
 	return Cost{}, false
 }
 
-// OfferedHosts returns the algorithms a node of fabric f (with multicast, NVLS, where
+// Offered returns the algorithms a node of fabric f (with multicast, NVLS, where
 // nvls) runs at n ranks split evenly over hosts hosts (0 or 1: one host), in tie-break
 // preference order (a model picks the first of equally fast ones). On one host: one-shot,
 // NVLS, two-shot, ring, tree. On several: the two-level all-reduce first, then the flat
@@ -295,7 +295,7 @@ func (a Algo) Cost() (cost Cost, ok bool) {
 // peer-buffer algorithms out (the tree, which reads its parent's and children's buffers,
 // with them). Lamport is never offered: it moves one-shot's bytes, and ties go to one-shot;
 // nor is a baseline.
-func OfferedHosts(f device.Fabric, nvls bool, hosts, n int) []Algo {
+func Offered(f device.Fabric, nvls bool, hosts, n int) []Algo {
 	several, perHost := hosts > 1, n/max(hosts, 1)
 	out := algosWhere(func(s *algoSpec) bool {
 		switch {
@@ -309,6 +309,3 @@ func OfferedHosts(f device.Fabric, nvls bool, hosts, n int) []Algo {
 	slices.SortFunc(out, func(a, b Algo) int { return algoTable[a].tie - algoTable[b].tie })
 	return out
 }
-
-// Offered is OfferedHosts on a node of one host.
-func Offered(f device.Fabric, nvls bool, n int) []Algo { return OfferedHosts(f, nvls, 1, n) }

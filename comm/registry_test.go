@@ -95,7 +95,7 @@ func TestOfferedFollowsRows(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, OfferedHosts(tc.fabric, tc.nvls, tc.hosts, tc.ranks))
+			require.Equal(t, tc.want, Offered(tc.fabric, tc.nvls, tc.hosts, tc.ranks))
 		})
 	}
 }

@@ -96,7 +96,7 @@ func TestAutotuneSkipsStar(t *testing.T) {
 	require.Zero(t, calls[Star], "Autotune issued star calls")
 	for _, f := range []device.Fabric{device.NVSwitch, device.NVLinkMesh, device.PCIe} {
 		for _, hosts := range []int{1, 2} {
-			require.NotContains(t, OfferedHosts(f, true, hosts, 8), Star, "%v over %d hosts", f, hosts)
+			require.NotContains(t, Offered(f, true, hosts, 8), Star, "%v over %d hosts", f, hosts)
 		}
 	}
 }

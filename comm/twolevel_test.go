@@ -224,10 +224,10 @@ func TestTwoLevelSelection(t *testing.T) {
 	require.Equal(t, Ring, c.Pick(1).Algo)
 }
 
-func TestOfferedHosts(t *testing.T) {
-	require.Equal(t, Offered(device.NVSwitch, true, 8), OfferedHosts(device.NVSwitch, true, 1, 8))
-	require.Equal(t, []Algo{TwoLevel, OneShot, TwoShot, Ring}, OfferedHosts(device.NVSwitch, true, 2, 16))
-	require.Equal(t, []Algo{TwoLevel, Ring}, OfferedHosts(device.PCIe, false, 2, 8))
+func TestOffered(t *testing.T) {
+	require.Equal(t, Offered(device.NVSwitch, true, 0, 8), Offered(device.NVSwitch, true, 1, 8), "hosts 0 is one host")
+	require.Equal(t, []Algo{TwoLevel, OneShot, TwoShot, Ring}, Offered(device.NVSwitch, true, 2, 16))
+	require.Equal(t, []Algo{TwoLevel, Ring}, Offered(device.PCIe, false, 2, 8))
 }
 
 // TestTwoLevelAutotune: on several hosts the autotuner measures the two-level all-reduce

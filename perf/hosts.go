@@ -29,7 +29,7 @@ import (
 // pace every one of its 2(n-1) steps; lat_P and bw_P are its protocol's (protoCostOf, 1
 // for Simple), which the network's own latency per exchange does not follow. An
 // all-gather moves (n-1)·S in one-shot's pattern and the ring's n-1 steps of S. These are
-// the algorithms comm.OfferedHosts offers.
+// the algorithms comm.Offered offers.
 //
 // NCCL's ring through every rank is priced as its tuner prices rings across nodes: 2(n-1)
 // steps (n-1 for an all-gather), of which 2(H-1) (H-1) cross the network at ncclNetHop and
@@ -62,7 +62,7 @@ func (m Costs) acrossHosts(c Collective) (time.Duration, float64, error) {
 		pc := protoCostOf(c.Proto)
 		secs = ring.base.Seconds() + steps*math.Max(ring.step.Seconds()*pc.latency, lat) + coef*s/(math.Min(ring.bw, net)*pc.bandwidth)
 	default:
-		return 0, 0, fmt.Errorf("perf: %s %v is not priced across hosts (want %v)", c.Op, a, comm.OfferedHosts(m.p.Fabric, m.p.NVLS, c.Hosts, c.Ranks))
+		return 0, 0, fmt.Errorf("perf: %s %v is not priced across hosts (want %v)", c.Op, a, comm.Offered(m.p.Fabric, m.p.NVLS, c.Hosts, c.Ranks))
 	}
 	d := durationOf(secs)
 	return d, d.Seconds(), nil

@@ -105,7 +105,7 @@ func TestRingProtocolAcrossHosts(t *testing.T) {
 	require.Equal(t, simple, auto)
 }
 
-// TestModelTableAcrossHosts: the table records its hosts and picks among OfferedHosts only.
+// TestModelTableAcrossHosts: the table records its hosts and picks among Offered only.
 func TestModelTableAcrossHosts(t *testing.T) {
 	p, err := hw.Lookup("h100-sxm")
 	require.NoError(t, err)
@@ -113,7 +113,7 @@ func TestModelTableAcrossHosts(t *testing.T) {
 	require.NoError(t, tab.Validate())
 	require.Equal(t, 2, tab.Hosts)
 	require.Equal(t, []int{4, 16}, tab.Worlds(), "15 does not split over 2 hosts")
-	offered := comm.OfferedHosts(p.Fabric, p.NVLS, 2, 16)
+	offered := comm.Offered(p.Fabric, p.NVLS, 2, 16)
 	for _, r := range tab.Rows {
 		require.Contains(t, offered, r.Choice.Algo)
 	}
@@ -133,7 +133,7 @@ func TestPredictAcrossHosts(t *testing.T) {
 	pred, err := Predict(Config{Profile: h100, Model: cfg, TP: 16, Hosts: 2, Batch: 64})
 	require.NoError(t, err)
 	require.Positive(t, pred.Step)
-	offered := comm.OfferedHosts(h100.Fabric, h100.NVLS, 2, 16)
+	offered := comm.Offered(h100.Fabric, h100.NVLS, 2, 16)
 	var twoLevel bool
 	for _, s := range pred.Sites {
 		a, err := comm.ParseAlgo(s.Algo)

@@ -13,7 +13,7 @@ import (
 
 // Choose returns c with its algorithm and protocol filled in as the model picks them,
 // and its time: where c.Algo is comm.Auto, the fastest algorithm the profile offers for
-// c's ranks and hosts (Offered, ties to the earlier in comm.OfferedHosts' order, which
+// c's ranks and hosts (Offered, ties to the earlier in comm.Offered' order, which
 // prefers one-shot); where c.Proto is comm.ProtoAuto and the algorithm takes a protocol,
 // the fastest of Simple, LL and LL128 (NCCL's ring: of LL, LL128 and Simple, as its
 // tuner). On a profile without a Calibration tpslice's algorithms keep ProtoAuto: the α-β
@@ -28,7 +28,7 @@ func (m Costs) Choose(c Collective) (Collective, time.Duration, error) {
 	case m.impl == NCCL:
 		algos = []comm.Algo{comm.Ring}
 	case c.Algo == comm.Auto:
-		algos = comm.OfferedHosts(m.p.Fabric, m.p.NVLS, c.Hosts, max(c.Ranks, 1))
+		algos = comm.Offered(m.p.Fabric, m.p.NVLS, c.Hosts, max(c.Ranks, 1))
 	}
 	var (
 		best, found = c, false
@@ -71,9 +71,9 @@ func (m Costs) protosOf(a comm.Algo, proto comm.Proto) []comm.Proto {
 }
 
 // Offered is the tpslice algorithms profile p offers at world size n over hosts hosts (0
-// or 1: one), in comm.Algos order on one host and comm.OfferedHosts' across hosts.
+// or 1: one), in comm.Algos order on one host and comm.Offered' across hosts.
 func Offered(p hw.Profile, hosts, n int) []comm.Algo {
-	offered := comm.OfferedHosts(p.Fabric, p.NVLS, hosts, max(n, 1))
+	offered := comm.Offered(p.Fabric, p.NVLS, hosts, max(n, 1))
 	if hosts > 1 {
 		return offered
 	}
