@@ -4,7 +4,6 @@ package device_test
 
 import (
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,35 +11,14 @@ import (
 
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/internal/testutil"
 )
 
 // memfdName is the prefix of the memory files AllocShareable creates, as /proc shows them.
 const memfdName = "memfd:tpslice-device"
 
-// memfdLeft returns the lines of /proc/self/maps and the descriptors of this process that
-// still reach the memory file of a shareable buffer, or an error if they cannot be read.
-func memfdLeft() ([]string, error) {
-	maps, err := os.ReadFile("/proc/self/maps")
-	if err != nil {
-		return nil, err
-	}
-	var left []string
-	for line := range strings.Lines(string(maps)) {
-		if strings.Contains(line, memfdName) {
-			left = append(left, "mapping "+strings.TrimSpace(line))
-		}
-	}
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return nil, err
-	}
-	for _, fd := range fds {
-		if target, _ := os.Readlink("/proc/self/fd/" + fd.Name()); strings.Contains(target, memfdName) {
-			left = append(left, "fd "+fd.Name()+" -> "+target)
-		}
-	}
-	return left, nil
-}
+// memfdLeft returns what of this process still maps or holds a shareable buffer's memory.
+func memfdLeft() ([]string, error) { return testutil.MemfdLeft(memfdName) }
 
 // requireNoMemfd checks that this process neither maps nor holds the memory file of a
 // shareable buffer.
