@@ -1,0 +1,111 @@
+package shmring
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Writer broadcasts messages to the ring's readers and gathers their replies. One goroutine
+// uses it at a time.
+type Writer struct {
+	*ring
+	chunk uint64 // chunks written since the ring began
+	sent  uint64 // messages sent
+}
+
+// NewWriter formats words (zeroed, at least cfg.Words long, shared with the readers'
+// processes) as a ring of cfg and returns its writer. Readers open it after this returns.
+func NewWriter(words []uint64, cfg Config, waits Waits) (*Writer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := newRing(words, cfg, waits)
+	if err != nil {
+		return nil, err
+	}
+	h := r.words[:wordsPerLine]
+	h[hReaders], h[hSlots], h[hSlotBytes] = uint64(cfg.Readers), uint64(cfg.Slots), uint64(cfg.SlotBytes)
+	h[hReplyBytes], h[hMaxMessage] = uint64(cfg.ReplyBytes), uint64(cfg.MaxMessage)
+	atomic.StoreUint64(&h[hMagic], magic) // last: a reader that sees it sees the rest
+	return &Writer{ring: r}, nil
+}
+
+// Send broadcasts msg to every reader: chunk by chunk, each once every reader released the
+// slot it reuses. It returns once the last chunk is published, not once it is read.
+func (w *Writer) Send(msg []byte) error {
+	if len(msg) > w.cfg.MaxMessage {
+		return fmt.Errorf("shmring: message of %d bytes over the ring's limit of %d (Config.MaxMessage)", len(msg), w.cfg.MaxMessage)
+	}
+	total, rest := uint64(len(msg)), msg
+	for range w.cfg.chunks(len(msg)) {
+		g := w.chunk
+		if err := w.awaitRelease(g); err != nil {
+			return fmt.Errorf("%w (message %d of %d bytes)", err, w.sent+1, total)
+		}
+		seq, length, payload := w.slot(int(g % uint64(w.cfg.Slots)))
+		rest = rest[copy(payload, rest):]
+		*length = total              // plain: the atomic store below publishes it
+		atomic.StoreUint64(seq, g+1) // after the payload: the chunk is published
+		w.readers.Ring()
+		w.chunk++
+	}
+	w.sent++
+	return nil
+}
+
+// awaitRelease waits until every reader released the chunk that slot g mod K held, g−K.
+func (w *Writer) awaitRelease(g uint64) error {
+	k := uint64(w.cfg.Slots)
+	if g < k {
+		return nil
+	}
+	released := func(i int) bool { return atomic.LoadUint64(w.reader(i, rReleased)) > g-k }
+	return w.wait(w.writer, func() bool {
+		for i := range w.cfg.Readers {
+			if !released(i) {
+				return false
+			}
+		}
+		return true
+	}, func() string {
+		for i := range w.cfg.Readers {
+			if !released(i) {
+				return fmt.Sprintf("writer waiting for reader %d to release chunk %d (slot %d)", i, g-k, (g-k)%k)
+			}
+		}
+		return "writer waiting for the readers to release a slot"
+	})
+}
+
+// Gather waits for every reader's reply to the last message sent and returns them, reader
+// by reader, in dst's memory where it has room (dst may be nil). The replies are the
+// caller's until the next Gather.
+func (w *Writer) Gather(dst [][]byte) ([][]byte, error) {
+	if w.sent == 0 {
+		return nil, fmt.Errorf("shmring: gather before any message was sent")
+	}
+	if len(dst) < w.cfg.Readers {
+		dst = append(dst, make([][]byte, w.cfg.Readers-len(dst))...)
+	}
+	dst = dst[:w.cfg.Readers]
+	for i := range w.cfg.Readers {
+		answered := func() bool { return atomic.LoadUint64(w.reader(i, rReply)) >= w.sent }
+		err := w.wait(w.writer, answered, func() string {
+			return fmt.Sprintf("writer waiting for reader %d's reply to message %d", i, w.sent)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if got := atomic.LoadUint64(w.reader(i, rReply)); got != w.sent {
+			return nil, fmt.Errorf("shmring: reader %d replied to message %d, only %d were sent", i, got, w.sent)
+		}
+		length, payload := w.reply(i)
+		if n := *length; n > uint64(w.cfg.ReplyBytes) {
+			return nil, fmt.Errorf("shmring: reader %d's reply of %d bytes is over the limit of %d", i, n, w.cfg.ReplyBytes)
+		}
+		dst[i] = append(dst[i][:0], payload[:*length]...)
+		atomic.StoreUint64(w.reader(i, rTaken), w.sent) // after the copy: the slot is the reader's again
+	}
+	w.readers.Ring()
+	return dst, nil
+}
