@@ -19,11 +19,11 @@ import (
 // never to fire on a loaded machine, short enough that a hang fails instead of stalling.
 const waitLimit = 10 * time.Second
 
-// message returns message i of a stream: random bytes of a random length, from 0 to well
+// message returns message i of a stream: random bytes of a random length, from 1 to well
 // past a slot, so that messages split and wrap the ring at every offset.
 func message(i, slotBytes int) []byte {
 	r := rand.New(rand.NewPCG(uint64(i), 11))
-	b := make([]byte, r.IntN(3*slotBytes+slotBytes/2))
+	b := make([]byte, 1+r.IntN(3*slotBytes+slotBytes/2)) // never empty: the process tests stop on an empty message
 	for j := range b {
 		b[j] = byte(r.Uint32())
 	}
@@ -163,7 +163,7 @@ func TestSlowReaderDeadline(t *testing.T) {
 func TestAbortNamesReader(t *testing.T) {
 	cfg := shmring.Config{Readers: 3, Slots: 1, SlotBytes: 8, ReplyBytes: 8, MaxMessage: 64}
 	var dead atomic.Pointer[error]
-	w, _ := newWriter(t, cfg, shmring.Waits{Timeout: time.Hour, Abort: func() error {
+	w, _ := newWriter(t, cfg, shmring.Waits{Timeout: waitLimit, Abort: func() error {
 		if e := dead.Load(); e != nil {
 			return *e
 		}
