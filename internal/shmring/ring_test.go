@@ -158,28 +158,36 @@ func TestSlowReaderDeadline(t *testing.T) {
 	require.ErrorContains(t, err, "(message 2 of 1 bytes)")
 }
 
-// TestAbortNamesReader ends a writer's wait for a reader that will never read with the
-// abort's error, long before the deadline: what a reader's death does.
+// TestAbortNamesReader ends a writer's wait for a reader that will never answer with the
+// abort's error: what a reader's death does. The deadline is an hour away, so only Wake
+// reaching the sleeping writer ends the wait within the test's limit.
 func TestAbortNamesReader(t *testing.T) {
 	cfg := shmring.Config{Readers: 3, Slots: 1, SlotBytes: 8, ReplyBytes: 8, MaxMessage: 64}
 	var dead atomic.Pointer[error]
-	w, _ := newWriter(t, cfg, shmring.Waits{Timeout: waitLimit, Abort: func() error {
+	w, _ := newWriter(t, cfg, shmring.Waits{Timeout: time.Hour, Abort: func() error {
 		if e := dead.Load(); e != nil {
 			return *e
 		}
 		return nil
 	}})
 	require.NoError(t, w.Send([]byte("step")))
+	done := make(chan error, 1)
 	go func() {
-		time.Sleep(10 * time.Millisecond) // let the writer go to sleep in the kernel
-		err := errors.New("rank 3 (pid 42) exited: signal: killed")
-		dead.Store(&err)
-		w.Wake()
+		_, err := w.Gather(nil)
+		done <- err
 	}()
-	_, err := w.Gather(nil)
-	require.ErrorIs(t, err, device.ErrAborted)
-	require.ErrorContains(t, err, "writer waiting for reader 0's reply to message 1")
-	require.ErrorContains(t, err, "rank 3 (pid 42) exited: signal: killed")
+	time.Sleep(10 * time.Millisecond) // let the writer go to sleep in the kernel
+	died := errors.New("rank 3 (pid 42) exited: signal: killed")
+	dead.Store(&died)
+	w.Wake()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, device.ErrAborted)
+		require.ErrorContains(t, err, "writer waiting for reader 0's reply to message 1")
+		require.ErrorContains(t, err, "rank 3 (pid 42) exited: signal: killed")
+	case <-time.After(waitLimit):
+		t.Fatal("the writer's wait did not end at the abort: Wake did not reach it")
+	}
 }
 
 // TestReaderSeesOverrun corrupts a slot's sequence word as a writer that skipped the release
