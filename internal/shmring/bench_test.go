@@ -12,10 +12,9 @@ import (
 	"github.com/tpslice/tpslice/internal/shmring"
 )
 
-// decodeStepBytes is what a decode step of batch 16 encodes to in the engine's step format
-// (internal/stepwire): 16 ids, positions and sequence numbers, a block table of 4 blocks per
-// sequence, greedy sampling.
-const decodeStepBytes = 1024
+// decodeStepBytes is what a decode step of batch 16 at 512 tokens of context (32 KV blocks
+// a sequence), greedy, encodes to in internal/stepwire (its TestDecodeStepBytes).
+const decodeStepBytes = 3041
 
 // benchRing is a ring as the engine would size it: a step fits one slot.
 var benchRing = shmring.Config{Slots: 4, SlotBytes: 64 << 10, ReplyBytes: replySize, MaxMessage: 16 << 20}
