@@ -15,6 +15,6 @@
 // reports a child's exit (its pid, exit status or signal) within milliseconds, however it
 // died, and reaps it.
 //
-// Steps and flags do not go through this package: they live in shared memory (a
-// device.SharedBell wakes their waiters). Linux only.
+// Steps and flags do not go through this package: they live in shared memory (the step
+// ring, internal/shmring; a device.SharedBell wakes their waiters). Linux only.
 package ipc

@@ -44,7 +44,7 @@ func (r *Reader) Config() Config { return r.cfg }
 // may be nil), releasing each slot as soon as its chunk is copied.
 func (r *Reader) Recv(buf []byte) ([]byte, error) {
 	msg, want := buf[:0], uint64(0)
-	for c := uint64(0); c == 0 || c < r.cfg.chunks(int(want)); c++ {
+	for c := uint64(0); c < r.cfg.chunks(int(want)); c++ { // want is known after chunk 0
 		g := r.chunk
 		seq, length, payload := r.slot(int(g % uint64(r.cfg.Slots)))
 		err := r.wait(r.readers, func() bool { return atomic.LoadUint64(seq) >= g+1 }, func() string {

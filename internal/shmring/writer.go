@@ -13,8 +13,8 @@ type Writer struct {
 	sent  uint64 // messages sent
 }
 
-// NewWriter formats words (zeroed, at least cfg.Words long, shared with the readers'
-// processes) as a ring of cfg and returns its writer. Readers open it after this returns.
+// NewWriter formats words (at least cfg.Words long, shared with the readers' processes) as
+// a ring of cfg and returns its writer. Readers open it after this returns.
 func NewWriter(words []uint64, cfg Config, waits Waits) (*Writer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -23,6 +23,7 @@ func NewWriter(words []uint64, cfg Config, waits Waits) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	clear(r.words)
 	h := r.words[:wordsPerLine]
 	h[hReaders], h[hSlots], h[hSlotBytes] = uint64(cfg.Readers), uint64(cfg.Slots), uint64(cfg.SlotBytes)
 	h[hReplyBytes], h[hMaxMessage] = uint64(cfg.ReplyBytes), uint64(cfg.MaxMessage)
@@ -78,8 +79,9 @@ func (w *Writer) awaitRelease(g uint64) error {
 }
 
 // Gather waits for every reader's reply to the last message sent and returns them, reader
-// by reader, in dst's memory where it has room (dst may be nil). The replies are the
-// caller's until the next Gather.
+// by reader, in dst's memory where it has room (dst may be nil). Readers answer only the
+// messages the writer gathers, and the writer gathers one before it sends the next that
+// wants answers: a reply slot holds one reply.
 func (w *Writer) Gather(dst [][]byte) ([][]byte, error) {
 	if w.sent == 0 {
 		return nil, fmt.Errorf("shmring: gather before any message was sent")
