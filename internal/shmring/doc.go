@@ -10,8 +10,9 @@
 //	header | writer's bell | readers' bell | reader 0 … N-1: released, reply, taken
 //	slot 0: [seq | length | payload …] … slot K-1 | reply 0: [length | payload …] … reply N-1
 //
-// A message of L bytes is split into chunks of up to SlotBytes, at least one; chunk g
-// (counted over all messages since the ring began) goes to slot g mod K:
+// A message of L bytes is split into chunks of up to SlotBytes, at least one (Send refuses
+// one over Config.MaxMessage, at most 4 GiB − 1, naming both sizes); chunk g (counted over
+// all messages since the ring began) goes to slot g mod K:
 //
 //	writer                                   reader r
 //	wait: every released[r] ≥ g+1−K          wait: slot.seq = g+1

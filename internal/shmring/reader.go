@@ -37,6 +37,10 @@ func NewReader(words []uint64, index int, waits Waits) (*Reader, error) {
 	return &Reader{ring: r, index: index}, nil
 }
 
+// Wake makes every wait on the ring, in any process, look at its abort function again: call
+// it once Waits.Abort returns an error (the driver died).
+func (r *Reader) Wake() { r.wake() }
+
 // Config is the ring's shape as its header says.
 func (r *Reader) Config() Config { return r.cfg }
 

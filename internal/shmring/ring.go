@@ -79,9 +79,9 @@ func (r *ring) wait(bell *device.SharedBell, ready func() bool, what func() stri
 	return fmt.Errorf("shmring: %s: %w", what(), err)
 }
 
-// Wake rings both bells of the ring, so that every waiter in every process looks at its
-// abort function again. Writer and Reader have it.
-func (r *ring) Wake() {
+// wake rings both bells of the ring, so that every waiter in every process looks at its
+// abort function again.
+func (r *ring) wake() {
 	r.writer.Ring()
 	r.readers.Ring()
 }

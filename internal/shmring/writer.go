@@ -31,6 +31,10 @@ func NewWriter(words []uint64, cfg Config, waits Waits) (*Writer, error) {
 	return &Writer{ring: r}, nil
 }
 
+// Wake makes every wait on the ring, in any process, look at its abort function again: call
+// it once Waits.Abort returns an error (a reader died).
+func (w *Writer) Wake() { w.wake() }
+
 // Send broadcasts msg to every reader: chunk by chunk, each once every reader released the
 // slot it reuses. It returns once the last chunk is published, not once it is read.
 func (w *Writer) Send(msg []byte) error {
