@@ -197,13 +197,10 @@ func TestReaderSeesOverrun(t *testing.T) {
 	w, words := newWriter(t, cfg, shmring.Waits{Timeout: waitLimit})
 	r := newReader(t, words, 0, shmring.Waits{Timeout: waitLimit})
 	require.NoError(t, w.Send([]byte("a")))
-	atomic.StoreUint64(&words[firstSlotWord(cfg)], 3) // chunk 2 in slot 0
+	atomic.StoreUint64(&words[shmring.FirstSlotWord(cfg)], 3) // chunk 2 in slot 0
 	_, err := r.Recv(nil)
 	require.ErrorContains(t, err, "shmring: reader 0: slot 0 holds chunk 2, want 0: the writer overran the reader")
 }
-
-// firstSlotWord is where slot 0 starts: after the header, the bells and the readers' lines.
-func firstSlotWord(cfg shmring.Config) int { return (3 + cfg.Readers) * 8 }
 
 // TestBadUse names each misuse instead of panicking or hanging.
 func TestBadUse(t *testing.T) {
