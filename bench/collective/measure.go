@@ -123,9 +123,7 @@ func Measure(o Options) (*Report, error) {
 			return nil, err
 		}
 		for i, ch := range o.Choices {
-			res := Result{Algo: ch.String(), TimeUS: float64(best[i].Nanoseconds()) / 1e3}
-			algbw := float64(size) / best[i].Seconds() / 1e9
-			res.AlgBWGBps, res.BusBWGBps = algbw, comm.OpBusBW(op.Kind, algbw, op.N)
+			res := op.result(ch.String(), size, best[i])
 			switch {
 			case o.Check && o.Wire != comm.WireExact:
 				res.Error = &errs[i]

@@ -1,6 +1,10 @@
 package collective
 
-import "github.com/tpslice/tpslice/comm"
+import (
+	"time"
+
+	"github.com/tpslice/tpslice/comm"
+)
 
 // Report is allreduce-bench's --json output (documented in docs/cli.md).
 type Report struct {
@@ -45,4 +49,15 @@ func WireName(w comm.Wire) string {
 		return ""
 	}
 	return w.String()
+}
+
+// result is a call of name on size bytes that took d, with its bandwidths as nccl-tests
+// counts them (none in no time: the model's single rank).
+func (b Op) result(name string, size int64, d time.Duration) Result {
+	r := Result{Algo: name, TimeUS: float64(d.Nanoseconds()) / 1e3}
+	if d > 0 {
+		algbw := float64(size) / d.Seconds() / 1e9
+		r.AlgBWGBps, r.BusBWGBps = algbw, comm.OpBusBW(b.Kind, algbw, b.N)
+	}
+	return r
 }
