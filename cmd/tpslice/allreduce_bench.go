@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/hw"
-	"github.com/tpslice/tpslice/perf"
 	"github.com/tpslice/tpslice/trace"
 )
 
@@ -106,9 +104,6 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	if err == nil && o.wire != comm.WireExact && !op.AllReduce() {
 		err = fmt.Errorf("--op %s: --allreduce-dtype %v is the all-reduce's wire; %s runs exact", op.Kind, o.wire, op.Kind)
 	}
-	if err == nil && o.wire != comm.WireExact && o.model != "" && o.hosts > 1 {
-		err = fmt.Errorf("--allreduce-dtype %v with --model and --hosts %d: the wire is not modelled across hosts", o.wire, o.hosts)
-	}
 	if err == nil && o.trace != "" && o.model != "" {
 		err = errors.New("--trace records measured calls; --model measures nothing")
 	}
@@ -120,7 +115,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	}
 	var report *collective.Report
 	if o.model != "" {
-		report, err = modelReport(o, op, t, sizes)
+		report, err = price(o, op, t, sizes)
 	} else {
 		report, err = measure(o, op, t, sizes, stderr)
 	}
@@ -184,104 +179,24 @@ func measure(o benchOptions, op collective.Op, t dtype.DType, sizes []int64, std
 	return report, nil
 }
 
-// modelReport prices every size with every algorithm the profile offers, the ring and the
-// tree under each protocol of --proto (tpslice's, then NCCL's ring with each protocol the
-// profile models), as perf's collective model has them.
-func modelReport(o benchOptions, op collective.Op, t dtype.DType, sizes []int64) (*collective.Report, error) {
+// price resolves --model, --algo and --proto and prices (package collective).
+func price(o benchOptions, op collective.Op, t dtype.DType, sizes []int64) (*collective.Report, error) {
 	p, err := hw.Lookup(o.model)
 	if err != nil {
 		return nil, fmt.Errorf("--model: %w", err)
-	}
-	if o.wire != comm.WireExact {
-		return wireModelReport(o, op, p, t, sizes)
 	}
 	protos, err := collective.ParseProtos(o.protos)
 	if err != nil {
 		return nil, err
 	}
-	n, hosts := o.ranks, o.hosts
-	report := &collective.Report{Op: string(op.Kind), Ranks: n, DType: t.String(), Source: "model:" + p.Name, Fabric: p.Fabric.String(),
-		Model: "idealised α-β model (one α per step, full link bandwidth)"}
-	if p.Calibration != nil {
-		report.Model = "calibrated: " + p.Calibration.Basis
-	}
-	if hosts > 1 {
-		report.Hosts = hosts
-		report.Model += fmt.Sprintf("; between hosts %.0f GB/s and %v per exchange per GPU (hw InterHost), NCCL's ring with its tuner's network hops",
-			p.InterHost.BytesPerSec/1e9, p.InterHost.Latency)
-	}
-	table := perf.ModelTable(p, hosts, []int{n}, sizes[len(sizes)-1])
-	offered := perf.Offered(p, hosts, n)
-	costs, nccl := perf.CostsOf(p, perf.TPSlice), perf.CostsOf(p, perf.NCCL)
-	if !op.AllReduce() {
-		offered = []comm.Algo{comm.OneShot, comm.Ring}
-	}
-	algos, err := withNamed(offered, o.algos, op, p, hosts)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range sizes {
-		auto, _ := table.Pick(n, s)
-		if !op.AllReduce() {
-			auto = comm.Choice{Algo: comm.ScatterGatherRule(p.Fabric, n)}
-		}
-		row := collective.Row{SizeBytes: s, Count: int(s) / t.Size(), Auto: auto.String()}
-		priced := int64(op.PerRank(s, t) * t.Size()) // a reduce-scatter's and an all-gather's: each rank's slice
-		var best time.Duration
-		for _, ch := range op.Choices(algos, protos) {
-			d, err := costs.Time(perf.Collective{Op: op.Kind, Algo: ch.Algo, Proto: ch.Proto, Ranks: n, Hosts: hosts, Bytes: priced})
-			if err != nil {
-				return nil, err
-			}
-			row.Results = append(row.Results, modelResult(op, ch.String(), s, d))
-			// ties: the later (one-shot over ring), but not the tree, which ties one-shot at n = 3
-			if ch.Algo != comm.NVLS && slices.Contains(offered, ch.Algo) && (row.FastestWithoutNVLS == "" || d < best || d == best && ch.Algo != comm.Tree) {
-				row.FastestWithoutNVLS, best = ch.String(), d
-			}
-		}
-		ring := perf.Collective{Op: op.Kind, Ranks: n, Hosts: hosts, Bytes: priced}
-		for _, proto := range comm.Protos {
-			ring.Proto = proto
-			if d, err := nccl.Time(ring); err == nil { // a protocol the profile does not model is left out
-				row.Results = append(row.Results, modelResult(op, "nccl "+proto.String(), s, d))
-			}
-		}
-		row.NCCL = "-"
-		ring.Proto = comm.ProtoAuto
-		if fastest, _, err := nccl.Choose(ring); err == nil {
-			row.NCCL = fastest.Proto.String()
-		}
-		report.Rows = append(report.Rows, row)
-	}
-	return report, nil
-}
-
-// withNamed is what the model prices: the offered algorithms, then those --algo names
-// besides (a baseline, the flag-free one-shot), which no choice of the model considers.
-func withNamed(offered []comm.Algo, spec string, op collective.Op, p hw.Profile, hosts int) ([]comm.Algo, error) {
-	if spec == "all" {
-		return offered, nil
-	}
-	named, err := op.Algos(spec, p.Fabric, hosts)
-	if err != nil {
-		return nil, err
-	}
-	algos := slices.Clone(offered)
-	for _, a := range named {
-		if a != comm.Auto && !slices.Contains(algos, a) {
-			algos = append(algos, a)
+	var named []comm.Algo // "all": what the profile offers, nothing besides
+	if o.algos != "all" {
+		if named, err = op.Algos(o.algos, p.Fabric, o.hosts); err != nil {
+			return nil, err
 		}
 	}
-	return algos, nil
-}
-
-func modelResult(op collective.Op, name string, size int64, d time.Duration) collective.Result {
-	r := collective.Result{Algo: name, TimeUS: float64(d.Nanoseconds()) / 1e3}
-	if d > 0 {
-		algbw := float64(size) / d.Seconds() / 1e9
-		r.AlgBWGBps, r.BusBWGBps = algbw, comm.OpBusBW(op.Kind, algbw, op.N)
-	}
-	return r
+	return collective.Price(collective.ModelOptions{Op: op, DType: t, Sizes: sizes, Profile: p, Hosts: o.hosts,
+		Named: named, Protos: protos, Wire: o.wire})
 }
 
 func printReport(w io.Writer, r *collective.Report) error {
