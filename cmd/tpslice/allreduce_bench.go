@@ -64,7 +64,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.model, "model", "", "print the cost model's table for a hardware profile ("+strings.Join(hw.Names(), ", ")+"; PROFILE"+hw.IdealSuffix+" for the idealised α-β model) instead of measuring: the algorithms the profile offers, and those --algo names besides")
 	fs.StringVar(&o.fabric, "fabric", "nvswitch", "simulated interconnect: nvswitch (offers NVLS), nvlink or pcie")
-	fs.IntVar(&o.sms, "sms", 0, "SMs per device (0: GOMAXPROCS)")
+	smsFlag(fs, &o.sms)
 	fs.Var(&o.buffer, "buffer", "registered peer buffer per rank; larger messages run in chunks")
 	fs.StringVar(&o.selector, "select", "tuned", "how auto picks: tuned (measure once, cache), default (vLLM's rule), or model:PROFILE")
 	fs.StringVar(&o.tuneCache, "tune-cache", "", "autotuning cache file (default: the user cache directory)")

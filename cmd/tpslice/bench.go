@@ -76,12 +76,12 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	)
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	ef.seedAlso = "the prompts"
 	ef.register(fs)
 	fs.StringVar(&tps, "tp", "1,2,4,8", "TP degrees to run, comma-separated, each 1 to 8")
 	fs.StringVar(&batches, "batch", "1,8,32", "batch sizes (concurrent requests), comma-separated")
 	fs.IntVar(&o.PromptLen, "prompt-len", 32, "prompt tokens of every request (seeded random ids)")
 	fs.IntVar(&o.GenLen, "gen-len", 32, "tokens every request generates (greedy)")
-	fs.Uint64Var(&ef.cfg.Seed, "seed", 0, "seed of the prompts and of a preset's dummy weights")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.plotDir, "plot", "", "write latency_vs_tp.png and breakdown.png into `DIR`")
 	if err := parseFlags(fs, args); err != nil {

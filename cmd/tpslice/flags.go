@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -88,10 +89,14 @@ type engineFlags struct {
 	collectives collectiveFlags
 	fusedSelect fusedSelectFlags
 	runtime     bool // registerRuntime ran: --tp is one degree
+	// seedAlso says what else a command seeds with --seed besides a preset's dummy
+	// weights ("the prompts", "the sampling"); empty: only the weights.
+	seedAlso string
 }
 
 // register adds the flags of every engine command: --model, --dtype, --kv-dtype,
-// --fused, --fused-select, --fused-tune-dir, --algo, --allreduce-dtype and --eager.
+// --fused, --fused-select, --fused-tune-dir, --algo, --allreduce-dtype, --eager, --seed and
+// --collective-timeout (its default f.cfg.CollectiveTimeout where set, else comm's).
 func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cfg.Model, "model", stories260k.Name, modelUsage)
 	fs.StringVar(&f.dtype, "dtype", "", weightDTypeUsage)
@@ -100,6 +105,23 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	f.fusedSelect.register(fs)
 	addWireFlag(fs, &f.cfg.AllReduceWire)
 	fs.BoolVar(&f.cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
+	seedUsage := "seed of a preset's dummy weights"
+	if f.seedAlso != "" {
+		seedUsage = "seed of " + f.seedAlso + " and of a preset's dummy weights"
+	}
+	fs.Uint64Var(&f.cfg.Seed, "seed", 0, seedUsage)
+	timeout := cmp.Or(f.cfg.CollectiveTimeout, comm.DefaultTimeout)
+	fs.DurationVar(&f.cfg.CollectiveTimeout, "collective-timeout", timeout, "how long a rank waits for its peers in a collective before the step fails (serve then rebuilds the TP group)")
+}
+
+// smsFlag adds --sms, the SMs (worker goroutines) of every device.
+func smsFlag(fs *flag.FlagSet, sms *int) {
+	fs.IntVar(sms, "sms", 0, "SMs per device (0: GOMAXPROCS)")
+}
+
+// topologyFlag adds --topology, the node whose fabric the ranks run on.
+func topologyFlag(fs *flag.FlagSet, spec *string) {
+	fs.StringVar(spec, "topology", topo.Auto, topologyUsage())
 }
 
 // registerRuntime adds the flags of a command that runs one TP group (generate, serve):
@@ -107,8 +129,8 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 func (f *engineFlags) registerRuntime(fs *flag.FlagSet) {
 	f.runtime = true
 	fs.IntVar(&f.cfg.TP, "tp", 1, "tensor-parallel degree, 1 to 8")
-	fs.IntVar(&f.cfg.SMs, "sms", 0, "SMs per device (0: GOMAXPROCS)")
-	fs.StringVar(&f.topology, "topology", topo.Auto, topologyUsage())
+	smsFlag(fs, &f.cfg.SMs)
+	topologyFlag(fs, &f.topology)
 	fs.BoolVar(&f.cfg.Overlap, "overlap", false, "run steps of 2+ tokens as two micro-batches, all-reduces on a comm stream overlapping compute")
 	fs.IntVar(&f.cfg.CommSMs, "comm-sms", 1, "SMs of the comm stream with --overlap (the compute stream gets the rest)")
 }

@@ -57,6 +57,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	)
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	ef.seedAlso = "the sampling"
 	ef.register(fs)
 	ef.registerRuntime(fs)
 	fs.StringVar(&prompt, "prompt", "Once upon a time", "the prompt")
@@ -64,7 +65,6 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&temperature, "temperature", 1, "sampling temperature; 0 is greedy")
 	fs.Float64Var(&topP, "top-p", 1, "nucleus sampling: keep the most likely tokens up to this probability")
 	fs.IntVar(&req.Sampling.TopK, "top-k", 0, "keep the K most likely tokens (0: all)")
-	fs.Uint64Var(&req.Sampling.Seed, "seed", 0, "sampling seed (and the seed of a preset's dummy weights)")
 	fs.Var(&stops, "stop", "stop when the output contains this string (repeatable)")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of the text and timings")
 	fs.StringVar(&traceFile, "trace", "", "write the kernels every stream ran during generation to `FILE` ("+traceFormats+")")
@@ -78,7 +78,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
-	cfg.Seed = req.Sampling.Seed
+	req.Sampling.Seed = cfg.Seed
 	req.Prompt, req.Stop = prompt, stops
 	req.Sampling.Temperature, req.Sampling.TopP = float32(temperature), float32(topP)
 	if err := req.Sampling.Validate(); err != nil {

@@ -30,6 +30,10 @@ const apiKeyEnv = "TPSLICE_API_KEY"
 // (docs/benchmarks/serving.md, issue 13, "serve's default budget is now 256").
 const serveMaxBatchTokens = 256
 
+// serveCollectiveTimeout is serve's --collective-timeout, below comm's 60 s: a server
+// rebuilds its TP group after a stuck collective, so it should find out soon.
+const serveCollectiveTimeout = 10 * time.Second
+
 // servePrefillSteps is serve's Config.PrefillSteps: while sequences decode, a step's
 // prompt chunks hold at most 1/8 of the prefill tokens pending, so that a newcomer's
 // prompt does not make the steps it rides in several times as long as a decode step.
@@ -131,6 +135,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	ef.cfg.CollectiveTimeout = serveCollectiveTimeout
 	ef.register(fs)
 	ef.registerRuntime(fs)
 	fs.StringVar(&opt.host, "host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
@@ -144,11 +149,9 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.Var(&opt.bodyLimit, "max-body-bytes", "request body size limit (e.g. 64K, 1M); larger bodies get 413")
 	fs.IntVar(&opt.srv.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections served at once (idle keep-alives included); past it /health still answers, other routes get 503")
 	fs.DurationVar(&opt.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long requests in flight may take to finish before they are ended")
-	fs.DurationVar(&ef.cfg.CollectiveTimeout, "collective-timeout", 10*time.Second, "how long a rank waits for its peers in a collective before the step fails and the TP group is rebuilt")
 	fs.DurationVar(&opt.srv.PingInterval, "ping-interval", server.DefaultPingInterval, "send \": ping\" on a stream silent this long (a long prefill); negative: never")
 	fs.DurationVar(&opt.srv.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "how long a write to a client may make no progress (a client that stopped reading its stream) before the connection is closed and its generation cancelled, freeing its KV cache; negative: never")
 	fs.StringVar(&opt.chatTemplate, "chat-template", "", "a Jinja chat template `FILE` (default: the model's own, else a plain one)")
-	fs.Uint64Var(&ef.cfg.Seed, "seed", 0, "seed of a preset's dummy weights")
 	fs.IntVar(&ef.cfg.MaxBatchTokens, "max-batch-tokens", serveMaxBatchTokens, "tokens per step at most: decode tokens first, then prompt chunks fill the rest, in one forward pass (0: the engine's default, 2048)")
 	fs.IntVar(&ef.cfg.MaxBatchTokens, "max-num-batched-tokens", serveMaxBatchTokens, "vLLM's name of --max-batch-tokens")
 	fs.IntVar(&ef.cfg.PrefillSteps, "prefill-steps", servePrefillSteps, "while sequences decode, a step's prompt chunks hold at most 1/N of the prefill tokens pending (at least its decode tokens), so that a newcomer's prompt is spread over steps instead of stretching one (0 or 1: all the budget leaves)")

@@ -36,7 +36,7 @@ func topoCmd(args []string, stdout, stderr io.Writer) error {
 	)
 	fs := flag.NewFlagSet("topo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&spec, "topology", topo.Auto, topologyUsage())
+	topologyFlag(fs, &spec)
 	fs.IntVar(&gpus, "gpus", device.MaxDevices, "GPUs of a simulated topology")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of the matrix")
 	if err := parseFlags(fs, args); err != nil {
