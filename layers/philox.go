@@ -1,9 +1,6 @@
 package layers
 
-import (
-	"math"
-	"math/bits"
-)
+import "math"
 
 // Philox4x32 is the counter-based generator Philox4x32-10 of Salmon et al., "Parallel
 // random numbers: as easy as 1, 2, 3" (SC'11), as Random123, cuRAND and PyTorch's CUDA
@@ -17,27 +14,37 @@ func Philox4x32(key [2]uint32, ctr [4]uint32) [4]uint32 {
 		w0, w1 = 0x9E3779B9, 0xBB67AE85 // key increments (golden ratio, √3 − 1)
 	)
 	k0, k1 := key[0], key[1]
-	c := ctr
+	c0, c1, c2, c3 := ctr[0], ctr[1], ctr[2], ctr[3]
 	for round := range 10 {
 		if round > 0 {
 			k0 += w0
 			k1 += w1
 		}
-		hi0, lo0 := bits.Mul32(m0, c[0])
-		hi1, lo1 := bits.Mul32(m1, c[2])
-		c = [4]uint32{hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0}
+		p0, p1 := uint64(m0)*uint64(c0), uint64(m1)*uint64(c2) // the 32×32→64 products
+		c0, c1, c2, c3 = uint32(p1>>32)^c1^k0, uint32(p1), uint32(p0>>32)^c3^k1, uint32(p0)
 	}
-	return c
+	return [4]uint32{c0, c1, c2, c3}
 }
 
-// Gumbel returns the standard Gumbel noise −log(−log u) of token id at draw pos of the
-// stream seed, u uniform in (0, 1) from 53 bits of Philox4x32 with key seed and counter
-// (id, pos): a pure function of its arguments, so every rank computes the same noise for
-// a token whichever shard holds it. Adding it to logit/T and taking the argmax draws from
-// softmax(logit/T) (the Gumbel-max trick).
-func Gumbel(seed, pos uint64, id int32) float64 {
-	w := Philox4x32([2]uint32{uint32(seed), uint32(seed >> 32)}, [4]uint32{uint32(id), uint32(pos), uint32(pos >> 32), 0})
-	v := (uint64(w[0])<<32 | uint64(w[1])) >> 11
-	u := (float64(v) + 0.5) / (1 << 53) // never 0 or 1
-	return -math.Log(-math.Log(u))
+// Uniform returns the uniform draw in (0, 1) of token id at draw pos of the stream seed:
+// word id mod 4 of Philox4x32 with key seed and counter (id/4, pos), as (w + ½)/2³², so
+// one block serves four neighbouring ids. It is a pure function of its arguments: every
+// rank computes the same draw for a token whichever shard holds it.
+func Uniform(seed, pos uint64, id int32) float64 {
+	return unit(philoxBlock(seed, pos, id)[id&3])
 }
+
+// philoxBlock is the Philox4x32 block of tokens 4·(id/4) to 4·(id/4)+3.
+func philoxBlock(seed, pos uint64, id int32) [4]uint32 {
+	return Philox4x32([2]uint32{uint32(seed), uint32(seed >> 32)}, [4]uint32{uint32(id) >> 2, uint32(pos), uint32(pos >> 32), 0})
+}
+
+// unit maps a 32-bit word into (0, 1), never 0 or 1.
+func unit(w uint32) float64 { return (float64(w) + 0.5) / (1 << 32) }
+
+// Gumbel returns the standard Gumbel noise −log(−log u) of token id at draw pos of the
+// stream seed, u its Uniform draw. Adding it to logit/T and taking the argmax draws from
+// softmax(logit/T) (the Gumbel-max trick).
+func Gumbel(seed, pos uint64, id int32) float64 { return gumbel(Uniform(seed, pos, id)) }
+
+func gumbel(u float64) float64 { return -math.Log(-math.Log(u)) }
