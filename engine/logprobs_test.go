@@ -132,10 +132,12 @@ func TestLogprobs(t *testing.T) {
 }
 
 // TestLogprobsGatherNoFullLogits: a greedy request's logprobs come from the candidates and
-// the shards' log-sum-exp terms, so its steps gather no row of full logits (counted where
-// the ranks gather them); a sampled request gathers one per token to sample, logprobs or
-// not. Logprobs through the full logits would give the same numbers, so only the count
-// tells.
+// the shards' log-sum-exp terms, and a sampled request's token from the ranks' Gumbel-max
+// winners, top-k or top-p candidates, so their steps gather no row of full logits
+// (counted where the ranks gather them), penalties and bias included; only a request
+// that wants logprobs of adjusted logits gathers one per token. (Before TP-wise sampling,
+// every sampled request gathered one per token: issue 28 asked for this change.)
+// Logprobs through the full logits would give the same numbers, so only the count tells.
 func TestLogprobsGatherNoFullLogits(t *testing.T) {
 	e, err := New(Config{Model: "tiny", TP: 2, NoPrefixCaching: true})
 	require.NoError(t, err)
@@ -151,8 +153,14 @@ func TestLogprobsGatherNoFullLogits(t *testing.T) {
 		{"greedy", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true}, 0},
 		{"greedy with logprobs", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Logprobs: true, TopLogprobs: 5}, 0},
 		{"greedy with the most top logprobs", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Logprobs: true, TopLogprobs: MaxTopLogprobs}, 0},
-		{"sampled", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Sampling: sampled}, 4},
-		{"sampled with logprobs", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Sampling: sampled, Logprobs: true, TopLogprobs: 5}, 4},
+		{"sampled", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Sampling: sampled}, 0},
+		{"sampled with logprobs", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Sampling: sampled, Logprobs: true, TopLogprobs: 5}, 0},
+		{"top-k", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Sampling: Sampling{Temperature: 1, TopK: 40, Seed: 3}}, 0},
+		{"top-p", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Sampling: Sampling{Temperature: 1, TopP: 0.9, Seed: 3}}, 0},
+		{"penalized", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Sampling: Sampling{Temperature: 1, Seed: 3,
+			FrequencyPenalty: 1, LogitBias: map[int32]float32{9: 5}}}, 0},
+		{"penalized with logprobs", Request{Prompt: "a b", MaxTokens: 4, IgnoreEOS: true, Logprobs: true, Sampling: Sampling{Temperature: 1, Seed: 3,
+			FrequencyPenalty: 1}}, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := llama.FullLogitRows()

@@ -22,6 +22,9 @@ type Model interface {
 	// > 0); Logits the sampled tokens' full logits (Step.Candidates = 0).
 	Candidates(models.Step) [][]layers.Candidate
 	Logits(models.Step) [][]float32
+	// SamplerTerms returns every rank's normaliser terms of each sampled token's adjusted
+	// logits (Step.Samplers, in rank order).
+	SamplerTerms(models.Step) [][]float32
 	// LogSumExp returns each sampled token's log Σ exp(logit) over the vocabulary
 	// (Step.Logprobs), combined from every rank's shard terms.
 	LogSumExp(models.Step) []float64

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestAdjust: bias, the min_tokens mask and the penalties change exactly the tokens they
-// name, as vLLM computes them.
+// TestAdjust: bias, the min_tokens mask and the penalties, as the ranks apply them
+// (rowSampler's list), change exactly the tokens they name, as vLLM computes them.
 func TestAdjust(t *testing.T) {
 	e := &Engine{endOfGeneration: map[int32]bool{2: true}}
 	s := &sequence{
@@ -18,13 +18,14 @@ func TestAdjust(t *testing.T) {
 		counts: map[int32]int32{1: 3}, seen: map[int32]bool{1: true, 3: true},
 	}
 	s.result.OutputIDs = []int32{1, 1, 1}
+	adjust := func(logits []float32) { r := e.rowSampler(s); r.Apply(logits, 0) }
 	logits := []float32{1, 4, 0.5, -1, 2, 3, 7}
-	e.adjust(s, logits)
+	adjust(logits)
 	require.Equal(t, []float32{2.5, 4.0/2 - 3*0.5 - 0.25, 0.5, -2, -98, 3, 7}, logits, "3 tokens out: min_tokens 2 reached")
 
 	s.result.OutputIDs = s.result.OutputIDs[:1]
 	logits = []float32{1, 4, 0.5, -1, 2, 3, 7}
-	e.adjust(s, logits)
+	adjust(logits)
 	inf := float32(math.Inf(-1))
 	require.Equal(t, inf, logits[2], "EOS masked before min_tokens")
 	require.Equal(t, inf, logits[5], "stop token masked before min_tokens")

@@ -3,100 +3,99 @@ package engine
 import (
 	"cmp"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/tpslice/tpslice/layers"
 )
 
-// Pick chooses the next token from the ranks' candidates: the first in layers.Candidate's
-// Before order (higher logit, then lower id) when greedy, otherwise a draw with the
-// generator for (Seed, step) from the softmax at the temperature of the candidates that
-// top-k and top-p keep. cands must hold every token that can be chosen (for top-k sampling,
-// each rank's top k suffice); Pick may reorder them. It chooses what this plain loop
+// nucleusCandidates is how many of its best tokens each rank proposes for a top-p
+// sequence, and so the most tokens top-p keeps: the union of the ranks' best
+// nucleusCandidates holds the global best nucleusCandidates at any TP degree, so capping
+// the nucleus there keeps the choice independent of the sharding. A nucleus of more
+// tokens is cut to them (as if top_k were nucleusCandidates as well).
+const nucleusCandidates = 256
+
+// Pick chooses the next token from the ranks' candidates (adjusted logits; duplicates
+// allowed): the first in layers.Candidate's Before order when greedy, otherwise the
+// Gumbel-max draw at output position pos, the candidate of the largest
+// layers.Score(logit, T, Seed, pos, id) among those top-k and top-p keep. logMass is
+// log Σ exp(logit/T) over the whole adjusted vocabulary (massAt), which only top-p reads.
+// cands must hold every token that can be chosen: each rank's Gumbel-max winner for a
+// draw over the whole vocabulary, each rank's best min(TopK, nucleusCandidates) under
+// top-k or top-p. It chooses what this plain loop over the full vocabulary
 // (pickReference in the tests) does:
 //
-//	sort cands by Before; keep the first TopK; w(c) = exp((c.Logit - best logit) / T)
-//	TopP: keep the shortest prefix whose Σ w / Σ w of the kept (summed in id order) reaches it
-//	u = uniform [0, 1) × Σ w of the kept (in id order); walk the kept in id order, u -= w
+//	sort by Before; keep the first TopK, and the first nucleusCandidates under top-p
+//	TopP: keep the shortest prefix whose Σ exp(logit/T − logMass) reaches it
+//	return the kept token of the largest Score (ties: the lower id)
 //
-// without sorting: the plain draw (no top-k, no top-p) is one pass in id order, top-k is a
-// selection of the k best (layers.MergeTopK), and top-p pops the best candidates off a
-// heap only until their mass reaches it, so a step's sampling is O(vocabulary) rather than
-// a sort of it on the scheduler's goroutine, which every rank waits on.
-func Pick(cands []layers.Candidate, s Sampling, step uint64) int32 {
-	best := first(cands)
+// A draw over the whole vocabulary reads no order and no mass: every rank's winner is the
+// best of its shard, so the best of the winners is the vocabulary's.
+func Pick(cands []layers.Candidate, s Sampling, pos uint64, logMass float64) int32 {
 	if s.Greedy() || len(cands) == 1 {
-		return best.ID
+		return first(cands).ID
 	}
-	if !slices.IsSortedFunc(cands, byID) { // the engine's rows are; order makes the draw reproducible
-		slices.SortFunc(cands, byID)
-	}
-	w := softmax{top: float64(best.Logit), temperature: float64(s.Temperature)}
-	last, cut := cutoff(cands, s, w)
-	total := 0.0
-	for _, c := range cands {
-		if !cut || !last.Before(c) {
-			total += w.weight(c)
+	kept := cands
+	if s.truncates() {
+		n := len(cands)
+		if s.TopK > 0 {
+			n = min(n, s.TopK)
+		}
+		if s.nucleus() {
+			n = min(n, nucleusCandidates)
+		}
+		kept = make([]layers.Candidate, n)
+		kept = kept[:layers.MergeTopK(kept, cands)]
+		if s.nucleus() {
+			kept = kept[:nucleusLen(kept, s, logMass)]
 		}
 	}
-	u := rand.New(rand.NewPCG(s.Seed, step)).Float64() * total
-	var id int32
-	for _, c := range cands {
-		if cut && last.Before(c) {
+	best, id := math.Inf(-1), first(kept).ID // every score −Inf: the best logit
+	for _, c := range kept {
+		if c.Logit != c.Logit || math.IsInf(float64(c.Logit), -1) {
 			continue
 		}
-		p := w.weight(c)
-		if u < p {
-			return c.ID
+		if sc := layers.Score(c.Logit, s.Temperature, s.Seed, pos, c.ID); sc > best || (sc == best && c.ID < id) {
+			best, id = sc, c.ID
 		}
-		u -= p
-		id = c.ID // rounding left u past every weight: the last kept
 	}
 	return id
 }
 
-// cutoff returns the last candidate in Before order that top-k and top-p keep, and whether
-// they drop any (cut; else every candidate is kept). cands are in id order.
-func cutoff(cands []layers.Candidate, s Sampling, w softmax) (last layers.Candidate, cut bool) {
-	var top []layers.Candidate
-	if s.TopK > 0 && s.TopK < len(cands) {
-		top = make([]layers.Candidate, s.TopK)
-		top = top[:layers.MergeTopK(top, cands)]
-		last, cut = top[len(top)-1], true
-	}
-	if !(s.TopP > 0 && s.TopP < 1) {
-		return last, cut
-	}
-	sum := 0.0
-	for _, c := range cands {
-		if !cut || !last.Before(c) {
-			sum += w.weight(c)
+// nucleusLen is how many of the sorted candidates top-p keeps: the shortest prefix whose
+// probability at the temperature reaches TopP (all of them if rounding stops short).
+func nucleusLen(sorted []layers.Candidate, s Sampling, logMass float64) int {
+	acc, t := 0.0, float64(s.Temperature)
+	for i, c := range sorted {
+		if acc += math.Exp(float64(c.Logit)/t - logMass); acc >= float64(s.TopP) {
+			return i + 1
 		}
 	}
-	next := func() layers.Candidate { c := top[0]; top = top[1:]; return c }
-	n := len(top)
-	if !cut {
-		h := bestFirst(slices.Clone(cands))
-		h.init()
-		next, n = h.pop, len(h)
-	}
-	acc := 0.0
-	for range n {
-		c := next()
-		if acc += w.weight(c) / sum; acc >= float64(s.TopP) {
-			return c, true
-		}
-	}
-	return last, cut // rounding kept acc below TopP: top-p keeps them all
+	return len(sorted)
 }
 
-// softmax weighs a candidate by its unnormalized probability at the temperature,
-// exp((logit - top) / temperature), top the best logit.
-type softmax struct{ top, temperature float64 }
-
-func (m softmax) weight(c layers.Candidate) float64 {
-	return math.Exp((float64(c.Logit) - m.top) / m.temperature)
+// massAt returns log Σ exp(logit/T) over the union of the shards whose
+// layers.ShardLogSumExpAt terms at temperature T are (terms[2r], terms[2r+1]), in f64 and
+// in shard order:
+//
+//	M := max over r of terms[2r]; return M/T + log(Σ_r terms[2r+1]·exp((terms[2r] − M)/T))
+func massAt(terms []float32, temperature float32) float64 {
+	t, top := float64(temperature), math.Inf(-1)
+	for r := 0; r+1 < len(terms); r += 2 {
+		if terms[r+1] > 0 {
+			top = max(top, float64(terms[r]))
+		}
+	}
+	if math.IsInf(top, -1) {
+		return top
+	}
+	sum := 0.0
+	for r := 0; r+1 < len(terms); r += 2 {
+		if terms[r+1] > 0 {
+			sum += float64(terms[r+1]) * math.Exp((float64(terms[r])-top)/t)
+		}
+	}
+	return top/t + math.Log(sum)
 }
 
 // first returns the first of cands in Before order.
@@ -110,40 +109,9 @@ func first(cands []layers.Candidate) layers.Candidate {
 	return best
 }
 
-func byID(a, b layers.Candidate) int { return cmp.Compare(a.ID, b.ID) }
-
-// bestFirst is a binary heap of candidates whose root is the first in Before order.
-type bestFirst []layers.Candidate
-
-func (h bestFirst) init() {
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
-
-// pop removes and returns the root.
-func (h *bestFirst) pop() layers.Candidate {
-	old := *h
-	c := old[0]
-	old[0] = old[len(old)-1]
-	*h = old[:len(old)-1]
-	h.down(0)
-	return c
-}
-
-func (h bestFirst) down(i int) {
-	for {
-		child := 2*i + 1
-		if child >= len(h) {
-			return
-		}
-		if r := child + 1; r < len(h) && h[r].Before(h[child]) {
-			child = r
-		}
-		if !h[child].Before(h[i]) {
-			return
-		}
-		h[i], h[child] = h[child], h[i]
-		i = child
-	}
+// unique sorts cands by id and drops repeated ids: a rank's Gumbel-max winner may also be
+// among its best candidates.
+func unique(cands []layers.Candidate) []layers.Candidate {
+	slices.SortFunc(cands, func(a, b layers.Candidate) int { return cmp.Compare(a.ID, b.ID) })
+	return slices.CompactFunc(cands, func(a, b layers.Candidate) bool { return a.ID == b.ID })
 }

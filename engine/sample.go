@@ -3,6 +3,9 @@ package engine
 import (
 	"fmt"
 	"math"
+
+	"github.com/tpslice/tpslice/layers"
+	"github.com/tpslice/tpslice/models"
 )
 
 // Sampling says how the next token is chosen. The zero value is greedy.
@@ -14,15 +17,16 @@ type Sampling struct {
 	// TopP keeps the smallest set of most likely tokens whose probability reaches P
 	// (0 or 1: no limit).
 	TopP float32
-	// Seed makes sampling reproducible: the token at step i is drawn with a generator
-	// seeded by (Seed, i).
+	// Seed makes sampling reproducible: the n-th output token is the Gumbel-max draw with
+	// the noise layers.Gumbel(Seed, n, id) of each token id, the same at any TP degree,
+	// alone or batched.
 	Seed uint64
 
 	// The logit adjustments below change the logits before the choice, on the sequence's
 	// own row, in this order (vLLM's): LogitBias is added, the end-of-generation tokens are
 	// masked while fewer than MinTokens were generated, then RepetitionPenalty, then
-	// FrequencyPenalty and PresencePenalty apply. A sequence with any of them has its
-	// step gather the full logits (see adjusts).
+	// FrequencyPenalty and PresencePenalty apply. Each rank applies them to its own
+	// vocabulary shard (see adjusts).
 
 	// LogitBias is added to the logits of its token ids (OpenAI's logit_bias: each in
 	// [-100, 100]; -100 in effect bans a token, 100 forces it).
@@ -66,12 +70,10 @@ func (s Sampling) Validate() error {
 	return nil
 }
 
-// adjusts reports whether the sampling changes logits before the choice. Such a sequence
-// needs its step to gather the full logits: the candidates each rank proposes are its best
-// raw logits, and a penalty can push every one of them below a token the rank did not
-// propose (a bias can lift any token above them; masking EOS for min_tokens drops a
-// rank's best), so the adjusted winner need not be among them. Proposing more candidates
-// would not bound it either: the penalized set grows with every token generated.
+// adjusts reports whether the sampling changes logits before the choice. Each rank
+// applies the changes to its own vocabulary shard (rowSampler) before proposing its
+// candidates, so the adjusted winner is among them; only a step that also wants logprobs
+// gathers the full logits for such a sequence, because logprobs are the raw logits'.
 func (s Sampling) adjusts() bool {
 	return len(s.LogitBias) > 0 || s.MinTokens > 0 || (s.RepetitionPenalty != 0 && s.RepetitionPenalty != 1) ||
 		s.FrequencyPenalty != 0 || s.PresencePenalty != 0
@@ -80,33 +82,79 @@ func (s Sampling) adjusts() bool {
 // Greedy reports whether the choice is a plain argmax.
 func (s Sampling) Greedy() bool { return s.Temperature == 0 || s.TopK == 1 }
 
-// adjust applies s's logit adjustments (see Sampling) to its full-logits row in place.
-// It touches only the tokens they name, one float32 operation order for each, so the
-// row's bits depend on the sequence alone, never on its batch.
-func (e *Engine) adjust(s *sequence, logits []float32) {
-	sp := &s.req.Sampling
-	for id, b := range sp.LogitBias {
-		logits[id] += b
-	}
-	if len(s.result.OutputIDs) < sp.MinTokens {
-		masked := float32(math.Inf(-1))
-		for id := range e.endOfGeneration {
-			logits[id] = masked
+// nucleus reports whether top-p cuts.
+func (s Sampling) nucleus() bool { return s.TopP > 0 && s.TopP < 1 }
+
+// truncates reports whether top-k or top-p may drop tokens before the draw.
+func (s Sampling) truncates() bool { return s.TopK > 0 || s.nucleus() }
+
+// candidates is how many of its best tokens each rank must propose for the sequence's
+// choice, and whether the ranks can propose them at all (top-k beyond
+// models.MaxCandidates cannot): one for greedy and for a draw over the whole vocabulary
+// (each rank's Gumbel-max winner), plus the top logprobs; top-k's k; top-p's
+// nucleusCandidates at most.
+func (s Sampling) candidates(topLogprobs int) (k int, ok bool) {
+	switch {
+	case s.Greedy():
+		return max(1, topLogprobs), true
+	case !s.truncates():
+		return 1 + topLogprobs, true
+	case s.nucleus():
+		k = nucleusCandidates
+		if s.TopK > 0 {
+			k = min(k, s.TopK)
 		}
-		for _, id := range s.req.StopTokenIDs {
-			logits[id] = masked
+	default:
+		k = s.TopK
+	}
+	k = max(k, topLogprobs)
+	return k, k <= models.MaxCandidates
+}
+
+// rowSampler is what every rank needs to adjust and sample seq's row on its shard: the
+// logit adjustments (see Sampling) as a list of the tokens they touch, each token's in one
+// float32 operation order, so its adjusted logit is the same bits on any shard and in any
+// batch; and the key of the draw, (Seed, the index of the token in the output).
+func (e *Engine) rowSampler(seq *sequence) layers.RowSampler {
+	sp := &seq.req.Sampling
+	r := layers.RowSampler{Seed: sp.Seed, Pos: uint64(len(seq.result.OutputIDs)), RepetitionPenalty: sp.RepetitionPenalty}
+	if !sp.Greedy() {
+		r.Temperature, r.Draw, r.Terms = sp.Temperature, !sp.truncates(), sp.nucleus()
+	}
+	if !sp.adjusts() {
+		return r
+	}
+	adj := map[int32]*layers.LogitAdjust{}
+	at := func(id int32) *layers.LogitAdjust {
+		a := adj[id]
+		if a == nil {
+			a = &layers.LogitAdjust{ID: id}
+			adj[id] = a
+		}
+		return a
+	}
+	for id, b := range sp.LogitBias {
+		at(id).Bias = b
+	}
+	if len(seq.result.OutputIDs) < sp.MinTokens {
+		for id := range e.endOfGeneration {
+			at(id).Mask = true
+		}
+		for _, id := range seq.req.StopTokenIDs {
+			at(id).Mask = true
 		}
 	}
 	if p := sp.RepetitionPenalty; p != 0 && p != 1 {
-		for id := range s.seen {
-			if l := logits[id]; l > 0 {
-				logits[id] = l / p
-			} else {
-				logits[id] = l * p
-			}
+		for id := range seq.seen {
+			at(id).Repeat = true
 		}
 	}
-	for id, n := range s.counts {
-		logits[id] -= float32(float32(n)*sp.FrequencyPenalty) + sp.PresencePenalty
+	for id, n := range seq.counts {
+		at(id).Sub = float32(float32(n)*sp.FrequencyPenalty) + sp.PresencePenalty
 	}
+	r.Adjust = make([]layers.LogitAdjust, 0, len(adj))
+	for _, a := range adj {
+		r.Adjust = append(r.Adjust, *a)
+	}
+	return r
 }

@@ -26,20 +26,25 @@ func (c chunk) last() bool { return c.s.pos+c.n == len(c.s.ids) }
 // runs eagerly.
 func (e *Engine) step(chunks []chunk) error {
 	var sampled []*sequence
-	k, top, logprobs := 1, 0, false
+	k, full, samplers, logprobs := 1, false, false, false
 	for _, c := range chunks {
-		if c.last() {
-			sampled = append(sampled, c.s)
-			if sp := c.s.req.Sampling; !sp.Greedy() || sp.adjusts() {
-				k = 0 // one candidate count per step: the full logits serve every sampler
-			}
-			if c.s.req.Logprobs {
-				logprobs, top = true, max(top, c.s.req.TopLogprobs)
-			}
+		if !c.last() {
+			continue
 		}
+		sampled = append(sampled, c.s)
+		sp, top := c.s.req.Sampling, 0
+		if c.s.req.Logprobs {
+			logprobs, top = true, c.s.req.TopLogprobs
+		}
+		need, ok := sp.candidates(top)
+		k = max(k, need)
+		samplers = samplers || !sp.Greedy() || sp.adjusts()
+		// Logprobs are the raw logits', the candidates of an adjusted row are not: such a
+		// row, and top-k wider than the ranks propose, gather the full logits.
+		full = full || !ok || (c.s.req.Logprobs && sp.adjusts())
 	}
-	if k > 0 {
-		k = max(k, top) // greedy: each rank's top candidates hold the whole top of the vocabulary
+	if full {
+		k, samplers = 0, false // one candidate count per step: the full logits serve every row
 	}
 	var st models.Step
 	if g := e.decodeGraph(chunks, k, logprobs); g != nil {
@@ -50,6 +55,12 @@ func (e *Engine) step(chunks []chunk) error {
 				copy(g.Step.Batch.Tables[i], s.table)
 			} else { // padding: position 0 of the scratch block
 				g.Step.IDs[i], g.Step.Batch.Pos[i], g.Step.Batch.Tables[i][0] = 0, 0, e.padBlock
+			}
+			if g.Step.Samplers != nil {
+				g.Step.Samplers[i] = layers.RowSampler{}
+				if i < len(chunks) && samplers {
+					g.Step.Samplers[i] = e.rowSampler(chunks[i].s)
+				}
 			}
 		}
 		if err := g.Replay(); err != nil {
@@ -67,6 +78,9 @@ func (e *Engine) step(chunks []chunk) error {
 			st.Batch.Tables = append(st.Batch.Tables, c.s.table)
 			if c.last() {
 				st.Sample = append(st.Sample, len(st.IDs)-1)
+				if samplers {
+					st.Samplers = append(st.Samplers, e.rowSampler(c.s))
+				}
 			}
 		}
 		if len(sampled) == 0 { // every step samples a token; this one's is not used
@@ -116,29 +130,45 @@ func (e *Engine) decodeGraph(chunks []chunk, k int, logprobs bool) *models.Decod
 
 // choose picks each sequence's next token (sequence i from row i of what the last step
 // gathered) with its own sampling parameters, and the logprobs of those that asked; the
-// draw of a sequence's n-th token uses (seed, n), so it does not depend on the batch it
-// ran in.
+// draw of a sequence's n-th token is keyed by (seed, n, token id), so it depends neither
+// on the batch it ran in nor on how the vocabulary is sharded.
 func (e *Engine) choose(st models.Step, seqs ...*sequence) ([]int32, []*TokenLogprobs) {
 	ids := make([]int32, len(seqs))
-	var rows [][]layers.Candidate
+	rows := make([][]layers.Candidate, len(seqs))
+	mass := make([]float64, len(seqs))
 	var full [][]float32
 	if st.Candidates > 0 {
 		rows = e.model.Candidates(st)
+		if st.Samplers != nil {
+			terms := e.model.SamplerTerms(st)
+			for i, s := range seqs {
+				if st.Samplers[i].Draw {
+					rows[i] = unique(rows[i])
+				}
+				if sp := s.req.Sampling; sp.nucleus() && !sp.Greedy() {
+					mass[i] = massAt(terms[i], sp.Temperature)
+				}
+			}
+		}
 	} else {
 		full = e.model.Logits(st)[:len(seqs)]
-		rows = make([][]layers.Candidate, len(seqs))
 		for i, logits := range full {
-			s := seqs[i]
-			if s.counts != nil {
+			s, sp := seqs[i], seqs[i].req.Sampling
+			if sp.adjusts() {
 				if s.req.Logprobs { // logprobs are the raw logits'
 					logits = slices.Clone(logits)
 				}
-				e.adjust(s, logits)
+				r := e.rowSampler(s)
+				r.Apply(logits, 0)
 			}
-			if s.req.Sampling.Greedy() { // Pick's choice, without sorting the vocabulary
+			if sp.Greedy() { // Pick's choice, without a candidate per token
 				best, _ := layers.Argmax(logits, 0)
 				ids[i] = best.ID
 				continue
+			}
+			if sp.nucleus() {
+				m, sum := layers.ShardLogSumExpAt(logits, sp.Temperature)
+				mass[i] = massAt([]float32{m, float32(sum)}, sp.Temperature)
 			}
 			cands := make([]layers.Candidate, len(logits))
 			for id, l := range logits {
@@ -153,8 +183,8 @@ func (e *Engine) choose(st models.Step, seqs ...*sequence) ([]int32, []*TokenLog
 		lse, lps = e.model.LogSumExp(st), make([]*TokenLogprobs, len(seqs))
 	}
 	for i, s := range seqs {
-		if st.Candidates > 0 || rows[i] != nil {
-			ids[i] = Pick(rows[i], s.req.Sampling, uint64(len(s.result.OutputIDs)))
+		if rows[i] != nil {
+			ids[i] = Pick(rows[i], s.req.Sampling, uint64(len(s.result.OutputIDs)), mass[i])
 		}
 		if !s.req.Logprobs {
 			continue

@@ -14,7 +14,7 @@ import (
 )
 
 // MaxCandidates bounds the candidates each rank proposes per sampled token; wider top-k
-// (or top-p without top-k) gathers the full logits instead.
+// gathers the full logits instead.
 const MaxCandidates = 1024
 
 // Step is one forward pass: tokens of one or more sequences with their positions and KV
@@ -33,14 +33,25 @@ type Step struct {
 	// and sum of exp(logit − max) behind its candidates (or logits shard): two floats per
 	// rank, which LogSumExp combines into the log-softmax's normalizer.
 	Logprobs bool
+	// Samplers, one per sampled token or none (Candidates > 0 only), have each rank adjust
+	// its logits shard and propose its candidates from the adjusted logits: with Draw, its
+	// Gumbel-max winner first, then its best Candidates−1; after them, the shard's
+	// ShardLogSumExpAt terms at the row's temperature (with Terms; else −Inf, 0), which
+	// SamplerTerms returns. Logprobs stay the raw logits'. A decode graph reads them at
+	// each replay.
+	Samplers []layers.RowSampler
 }
 
 // stride is the floats each rank gathers per sampled token: its candidates (an id and a
-// logit each) or its logits shard of vpr, then the shard's log-sum-exp terms.
+// logit each) or its logits shard of vpr, then the samplers' terms, then the shard's
+// log-sum-exp terms.
 func (st Step) stride(vpr int) int {
 	n := 2 * st.Candidates
 	if st.Candidates == 0 {
 		n = vpr
+	}
+	if st.Samplers != nil {
+		n += 2
 	}
 	if st.Logprobs {
 		n += 2
@@ -78,7 +89,7 @@ func (rk *llamaRank) allocState() error {
 		{&a.q, T * nq * hd}, {&a.attn, T * nq * hd}, {&a.k, T * nkv * hd}, {&a.v, T * nkv * hd},
 		{&a.gate, T * fr}, {&a.up, T * fr}, {&a.hs, S * cfg.Hidden}, {&a.logits, S * rk.head.Rows},
 		{&a.packed, S * (p.VocabPerRank + 2)}, {&a.full, n * S * (p.VocabPerRank + 2)},
-		{&a.cands, S * (MaxCandidates*2 + 2)}, {&a.gathered, n * S * (MaxCandidates*2 + 2)},
+		{&a.cands, S * (MaxCandidates*2 + 4)}, {&a.gathered, n * S * (MaxCandidates*2 + 4)},
 	} {
 		b, err := rk.dev.Alloc(dtype.F32, e.count)
 		if err != nil {
@@ -136,6 +147,9 @@ func (m *Llama) check(st Step) error {
 		return fmt.Errorf("models: forward: %d sampled tokens: want 1 to %d (MaxSeqs)", S, m.opt.MaxSeqs)
 	case st.Candidates < 0 || st.Candidates > MaxCandidates:
 		return fmt.Errorf("models: forward: %d candidates per rank: want 0 to %d", st.Candidates, MaxCandidates)
+	}
+	if err := m.checkSamplers(st); err != nil {
+		return err
 	}
 	for i, t := range st.Sample {
 		if t < 0 || t >= T {
@@ -397,11 +411,22 @@ func (rk *llamaRank) candidates(s *device.Stream, S int, st Step) error {
 	topkWork := device.Work{Class: device.ClassSampling, Bytes: int64(S * (vr + w) * 4)}
 	err := s.Launch(device.Kernel{Name: "topk", Grid: 1, Work: topkWork, Block: func(device.Block) error {
 		for i := range S {
-			got, err := layers.TopK(a.top[:min(k, vr)], logits[i*vr:(i+1)*vr], rk.v0)
+			row, shard := cands[i*w:(i+1)*w], logits[i*vr:(i+1)*vr]
+			terms(row, i) // the raw logits'
+			top := a.top[:min(k, vr)]
+			var got int
+			var err error
+			if st.Samplers == nil {
+				got, err = layers.TopK(top, shard, rk.v0)
+			} else {
+				var m float32
+				var sum float64
+				got, m, sum, err = st.Samplers[i].Propose(top, shard, rk.v0)
+				row[2*k], row[2*k+1] = m, float32(sum)
+			}
 			if err != nil {
 				return err
 			}
-			row := cands[i*w : (i+1)*w]
 			for j := range k {
 				c := layers.Candidate{Logit: float32(math.Inf(-1)), ID: -1}
 				if j < got {
@@ -409,7 +434,6 @@ func (rk *llamaRank) candidates(s *device.Stream, S int, st Step) error {
 				}
 				row[2*j], row[2*j+1] = c.Logit, float32(c.ID) // ids below 2²⁴ are exact in f32
 			}
-			terms(row, i)
 		}
 		return nil
 	}})
@@ -417,6 +441,44 @@ func (rk *llamaRank) candidates(s *device.Stream, S int, st Step) error {
 		return err
 	}
 	return comm.AllGather(s, a.cands, a.gathered, S*w)
+}
+
+// checkSamplers refuses samplers that do not match the step's sampled tokens or name a
+// token outside the vocabulary.
+func (m *Llama) checkSamplers(st Step) error {
+	if st.Samplers == nil {
+		return nil
+	}
+	if st.Candidates == 0 || len(st.Samplers) != len(st.Sample) {
+		return fmt.Errorf("models: forward: %d samplers for %d sampled tokens and %d candidates: want one per sampled token, with candidates",
+			len(st.Samplers), len(st.Sample), st.Candidates)
+	}
+	for i := range st.Samplers {
+		sp := &st.Samplers[i]
+		if (sp.Draw || sp.Terms) && !(sp.Temperature > 0 && !math.IsInf(float64(sp.Temperature), 0)) {
+			return fmt.Errorf("models: forward: sampler %d draws or sums at temperature %v: want it > 0 and finite", i, sp.Temperature)
+		}
+		for _, a := range sp.Adjust {
+			if a.ID < 0 || int(a.ID) >= m.cfg.Vocab {
+				return fmt.Errorf("models: forward: sampler %d adjusts token %d, outside the vocabulary of %d", i, a.ID, m.cfg.Vocab)
+			}
+		}
+	}
+	return nil
+}
+
+// SamplerTerms returns, after a Forward with Samplers, every rank's ShardLogSumExpAt terms
+// of each sampled token's adjusted logits, in rank order (m, sum pairs).
+func (m *Llama) SamplerTerms(st Step) [][]float32 {
+	S, k, n, w := len(st.Sample), st.Candidates, m.plan.World, st.stride(m.plan.VocabPerRank)
+	g := m.ranks[0].act.gathered.Float32s()
+	out := make([][]float32, S)
+	for i := range S {
+		for r := range n {
+			out[i] = append(out[i], g[(r*S+i)*w+2*k:][:2]...)
+		}
+	}
+	return out
 }
 
 // Candidates returns, after a Forward with Candidates = k > 0, every rank's proposals for

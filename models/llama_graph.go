@@ -17,8 +17,9 @@ import (
 type DecodeGraph struct {
 	m     *Llama
 	Batch int
-	// Step is the static input: IDs, Batch.Pos and Batch.Tables are rewritten before each
-	// replay; Batch.Seq, Sample and Candidates are fixed at capture.
+	// Step is the static input: IDs, Batch.Pos, Batch.Tables and (with candidates) the
+	// Samplers are rewritten before each replay; Batch.Seq, Sample and Candidates are
+	// fixed at capture.
 	Step  Step
 	execs []*cudagraph.Exec
 	graph []*device.Graph
@@ -42,6 +43,9 @@ func (m *Llama) CaptureDecode(b, k int) (*DecodeGraph, error) {
 	perSeq := (m.cfg.ContextLength + m.opt.BlockSize - 1) / m.opt.BlockSize
 	st := Step{IDs: make([]int32, b), Sample: make([]int, b), Candidates: k,
 		Batch: layers.Batch{Pos: make([]int32, b), Seq: make([]int32, b), Tables: make([][]int32, b)}}
+	if k > 0 { // sampled rows replay too: their samplers are inputs like the ids
+		st.Samplers = make([]layers.RowSampler, b)
+	}
 	for i := range b {
 		st.Batch.Seq[i], st.Sample[i] = int32(i), i
 		st.Batch.Tables[i] = make([]int32, perSeq)
