@@ -9,12 +9,13 @@
 // Data enters as a Request (prompt text and sampling parameters) and leaves as a stream of
 // Tokens, whose text continues the prompt's (tokenizer.NewStreamAfter), and a Result with
 // timings (Generate; GenerateBatch and GenerateEach for requests that arrive together). A
-// token is chosen (Pick, pick.go) without sorting the
-// vocabulary: a selection for top-k, a heap popped only as far as top-p's nucleus reaches,
-// and a pass in id order otherwise. Sampling's logit adjustments (penalties, logit bias, min_tokens)
-// apply on a sequence's own row of the full logits (sample.go); logprobs come from the
-// ranks' shard log-sum-exp terms and top candidates (TokenLogprobs), never a gather of the
-// full logits for them. A request's stop strings are one Aho-Corasick automaton
+// token is chosen (Pick, pick.go) by a Gumbel-max draw with noise keyed by (seed, output
+// position, token id), so it is the same at any TP degree and in any batch: every rank
+// applies a sequence's logit adjustments (penalties, logit bias, min_tokens) to its own
+// vocabulary shard and proposes its winner, or its best candidates for top-k and top-p
+// (sample.go, layers.RowSampler), and Pick chooses among the gathered few; no step gathers
+// the full logits to sample. Logprobs come from the ranks' shard log-sum-exp terms and top
+// candidates (TokenLogprobs), never a gather of the full logits for them. A request's stop strings are one Aho-Corasick automaton
 // (stopstrings.go), built on the caller's goroutine and shared by its choices, so the
 // scheduler's goroutine spends at most two steps on each byte of output, whatever the
 // strings.

@@ -24,6 +24,9 @@
 //     other shards own.
 //   - Argmax, TopK, MergeTopK: sampling candidates over a logits shard and their merge,
 //     ties to the lowest id.
+//   - RowSampler (Apply, Winner, Propose), Philox4x32, Gumbel: a rank's part of sampling a
+//     row on its shard: the logit adjustments, then the Gumbel-max winner under noise keyed
+//     by (seed, position, global token id), or the best candidates and the softmax terms.
 //
 // Every reduction has one fixed order, stated in the kernel's doc comment as a reference
 // loop: Lanes (8) partial sums, element i into partial sum i%8 in increasing i, each product
