@@ -126,7 +126,8 @@ func pickSharded(t *testing.T, e *Engine, seq *sequence, raw []float32, n int) i
 // TestPickShardedMatchesReference: the TP-wise choice (every rank adjusting its shard,
 // proposing its Gumbel-max winner or its best, Pick over their union) is the plain
 // reference's on the full adjusted row, at TP 1 to 8, for random rows with tied and
-// masked logits and random temperatures, top-k, top-p, biases, penalties and min_tokens.
+// masked logits and random temperatures, top-k, top-p, biases, penalties and min_tokens,
+// and flat rows whose nucleus is cut to nucleusCandidates.
 func TestPickShardedMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	eog := map[int32]bool{0: true}
@@ -140,6 +141,14 @@ func TestPickShardedMatchesReference(t *testing.T) {
 			}
 		}
 		sp := Sampling{Temperature: []float32{0, 0.3, 1, 1.7}[r.IntN(4)], Seed: r.Uint64()}
+		if trial%10 == 0 { // a flat row: a nucleus wider than nucleusCandidates
+			vocab = 600 + r.IntN(200)
+			raw = make([]float32, vocab)
+			for i := range raw {
+				raw[i] = float32(r.IntN(4)) / 8
+			}
+			sp.Temperature, sp.TopP = 1, 0.9+0.1*r.Float32()
+		}
 		switch r.IntN(4) {
 		case 1:
 			sp.TopK = 1 + r.IntN(vocab)
@@ -147,6 +156,9 @@ func TestPickShardedMatchesReference(t *testing.T) {
 			sp.TopP = r.Float32()
 		case 3:
 			sp.TopK, sp.TopP = 1+r.IntN(40), r.Float32()
+		}
+		if trial%10 == 0 {
+			sp.TopK = 0
 		}
 		seq := &sequence{req: Request{Sampling: sp}}
 		if r.IntN(2) == 0 {
