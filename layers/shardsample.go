@@ -9,7 +9,7 @@ import (
 // gathering the logits: the row's logit adjustments and the key of its random stream.
 // The zero value leaves the logits as they are and proposes the best candidates (greedy).
 type RowSampler struct {
-	// Temperature divides the logits of the draw (Draw only).
+	// Temperature divides the logits of the draw and of the terms (Draw, Terms).
 	Temperature float32
 	// Draw has the rank propose, first, its shard's Gumbel-max winner: the token of the
 	// largest logit/Temperature + Gumbel(Seed, Pos, id). The row's winner is the best of
@@ -31,11 +31,16 @@ type RowSampler struct {
 // added, Mask sets it to −Inf, Repeat applies the repetition penalty, Sub is subtracted
 // (the frequency and presence penalties).
 type LogitAdjust struct {
-	ID     int32
-	Bias   float32
-	Mask   bool
+	// ID is the token's global id.
+	ID int32
+	// Bias is added to the logit (logit_bias).
+	Bias float32
+	// Mask sets the logit to −Inf (an end-of-generation token before min_tokens).
+	Mask bool
+	// Repeat applies RowSampler.RepetitionPenalty (a token of the prompt or output).
 	Repeat bool
-	Sub    float32
+	// Sub is subtracted last (frequency penalty × count + presence penalty).
+	Sub float32
 }
 
 // Apply adjusts a logits shard (element i is global id v0+i) in place: the tokens of
