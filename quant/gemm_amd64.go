@@ -1,0 +1,75 @@
+//go:build amd64 && !noasm
+
+package quant
+
+import "github.com/tpslice/tpslice/dtype"
+
+// The GEMM kernels (gemm_avx512_amd64.s): one group of 16 weight rows against gemmRows rows
+// of activations over n blocks, continuing the sums in y. See the file for the contract.
+
+//go:noescape
+func gemmQ8_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
+
+//go:noescape
+func gemmQ4_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
+
+// gemmKernel is a GEMM kernel's signature.
+type gemmKernel func(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
+
+// avx512GEMMs are the GEMM kernels of the types that have one; never written.
+var avx512GEMMs = map[dtype.DType]gemmKernel{
+	dtype.Q8_0: gemmQ8_0AVX512,
+	dtype.Q4_0: gemmQ4_0AVX512,
+}
+
+// The blocking of gemmGroupsAsm; none of it changes a bit of the result.
+const (
+	// gemmRows rows of activations share each quad of weights a kernel makes ready.
+	gemmRows = 4
+	// gemmChunkBlocks blocks of 32 make a call's span of columns: a group's weights of it
+	// (17 KiB of Q8_0) stay in L1 while every row of x passes over them, and the
+	// activations of it (2.3 KiB a row, 290 KiB for 128 rows) stay in L2 while every group
+	// passes over them.
+	gemmChunkBlocks = 32
+	// gemmMinRows is the least M for which Dot runs the GEMM; see dotRows.
+	gemmMinRows = 4
+)
+
+// gemmGroupsAsm is Dot for m ≥ gemmRows rows of activations with the GEMM kernel k: the
+// whole groups of [o0, o1) against the rows in fours, a span of gemmChunkBlocks columns
+// at a time (every group, then the next span), each output's blocks still added in order;
+// the rows left over (m%4) and a last group cut by the matrix's end go to the GEMV
+// kernel g. Every output is bitwise the GEMV's.
+func gemmGroupsAsm(k gemmKernel, g groupKernel, t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
+	if o0 >= o1 || m == 0 {
+		return
+	}
+	gb, arb, n := GroupRows*t.Bytes(cols), ActsFor(t).RowBytes(cols), cols/t.BlockSize()
+	bb := GroupRows * t.BlockBytes()
+	whole, g0 := (o1-o0)/GroupRows, o0/GroupRows
+	m4 := m / gemmRows * gemmRows
+	if whole > 0 && m4 > 0 {
+		_ = xq[m4*arb-1]
+		_ = w[(g0+whole)*gb-1]
+		_ = y[(m4-1)*ystride+o0+GroupRows*whole-1]
+		for i := range m4 {
+			clear(y[i*ystride+o0 : i*ystride+o0+GroupRows*whole])
+		}
+		for c0 := 0; c0 < n; c0 += gemmChunkBlocks {
+			nc := min(gemmChunkBlocks, n-c0)
+			for j := range whole {
+				wc := &w[(g0+j)*gb+c0*bb]
+				for i := 0; i < m4; i += gemmRows {
+					a := xq[i*arb:]
+					k(&y[i*ystride+o0+GroupRows*j], ystride, wc, nc, &a[64*c0], &a[64*n+4*c0], &a[68*n+4*c0], arb)
+				}
+			}
+		}
+	}
+	if end := o0 + GroupRows*whole; end < o1 && m4 > 0 {
+		dotGroupsAsm(g, t, y, ystride, xq, m4, w, rows, cols, end, o1)
+	}
+	if m4 < m {
+		dotGroupsAsm(g, t, y[m4*ystride:], ystride, xq[m4*arb:], m-m4, w, rows, cols, o0, o1)
+	}
+}

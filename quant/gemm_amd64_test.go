@@ -1,0 +1,158 @@
+//go:build amd64 && !noasm
+
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/internal/testutil"
+	"github.com/tpslice/tpslice/vec"
+)
+
+// requireGEMMMatchesGo runs the GEMM of typ and the Go kernel on the same rows and requires
+// bitwise equal outputs and untouched guards around them.
+func requireGEMMMatchesGo(t *testing.T, typ dtype.DType, w, xq []byte, rows, cols, m, o0, o1 int) {
+	t.Helper()
+	stride := rows + 3
+	want, got := make([]float32, m*stride), make([]float32, m*stride)
+	for i := range want {
+		want[i], got[i] = guard, guard
+	}
+	dotRowsGo(typ, want, stride, xq, m, w, rows, cols, o0, o1)
+	gemmGroupsAsm(avx512GEMMs[typ], avx512Groups[typ], typ, got, stride, xq, m, w, rows, cols, o0, o1)
+	for i := range want {
+		require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "%v M=%d [%d, %d) of %d×%d: output %d (row %d of x, weight row %d): Go %v, GEMM %v",
+			typ, m, o0, o1, rows, cols, i, i/stride, i%stride, want[i], got[i])
+	}
+}
+
+// TestGEMMKernels: the AVX-512 GEMM of each type that has one is bitwise the Go reference
+// (and so the GEMV of every row) on fuzzed shapes: M = 2..64 rows of activations (a last
+// tile of one to three rows), weight rows that end inside a group, an odd number of blocks
+// a row that crosses the span of columns a call takes, and output ranges that begin and
+// end inside the matrix.
+func TestGEMMKernels(t *testing.T) {
+	if !vec.AcceleratedAVX512() {
+		t.Skip("this CPU runs no AVX-512 VNNI kernels")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	for typ := range avx512GEMMs {
+		t.Run(typ.String(), func(t *testing.T) {
+			for trial := range 24 {
+				m := 2 + r.IntN(63)
+				if trial < 2 {
+					m = []int{4, 64}[trial]
+				}
+				groups := 1 + r.IntN(5)
+				rows := GroupRows*groups - r.IntN(GroupRows)
+				cols := typ.BlockSize() * (1 + 2*r.IntN(gemmChunkBlocks+3)) // odd blocks, up to 2 spans
+				w := randRows(t, r, typ, rows, cols)
+				a := ActsFor(typ)
+				xq := make([]byte, m*a.RowBytes(cols))
+				require.NoError(t, QuantizeActs(a, xq, randValues(r, m*cols, 1), cols))
+				o0 := GroupRows * r.IntN(groups)
+				o1 := rows
+				if g := o0/GroupRows + 1 + r.IntN(groups-o0/GroupRows); g < groups {
+					o1 = GroupRows * g
+				}
+				requireGEMMMatchesGo(t, typ, w, xq, rows, cols, m, o0, o1)
+			}
+		})
+	}
+}
+
+// TestGEMMKernelsExtremes: the GEMM's integer sums stay exact where every product takes
+// its largest magnitude (the weights and activations of TestAsmKernelsExtremes: Q8_0's
+// values at -128, Q4_0's nibbles at 15, activations of ±1, alternating, and all -128).
+func TestGEMMKernelsExtremes(t *testing.T) {
+	if !vec.AcceleratedAVX512() {
+		t.Skip("this CPU runs no AVX-512 VNNI kernels")
+	}
+	for typ := range avx512GEMMs {
+		t.Run(fmt.Sprint(typ), func(t *testing.T) {
+			rows, cols := 3*GroupRows, 2*gemmChunkBlocks*32+64
+			ggml := make([]byte, rows*typ.Bytes(cols))
+			fill := byte(0xff)
+			if typ == dtype.Q8_0 {
+				fill = 0x80
+			}
+			for i := range ggml {
+				ggml[i] = fill
+			}
+			for b := 0; b < len(ggml); b += typ.BlockBytes() {
+				putF16(ggml, b, 1)
+			}
+			w := make([]byte, PackedBytes(typ, rows, cols))
+			require.NoError(t, Pack(typ, w, ggml, rows, cols))
+			a := ActsFor(typ)
+			x := make([]float32, 3*cols)
+			for i := range cols {
+				x[i], x[cols+i], x[2*cols+i] = 1, -1, float32(1-2*(i%2))
+			}
+			rb := a.RowBytes(cols)
+			xq := make([]byte, 8*rb)
+			require.NoError(t, QuantizeActs(a, xq, x, cols))
+			for i := 3; i < 8; i++ {
+				putActsInts(a, xq[i*rb:], []int16{-128, splitLimit, -splitLimit, 127, -256}[i-3], cols)
+			}
+			requireGEMMMatchesGo(t, typ, w, xq, rows, cols, 8, 0, rows)
+		})
+	}
+}
+
+// BenchmarkGEMMPaths reports GFLOP/s (2·M·out·in per call) of Dot's paths for M rows of
+// activations at the medium preset's shapes (QKV 4096×2048, down 2048×5632), on one
+// worker: the GEMV kernel once per row ("gemv": what M ≥ 2 ran before the GEMM) and the
+// GEMM ("gemm"), side by side in one run. cpuGFLOP/s divides by the process's CPU time
+// instead of the wall clock, which holds still where neighbours take the cores away for a
+// while. Compare medians of interleaved rounds:
+//
+//	go test -run '^$' -bench GEMMPaths -count 5 -benchtime 3x ./quant/
+func BenchmarkGEMMPaths(b *testing.B) {
+	if !vec.AcceleratedAVX512() {
+		b.Skip("CPU lacks AVX-512 VNNI: the GEMM does not run")
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, shape := range []struct{ out, in int }{{4096, 2048}, {2048, 5632}} {
+		for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0} {
+			ggml := make([]byte, shape.out*typ.Bytes(shape.in))
+			require.NoError(b, Quantize(typ, ggml, randValues(r, shape.out*shape.in, 0.02)))
+			w := make([]byte, PackedBytes(typ, shape.out, shape.in))
+			require.NoError(b, Pack(typ, w, ggml, shape.out, shape.in))
+			a := ActsFor(typ)
+			for _, m := range []int{2, 4, 8, 16, 32, 128} {
+				xq := make([]byte, m*a.RowBytes(shape.in))
+				require.NoError(b, QuantizeActs(a, xq, randValues(r, m*shape.in, 1), shape.in))
+				y := make([]float32, m*shape.out)
+				impls := []struct {
+					name string
+					fn   func()
+				}{
+					{"gemv", func() {
+						dotGroupsAsm(avx512Groups[typ], typ, y, shape.out, xq, m, w, shape.out, shape.in, 0, shape.out)
+					}},
+					{"gemm", func() {
+						gemmGroupsAsm(avx512GEMMs[typ], avx512Groups[typ], typ, y, shape.out, xq, m, w, shape.out, shape.in, 0, shape.out)
+					}},
+				}
+				for _, impl := range impls {
+					b.Run(fmt.Sprintf("%dx%d/%v/M=%d/impl=%s", shape.out, shape.in, typ, m, impl.name), func(b *testing.B) {
+						cpu0 := testutil.CPUSeconds(b)
+						for b.Loop() {
+							impl.fn()
+						}
+						flops := 2 * float64(m*shape.out*shape.in) * float64(b.N)
+						b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+						b.ReportMetric(flops/(testutil.CPUSeconds(b)-cpu0)/1e9, "cpuGFLOP/s")
+					})
+				}
+			}
+		}
+	}
+}
