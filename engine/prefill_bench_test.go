@@ -9,9 +9,10 @@ import (
 	"github.com/tpslice/tpslice/internal/testutil"
 )
 
-// BenchmarkPrefill measures a 128-token prompt on the medium preset at TP 1 with f16, bf16
-// and f32 weights, as llama-bench's pp 128: the prompt's tokens over the time to its first
-// token (one forward pass of 128 rows, then the first token's sampling). cpuTok/s divides
+// BenchmarkPrefill measures a 128-token prompt on the medium preset at TP 1 with f16, bf16,
+// f32, Q8_0 and Q4_0 weights (the last two quantized on load), as llama-bench's pp 128: the
+// prompt's tokens over the time to its first token (one forward pass of 128 rows, then the
+// first token's sampling). cpuTok/s divides
 // them by the process's CPU time instead (both cores' together, so about half tok/s on a
 // quiet machine), which moves far less with the neighbours' load.
 // TPSLICE_ISA=avx2 caps the kernels at AVX2, so that the AVX-512 GEMM and the AVX2 kernels
@@ -21,9 +22,12 @@ import (
 //	for i in 1 2 3; do for isa in avx512 avx2; do
 //		TPSLICE_ISA=$isa /tmp/engine.test -test.run '^$' -test.bench Prefill -test.benchtime 5x
 //	done; done
+//
+// The quantized types' GEMM compares with the GEMV it replaced through a test binary of
+// the commit before it, built from `git archive`, run alternately with this one.
 func BenchmarkPrefill(b *testing.B) {
 	const promptLen = 128
-	for _, dt := range []dtype.DType{dtype.F16, dtype.BF16, dtype.F32} {
+	for _, dt := range []dtype.DType{dtype.F16, dtype.BF16, dtype.F32, dtype.Q8_0, dtype.Q4_0} {
 		b.Run(fmt.Sprintf("medium/%v/tp=1/prompt=%d", dt, promptLen), func(b *testing.B) {
 			e, err := New(Config{Model: "medium", TP: 1, WeightDType: dt, MaxRunning: 1, NoPrefixCaching: true})
 			if err != nil {

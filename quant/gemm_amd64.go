@@ -24,15 +24,16 @@ var avx512GEMMs = map[dtype.DType]gemmKernel{
 
 // The blocking of gemmGroupsAsm; none of it changes a bit of the result.
 const (
-	// gemmRows rows of activations share each quad of weights a kernel makes ready.
+	// gemmRows rows of activations share each quad of weights a kernel makes ready; Dot
+	// runs the GEMM from this many rows, where BenchmarkGEMMPaths' medians of 5 rounds at
+	// medium's shapes put it at 1.15-2.3× the GEMV once per row (M = 4), 1.25-1.9× at
+	// M = 128 (cpuGFLOP/s; docs/benchmarks/decode.md).
 	gemmRows = 4
 	// gemmChunkBlocks blocks of 32 make a call's span of columns: a group's weights of it
 	// (17 KiB of Q8_0) stay in L1 while every row of x passes over them, and the
 	// activations of it (2.3 KiB a row, 290 KiB for 128 rows) stay in L2 while every group
 	// passes over them.
 	gemmChunkBlocks = 32
-	// gemmMinRows is the least M for which Dot runs the GEMM; see dotRows.
-	gemmMinRows = 4
 )
 
 // gemmGroupsAsm is Dot for m ≥ gemmRows rows of activations with the GEMM kernel k: the
