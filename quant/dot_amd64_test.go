@@ -70,6 +70,14 @@ func TestAsmKernelsExtremes(t *testing.T) {
 
 func requireExtremesMatchGo(t *testing.T, isa string, typ dtype.DType) {
 	rows, cols := 13*RowAlign(typ)+1, 4*kBlock // 13 groups: eight, four and one in lockstep
+	w, xq := extremeRows(t, typ, rows, cols)
+	requireKernelMatchesGoOn(t, isa, typ, w, xq, rows, cols, 4, 0, rows)
+}
+
+// extremeRows returns the device matrix of TestAsmKernelsExtremes' weights (rows × cols)
+// and its 4 rows of activations.
+func extremeRows(t *testing.T, typ dtype.DType, rows, cols int) (w, xq []byte) {
+	t.Helper()
 	ggml := make([]byte, rows*typ.Bytes(cols))
 	fill := byte(0xff)
 	if typ == dtype.Q8_0 {
@@ -96,7 +104,7 @@ func requireExtremesMatchGo(t *testing.T, isa string, typ dtype.DType) {
 			putF16(ggml, b, 1)
 		}
 	}
-	w := make([]byte, PackedBytes(typ, rows, cols))
+	w = make([]byte, PackedBytes(typ, rows, cols))
 	require.NoError(t, Pack(typ, w, ggml, rows, cols))
 	a := ActsFor(typ)
 	x := make([]float32, 3*cols)
@@ -104,10 +112,10 @@ func requireExtremesMatchGo(t *testing.T, isa string, typ dtype.DType) {
 		x[i], x[cols+i], x[2*cols+i] = 1, -1, float32(1-2*(i%2))
 	}
 	rb := a.RowBytes(cols)
-	xq := make([]byte, 4*rb)
+	xq = make([]byte, 4*rb)
 	require.NoError(t, QuantizeActs(a, xq, x, cols))
 	putActsInts(a, xq[3*rb:], -128, cols)
-	requireKernelMatchesGoOn(t, isa, typ, w, xq, rows, cols, 4, 0, rows)
+	return w, xq
 }
 
 // putActsInts writes a row of cols quantized activations all q (|q| ≤ splitLimit), each

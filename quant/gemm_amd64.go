@@ -13,40 +13,45 @@ func gemmQ8_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, a
 //go:noescape
 func gemmQ4_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 
+//go:noescape
+func gemmQ6_KAVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
+
 // gemmKernel is a GEMM kernel's signature.
 type gemmKernel func(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 
-// avx512GEMMs are the GEMM kernels of the types that have one; never written.
-var avx512GEMMs = map[dtype.DType]gemmKernel{
-	dtype.Q8_0: gemmQ8_0AVX512,
-	dtype.Q4_0: gemmQ4_0AVX512,
+// gemmType is a type's GEMM kernel and the blocks of its span of columns: a group's weights
+// of a span (17 KiB of Q8_0, 9 KiB of Q4_0, 13 KiB of Q6_K) stay in L1 while every row of
+// x passes over them, and the rows' activations of it (2.3 KiB a row of Q8_0 and Q4_0's,
+// 2.3 KiB of Q6_K's, 290 KiB for 128 rows) stay in L2 while every group passes over them.
+type gemmType struct {
+	kernel gemmKernel
+	span   int
 }
 
-// The blocking of gemmGroupsAsm; none of it changes a bit of the result.
-const (
-	// gemmRows rows of activations share each quad of weights a kernel makes ready; Dot
+// avx512GEMMs are the GEMM kernels of the types that have one; never written.
+var avx512GEMMs = map[dtype.DType]gemmType{
+	dtype.Q8_0: {gemmQ8_0AVX512, 32},
+	dtype.Q4_0: {gemmQ4_0AVX512, 32},
+	dtype.Q6_K: {gemmQ6_KAVX512, 4},
+}
+
+// gemmRows rows of activations share each quad of weights a kernel makes ready; Dot
 	// runs the GEMM from this many rows, where BenchmarkGEMMPaths' medians of 5 rounds at
 	// medium's shapes put it at 1.15-2.3× the GEMV once per row (M = 4), 1.25-1.9× at
 	// M = 128 (cpuGFLOP/s; docs/benchmarks/decode.md).
-	gemmRows = 4
-	// gemmChunkBlocks blocks of 32 make a call's span of columns: a group's weights of it
-	// (17 KiB of Q8_0) stay in L1 while every row of x passes over them, and the
-	// activations of it (2.3 KiB a row, 290 KiB for 128 rows) stay in L2 while every group
-	// passes over them.
-	gemmChunkBlocks = 32
-)
+const gemmRows = 4
 
-// gemmGroupsAsm is Dot for m ≥ gemmRows rows of activations with the GEMM kernel k: the
-// whole groups of [o0, o1) against the rows in fours, a span of gemmChunkBlocks columns
-// at a time (every group, then the next span), each output's blocks still added in order;
+// gemmGroupsAsm is Dot for m ≥ gemmRows rows of activations with the GEMM k: the whole
+// groups of [o0, o1) against the rows in fours, a span of k.span blocks at a time (every group, then the next span), each output's blocks still added in order;
 // the rows left over (m%4) and a last group cut by the matrix's end go to the GEMV
 // kernel g. Every output is bitwise the GEMV's.
-func gemmGroupsAsm(k gemmKernel, g groupKernel, t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
+func gemmGroupsAsm(k gemmType, g groupKernel, t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
 	if o0 >= o1 || m == 0 {
 		return
 	}
 	gb, arb, n := GroupRows*t.Bytes(cols), ActsFor(t).RowBytes(cols), cols/t.BlockSize()
-	bb := GroupRows * t.BlockBytes()
+	bb, bs := GroupRows*t.BlockBytes(), t.BlockSize()
+	sumsPerBlock := bs / ActsFor(t).sumSpan()
 	whole, g0 := (o1-o0)/GroupRows, o0/GroupRows
 	m4 := m / gemmRows * gemmRows
 	if whole > 0 && m4 > 0 {
@@ -56,13 +61,14 @@ func gemmGroupsAsm(k gemmKernel, g groupKernel, t dtype.DType, y []float32, ystr
 		for i := range m4 {
 			clear(y[i*ystride+o0 : i*ystride+o0+GroupRows*whole])
 		}
-		for c0 := 0; c0 < n; c0 += gemmChunkBlocks {
-			nc := min(gemmChunkBlocks, n-c0)
+		for c0 := 0; c0 < n; c0 += k.span {
+			nc := min(k.span, n-c0)
 			for j := range whole {
 				wc := &w[(g0+j)*gb+c0*bb]
 				for i := 0; i < m4; i += gemmRows {
 					a := xq[i*arb:]
-					k(&y[i*ystride+o0+GroupRows*j], ystride, wc, nc, &a[64*c0], &a[64*n+4*c0], &a[68*n+4*c0], arb)
+					k.kernel(&y[i*ystride+o0+GroupRows*j], ystride, wc, nc,
+						&a[2*bs*c0], &a[2*bs*n+4*c0], &a[(2*bs+4)*n+4*sumsPerBlock*c0], arb)
 				}
 			}
 		}

@@ -51,7 +51,7 @@ func TestGEMMKernels(t *testing.T) {
 				}
 				groups := 1 + r.IntN(5)
 				rows := GroupRows*groups - r.IntN(GroupRows)
-				cols := typ.BlockSize() * (1 + 2*r.IntN(gemmChunkBlocks+3)) // odd blocks, up to 2 spans
+				cols := typ.BlockSize() * (1 + 2*r.IntN(avx512GEMMs[typ].span+3)) // odd blocks, up to 2 spans
 				w := randRows(t, r, typ, rows, cols)
 				a := ActsFor(typ)
 				xq := make([]byte, m*a.RowBytes(cols))
@@ -68,38 +68,21 @@ func TestGEMMKernels(t *testing.T) {
 }
 
 // TestGEMMKernelsExtremes: the GEMM's integer sums stay exact where every product takes
-// its largest magnitude (the weights and activations of TestAsmKernelsExtremes: Q8_0's
-// values at -128, Q4_0's nibbles at 15, activations of ±1, alternating, and all -128).
+// its largest magnitude (TestAsmKernelsExtremes' weights and activations, over more than
+// one span of columns), and for rows of activations all at the format's limits.
 func TestGEMMKernelsExtremes(t *testing.T) {
 	if !vec.AcceleratedAVX512() {
 		t.Skip("this CPU runs no AVX-512 VNNI kernels")
 	}
-	for typ := range avx512GEMMs {
+	for typ, k := range avx512GEMMs {
 		t.Run(fmt.Sprint(typ), func(t *testing.T) {
-			rows, cols := 3*GroupRows, 2*gemmChunkBlocks*32+64
-			ggml := make([]byte, rows*typ.Bytes(cols))
-			fill := byte(0xff)
-			if typ == dtype.Q8_0 {
-				fill = 0x80
-			}
-			for i := range ggml {
-				ggml[i] = fill
-			}
-			for b := 0; b < len(ggml); b += typ.BlockBytes() {
-				putF16(ggml, b, 1)
-			}
-			w := make([]byte, PackedBytes(typ, rows, cols))
-			require.NoError(t, Pack(typ, w, ggml, rows, cols))
+			rows, cols := 3*GroupRows, typ.BlockSize()*(2*k.span+2)
+			w, four := extremeRows(t, typ, rows, cols)
 			a := ActsFor(typ)
-			x := make([]float32, 3*cols)
-			for i := range cols {
-				x[i], x[cols+i], x[2*cols+i] = 1, -1, float32(1-2*(i%2))
-			}
 			rb := a.RowBytes(cols)
-			xq := make([]byte, 8*rb)
-			require.NoError(t, QuantizeActs(a, xq, x, cols))
-			for i := 3; i < 8; i++ {
-				putActsInts(a, xq[i*rb:], []int16{-128, splitLimit, -splitLimit, 127, -256}[i-3], cols)
+			xq := append(four, make([]byte, 4*rb)...)
+			for i, q := range []int16{splitLimit, -splitLimit, 127, -256} {
+				putActsInts(a, xq[(4+i)*rb:], q, cols)
 			}
 			requireGEMMMatchesGo(t, typ, w, xq, rows, cols, 8, 0, rows)
 		})
@@ -120,7 +103,7 @@ func BenchmarkGEMMPaths(b *testing.B) {
 	}
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, shape := range []struct{ out, in int }{{4096, 2048}, {2048, 5632}} {
-		for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0} {
+		for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q6_K} {
 			ggml := make([]byte, shape.out*typ.Bytes(shape.in))
 			require.NoError(b, Quantize(typ, ggml, randValues(r, shape.out*shape.in, 0.02)))
 			w := make([]byte, PackedBytes(typ, shape.out, shape.in))

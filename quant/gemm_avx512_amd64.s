@@ -154,3 +154,177 @@ TEXT ·gemmQ4_0AVX512(SB), NOSPLIT, $0-64
 	VMOVDQU32 gemmnibmask<>(SB), Z28
 	VMOVDQU32 gemmnibshift<>(SB), Z27
 	GEMM(Q4W, NIBFIX, 3, 288, 256)
+
+// Q6_K: per 16-value group S of a super-block, the quads made ready as the GEMV kernel's
+// Q6QUAD does (nibbles split, high bits rotated in: seven instructions a quad, shared by
+// the four rows), the planes' sums times the rows' int8 scales added into each row's lo
+// and hi sums of the super-block, the scales times the activations' sum g_S into its sum
+// term; then per row isum = 256·hi + lo - 32·term, exact in f64 and rounded once to f32,
+// times float32(d·da): the GEMV's Q6_K arithmetic, exact integers and one rounding.
+//
+// Registers (beside the GEMM's DI, SI, R15, R9, CX, R11-R13, BX, R10): Z0-Z7 the rows'
+// lo and hi sums of a group (row r: Z2r, Z2r+1), then the finishing's temps; Z8-Z11 the
+// rows' lo sums of the super-block, Z12-Z15 their hi sums, Z24-Z27 their sum terms;
+// Z28, Z30, Z31, Z21 the rows' outputs; Z16, Z17 the quad; Z18 the group's scales, Z19 a
+// temp; Z22 the rotations, Z20 0x30 bytes, Z29 0x0f bytes.
+
+DATA gemmq6rot<>+0(SB)/8, $0x0000000400000004
+DATA gemmq6rot<>+8(SB)/8, $0x0000000400000004
+DATA gemmq6rot<>+16(SB)/8, $0x0000000200000002
+DATA gemmq6rot<>+24(SB)/8, $0x0000000200000002
+DATA gemmq6rot<>+32(SB)/8, $0
+DATA gemmq6rot<>+40(SB)/8, $0
+DATA gemmq6rot<>+48(SB)/8, $0x0000001e0000001e
+DATA gemmq6rot<>+56(SB)/8, $0x0000001e0000001e
+GLOBL gemmq6rot<>(SB), RODATA|NOPTR, $64
+DATA gemmbytes30<>+0(SB)/4, $0x30303030
+GLOBL gemmbytes30<>(SB), RODATA|NOPTR, $4
+DATA gemmbytes0f<>+0(SB)/4, $0x0f0f0f0f
+GLOBL gemmbytes0f<>(SB), RODATA|NOPTR, $4
+DATA gemmf64x256<>+0(SB)/8, $256.0
+GLOBL gemmf64x256<>(SB), RODATA|NOPTR, $8
+DATA gemmf64x32<>+0(SB)/8, $32.0
+GLOBL gemmf64x32<>(SB), RODATA|NOPTR, $8
+
+// M6QUAD(K) adds quad K of the super-block times the four rows' activations into Z0-Z7.
+#define M6QUAD(K) \
+	VMOVDQU32       (32*(K))(R9), Y16; \
+	VPSRLW          $4, Y16, Y17; \
+	VINSERTI64X4    $1, Y17, Z16, Z16; \
+	VPANDD          Z29, Z16, Z16; \
+	VBROADCASTI32X4 (2048+16*(K))(R9), Z17; \
+	VPROLVD         Z22, Z17, Z17; \
+	VPTERNLOGD      $0xf8, Z20, Z17, Z16; \
+	VPDPBUSD.BCST   (4*(K))(R11), Z16, Z0; \
+	VPDPBUSD.BCST   (256+4*(K))(R11), Z16, Z1; \
+	VPDPBUSD.BCST   (4*(K))(R11)(BX*1), Z16, Z2; \
+	VPDPBUSD.BCST   (256+4*(K))(R11)(BX*1), Z16, Z3; \
+	VPDPBUSD.BCST   (4*(K))(R11)(BX*2), Z16, Z4; \
+	VPDPBUSD.BCST   (256+4*(K))(R11)(BX*2), Z16, Z5; \
+	VPDPBUSD.BCST   (4*(K))(R11)(R10*1), Z16, Z6; \
+	VPDPBUSD.BCST   (256+4*(K))(R11)(R10*1), Z16, Z7
+
+// M6SCALE(LO, HI, SLO, SHI, STERM, S, IDX) scales one row's group sums by Z18 into its
+// super-block sums, and adds the scales times its activations' sum of group S.
+#define M6SCALE(LO, HI, SLO, SHI, STERM, S, IDX) \
+	VPMULLD      Z18, LO, LO; \
+	VPADDD       LO, SLO, SLO; \
+	VPMULLD      Z18, HI, HI; \
+	VPADDD       HI, SHI, SHI; \
+	VPMULLD.BCST (4*(S))(R13)IDX, Z18, Z19; \
+	VPADDD       Z19, STERM, STERM
+
+#define M6GROUP(S) \
+	VPXORD    Z0, Z0, Z0; \
+	VPXORD    Z1, Z1, Z1; \
+	VPXORD    Z2, Z2, Z2; \
+	VPXORD    Z3, Z3, Z3; \
+	VPXORD    Z4, Z4, Z4; \
+	VPXORD    Z5, Z5, Z5; \
+	VPXORD    Z6, Z6, Z6; \
+	VPXORD    Z7, Z7, Z7; \
+	M6QUAD(4*(S)); \
+	M6QUAD(4*(S)+1); \
+	M6QUAD(4*(S)+2); \
+	M6QUAD(4*(S)+3); \
+	VPMOVSXBD (3072+16*(S))(R9), Z18; \
+	M6SCALE(Z0, Z1, Z8, Z12, Z24, S, ROW0); \
+	M6SCALE(Z2, Z3, Z9, Z13, Z25, S, ROW1); \
+	M6SCALE(Z4, Z5, Z10, Z14, Z26, S, ROW2); \
+	M6SCALE(Z6, Z7, Z11, Z15, Z27, S, ROW3)
+
+// M6FIN(LOY, LO, HIY, HI, TY, T, ACC, IDX) adds one row's term of the super-block into
+// ACC: isum = 256·hi + lo - 32·term in f64 (exact), rounded to f32, times float32(d·da)
+// (Z19 holding d), through Z0-Z7 and Z18.
+#define M6FIN(LOY, LO, HIY, HI, TY, T, ACC, IDX) \
+	VCVTDQ2PD     HIY, Z0; \
+	VEXTRACTI64X4 $1, HI, Y1; \
+	VCVTDQ2PD     Y1, Z1; \
+	VCVTDQ2PD     LOY, Z2; \
+	VEXTRACTI64X4 $1, LO, Y3; \
+	VCVTDQ2PD     Y3, Z3; \
+	VMULPD.BCST   gemmf64x256<>(SB), Z0, Z0; \
+	VADDPD        Z2, Z0, Z0; \
+	VMULPD.BCST   gemmf64x256<>(SB), Z1, Z1; \
+	VADDPD        Z3, Z1, Z1; \
+	VCVTDQ2PD     TY, Z4; \
+	VEXTRACTI64X4 $1, T, Y5; \
+	VCVTDQ2PD     Y5, Z5; \
+	VMULPD.BCST   gemmf64x32<>(SB), Z4, Z4; \
+	VSUBPD        Z4, Z0, Z0; \
+	VMULPD.BCST   gemmf64x32<>(SB), Z5, Z5; \
+	VSUBPD        Z5, Z1, Z1; \
+	VCVTPD2PS     Z0, Y0; \
+	VCVTPD2PS     Z1, Y1; \
+	VINSERTF64X4  $1, Y1, Z0, Z0; \
+	VMULPS.BCST   (R12)IDX, Z19, Z18; \
+	VMULPS        Z18, Z0, Z0; \
+	VADDPS        Z0, ACC, ACC
+
+// func gemmQ6_KAVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
+TEXT ·gemmQ6_KAVX512(SB), NOSPLIT, $0-64
+	MOVQ         y+0(FP), DI
+	MOVQ         ystride+8(FP), SI
+	SHLQ         $2, SI
+	LEAQ         (SI)(SI*2), R15
+	MOVQ         w+16(FP), R9
+	MOVQ         n+24(FP), CX
+	MOVQ         qs+32(FP), R11
+	MOVQ         ds+40(FP), R12
+	MOVQ         ss+48(FP), R13
+	MOVQ         astride+56(FP), BX
+	LEAQ         (BX)(BX*2), R10
+	VMOVDQU32    gemmq6rot<>(SB), Z22
+	VPBROADCASTD gemmbytes30<>(SB), Z20
+	VPBROADCASTD gemmbytes0f<>(SB), Z29
+	VMOVUPS      (DI), Z28
+	VMOVUPS      (DI)(SI*1), Z30
+	VMOVUPS      (DI)(SI*2), Z31
+	VMOVUPS      (DI)(R15*1), Z21
+
+m6block:
+	VPXORD    Z8, Z8, Z8
+	VPXORD    Z9, Z9, Z9
+	VPXORD    Z10, Z10, Z10
+	VPXORD    Z11, Z11, Z11
+	VPXORD    Z12, Z12, Z12
+	VPXORD    Z13, Z13, Z13
+	VPXORD    Z14, Z14, Z14
+	VPXORD    Z15, Z15, Z15
+	VPXORD    Z24, Z24, Z24
+	VPXORD    Z25, Z25, Z25
+	VPXORD    Z26, Z26, Z26
+	VPXORD    Z27, Z27, Z27
+	M6GROUP(0)
+	M6GROUP(1)
+	M6GROUP(2)
+	M6GROUP(3)
+	M6GROUP(4)
+	M6GROUP(5)
+	M6GROUP(6)
+	M6GROUP(7)
+	M6GROUP(8)
+	M6GROUP(9)
+	M6GROUP(10)
+	M6GROUP(11)
+	M6GROUP(12)
+	M6GROUP(13)
+	M6GROUP(14)
+	M6GROUP(15)
+	VCVTPH2PS 3328(R9), Z19
+	M6FIN(Y8, Z8, Y12, Z12, Y24, Z24, Z28, ROW0)
+	M6FIN(Y9, Z9, Y13, Z13, Y25, Z25, Z30, ROW1)
+	M6FIN(Y10, Z10, Y14, Z14, Y26, Z26, Z31, ROW2)
+	M6FIN(Y11, Z11, Y15, Z15, Y27, Z27, Z21, ROW3)
+	ADDQ      $3360, R9
+	ADDQ      $512, R11
+	ADDQ      $4, R12
+	ADDQ      $64, R13
+	DECQ      CX
+	JNZ       m6block
+	VMOVUPS   Z28, (DI)
+	VMOVUPS   Z30, (DI)(SI*1)
+	VMOVUPS   Z31, (DI)(SI*2)
+	VMOVUPS   Z21, (DI)(R15*1)
+	VZEROUPPER
+	RET
