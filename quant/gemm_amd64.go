@@ -36,9 +36,9 @@ var avx512GEMMs = map[dtype.DType]gemmType{
 }
 
 // gemmRows rows of activations share each quad of weights a kernel makes ready; Dot
-	// runs the GEMM from this many rows, where BenchmarkGEMMPaths' medians of 5 rounds at
-	// medium's shapes put it at 1.15-2.3× the GEMV once per row (M = 4), 1.25-1.9× at
-	// M = 128 (cpuGFLOP/s; docs/benchmarks/decode.md).
+// runs the GEMM from this many rows, where BenchmarkGEMMPaths' medians of 5 rounds at
+// medium's shapes put it at 1.15-2.3× the GEMV once per row (M = 4), 1.25-1.9× at
+// M = 128 (cpuGFLOP/s; docs/benchmarks/decode.md).
 const gemmRows = 4
 
 // gemmGroupsAsm is Dot for m ≥ gemmRows rows of activations with the GEMM k: the whole
