@@ -19,32 +19,33 @@ func gemmQ6_KAVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, a
 // gemmKernel is a GEMM kernel's signature.
 type gemmKernel func(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 
-// gemmType is a type's GEMM kernel and the blocks of its span of columns: a group's weights
+// gemmType is a type's GEMM kernel, the least M that Dot runs it for, and the blocks of
+// its span of columns. From: BenchmarkGEMMPaths' medians of 5 rounds at medium's shapes
+// (docs/benchmarks/decode.md) put the Q8_0 and Q4_0 kernels at 1.15-2.5× the GEMV once per
+// row from M = 4, Q6_K's at 0.92-0.99× at M = 4 and 1.3× at M = 8. Span: a group's weights
 // of a span (17 KiB of Q8_0, 9 KiB of Q4_0, 13 KiB of Q6_K) stay in L1 while every row of
-// x passes over them, and the rows' activations of it (2.3 KiB a row of Q8_0 and Q4_0's,
-// 2.3 KiB of Q6_K's, 290 KiB for 128 rows) stay in L2 while every group passes over them.
+// x passes over them, and the rows' activations of it (2.3 KiB a row for each type, 290
+// KiB for 128 rows) stay in L2 while every group passes over them.
 type gemmType struct {
-	kernel gemmKernel
-	span   int
+	kernel     gemmKernel
+	from, span int
 }
 
 // avx512GEMMs are the GEMM kernels of the types that have one; never written.
 var avx512GEMMs = map[dtype.DType]gemmType{
-	dtype.Q8_0: {gemmQ8_0AVX512, 32},
-	dtype.Q4_0: {gemmQ4_0AVX512, 32},
-	dtype.Q6_K: {gemmQ6_KAVX512, 4},
+	dtype.Q8_0: {gemmQ8_0AVX512, 4, 32},
+	dtype.Q4_0: {gemmQ4_0AVX512, 4, 32},
+	dtype.Q6_K: {gemmQ6_KAVX512, 8, 4},
 }
 
-// gemmRows rows of activations share each quad of weights a kernel makes ready; Dot
-// runs the GEMM from this many rows, where BenchmarkGEMMPaths' medians of 5 rounds at
-// medium's shapes put it at 1.15-2.3× the GEMV once per row (M = 4), 1.25-1.9× at
-// M = 128 (cpuGFLOP/s; docs/benchmarks/decode.md).
+// gemmRows rows of activations share each quad of weights a kernel makes ready.
 const gemmRows = 4
 
 // gemmGroupsAsm is Dot for m ≥ gemmRows rows of activations with the GEMM k: the whole
-// groups of [o0, o1) against the rows in fours, a span of k.span blocks at a time (every group, then the next span), each output's blocks still added in order;
-// the rows left over (m%4) and a last group cut by the matrix's end go to the GEMV
-// kernel g. Every output is bitwise the GEMV's.
+// groups of [o0, o1) against the rows in fours, a span of k.span blocks at a time (every
+// group, then the next span), each output's blocks still added in order; the rows left
+// over (m%4) and a last group cut by the matrix's end go to the GEMV kernel g. Every
+// output is bitwise the GEMV's.
 func gemmGroupsAsm(k gemmType, g groupKernel, t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
 	if o0 >= o1 || m == 0 {
 		return

@@ -2,22 +2,22 @@
 
 #include "textflag.h"
 
-// AVX-512 (F, BW, VL, VNNI) GEMM kernels of Dot for Q8_0 and Q4_0 (gemm_amd64.go): one
-// group of 16 weight rows against four rows of activations, each weight quad made ready
-// for VPDPBUSD once (Q8_0's bytes made unsigned, Q4_0's nibbles split) and multiplied with
-// the quad's activations of all four rows:
+// AVX-512 (F, BW, VL, VNNI) GEMM kernels of Dot for Q8_0, Q4_0 and Q6_K (gemm_amd64.go):
+// one group of 16 weight rows against four rows of activations, each weight quad made
+// ready for VPDPBUSD once (Q8_0's bytes made unsigned, Q4_0's nibbles split, Q6_K's high
+// bits rotated in) and multiplied with the quad's activations of all four rows:
 //
 //	func gemm<T>AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 //
 // continues y[i·ystride + r] (r = 0..15, i = 0..3; ystride in elements) with blocks 0..n-1
 // (n ≥ 1) of the group at w against row i of the activations, whose planes, scales and
 // sums of those blocks start at qs, ds and ss + i·astride. Per block and row the integer
-// sum and the f32 term are those of the GEMV kernels (dot_group_avx512_amd64.s), one
-// instruction for one: isum = FIX(256·hi + lo) - (s << SHIFT), then
-// acc += float32(isum)·float32(dw·da), so each output is bitwise the GEMV's, blocks added
-// in order. y holding zeros on the first call of a row is the GEMV's zeroed sum.
+// sums and the float operations are those of the GEMV kernels (dot_group_avx512_amd64.s),
+// so each output is bitwise the GEMV's, blocks added in order; y holding zeros on the
+// first call of a row is the GEMV's zeroed sum. Q8_0 and Q4_0 (the GEMM macro): isum =
+// FIX(256·hi + lo) - (s << SHIFT), then acc += float32(isum)·float32(dw·da).
 //
-// Registers: DI y, SI ystride in bytes, R15 3·SI, R9 the block, CX blocks left, R11 row 0's
+// Registers of Q8_0 and Q4_0: DI y, SI ystride in bytes, R15 3·SI, R9 the block, CX blocks left, R11 row 0's
 // planes, R12 its scales, R13 its sums, BX astride, R10 3·BX; Z0-Z3 the rows' lo sums of
 // the block, Z4-Z7 their hi sums, Z8-Z11 the rows' outputs, Z16/Z17 the quad, Z18, Z19
 // temps, Z20 the group's dw, Z27 the nibbles' shifts, Z28 the byte mask.
