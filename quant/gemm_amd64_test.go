@@ -15,25 +15,40 @@ import (
 	"github.com/tpslice/tpslice/vec"
 )
 
-// requireGEMMMatchesGo runs the GEMM of typ and the Go kernel on the same rows and requires
-// bitwise equal outputs and untouched guards around them.
+// requireGEMMMatchesGo runs the GEMM of typ, Dot (which picks a path by M) and the GEMV
+// kernels of every instruction set once per row, and requires each bitwise the Go
+// reference, with untouched guards around the outputs.
 func requireGEMMMatchesGo(t *testing.T, typ dtype.DType, w, xq []byte, rows, cols, m, o0, o1 int) {
 	t.Helper()
 	stride := rows + 3
-	want, got := make([]float32, m*stride), make([]float32, m*stride)
-	for i := range want {
-		want[i], got[i] = guard, guard
+	run := func(fn func(y []float32)) []float32 {
+		y := make([]float32, m*stride)
+		for i := range y {
+			y[i] = guard
+		}
+		fn(y)
+		return y
 	}
-	dotRowsGo(typ, want, stride, xq, m, w, rows, cols, o0, o1)
-	gemmGroupsAsm(avx512GEMMs[typ], avx512Groups[typ], typ, got, stride, xq, m, w, rows, cols, o0, o1)
-	for i := range want {
-		require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "%v M=%d [%d, %d) of %d×%d: output %d (row %d of x, weight row %d): Go %v, GEMM %v",
-			typ, m, o0, o1, rows, cols, i, i/stride, i%stride, want[i], got[i])
+	want := run(func(y []float32) { dotRowsGo(typ, y, stride, xq, m, w, rows, cols, o0, o1) })
+	paths := map[string][]float32{
+		"gemm": run(func(y []float32) {
+			gemmGroupsAsm(avx512GEMMs[typ], avx512Groups[typ], typ, y, stride, xq, m, w, rows, cols, o0, o1)
+		}),
+		"Dot": run(func(y []float32) { Dot(typ, y, stride, xq, m, w, rows, cols, o0, o1) }),
+	}
+	for _, isa := range asmISAs() {
+		paths[isa+" gemv"] = run(func(y []float32) { dotRowsISA(isa, typ, y, stride, xq, m, w, rows, cols, o0, o1) })
+	}
+	for name, got := range paths {
+		for i := range want {
+			require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "%s, %v M=%d [%d, %d) of %d×%d: output %d (row %d of x, weight row %d): Go %v, got %v",
+				name, typ, m, o0, o1, rows, cols, i, i/stride, i%stride, want[i], got[i])
+		}
 	}
 }
 
-// TestGEMMKernels: the AVX-512 GEMM of each type that has one is bitwise the Go reference
-// (and so the GEMV of every row) on fuzzed shapes: M = 2..64 rows of activations (a last
+// TestGEMMKernels: the AVX-512 GEMM of each type that has one, Dot and the AVX-512 and
+// AVX2 GEMV kernels are bitwise the Go reference on fuzzed shapes: M = 2..64 rows of activations (a last
 // tile of one to three rows), weight rows that end inside a group, an odd number of blocks
 // a row that crosses the span of columns a call takes, and output ranges that begin and
 // end inside the matrix.
