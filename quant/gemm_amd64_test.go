@@ -48,10 +48,10 @@ func requireGEMMMatchesGo(t *testing.T, typ dtype.DType, w, xq []byte, rows, col
 }
 
 // TestGEMMKernels: the AVX-512 GEMM of each type that has one, Dot and the AVX-512 and
-// AVX2 GEMV kernels are bitwise the Go reference on fuzzed shapes: M = 2..64 rows of activations (a last
-// tile of one to three rows), weight rows that end inside a group, an odd number of blocks
-// a row that crosses the span of columns a call takes, and output ranges that begin and
-// end inside the matrix.
+// AVX2 GEMV kernels are bitwise the Go reference on fuzzed shapes: M = 2..64 rows of
+// activations (a last tile of one to three rows), weight rows that end inside a group, an
+// odd number of blocks a row that crosses the span of columns a call takes, and output
+// ranges that begin and end inside the matrix.
 func TestGEMMKernels(t *testing.T) {
 	if !vec.AcceleratedAVX512() {
 		t.Skip("this CPU runs no AVX-512 VNNI kernels")
