@@ -21,8 +21,9 @@ type gemmKernel func(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, 
 
 // gemmType is a type's GEMM kernel, the least M that Dot runs it for, and the blocks of
 // its span of columns. From: BenchmarkGEMMPaths' medians of 5 rounds at medium's shapes
-// (docs/benchmarks/decode.md) put the Q8_0 and Q4_0 kernels at 1.15-2.5× the GEMV once per
-// row from M = 4, Q6_K's at 0.92-0.99× at M = 4 and 1.3× at M = 8. Span: a group's weights
+// (docs/benchmarks/decode.md) put the Q8_0 and Q4_0 kernels at 1.15-2.3× the GEMV once per
+// row at M = 4 (0.81-2.46× in a more loaded round), Q6_K's at 0.92-0.99× at M = 4 and 1.3×
+// at M = 8. Span: a group's weights
 // of a span (17 KiB of Q8_0, 9 KiB of Q4_0, 13 KiB of Q6_K) stay in L1 while every row of
 // x passes over them, and the rows' activations of it (2.3 KiB a row for each type, 290
 // KiB for 128 rows) stay in L2 while every group passes over them.

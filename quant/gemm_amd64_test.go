@@ -107,7 +107,8 @@ func TestGEMMKernelsExtremes(t *testing.T) {
 // BenchmarkGEMMPaths reports GFLOP/s (2·M·out·in per call) of Dot's paths for M rows of
 // activations at the medium preset's shapes (QKV 4096×2048, down 2048×5632), on one
 // worker: the GEMV kernel once per row ("gemv": what M ≥ 2 ran before the GEMM) and the
-// GEMM ("gemm"), side by side in one run. cpuGFLOP/s divides by the process's CPU time
+// GEMM ("gemm", which runs the GEMV for M % 4 rows, so all of M = 2), side by side in one
+// run. cpuGFLOP/s divides by the process's CPU time
 // instead of the wall clock, which holds still where neighbours take the cores away for a
 // while. Compare medians of interleaved rounds:
 //
