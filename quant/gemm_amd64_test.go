@@ -108,9 +108,9 @@ func TestGEMMKernelsExtremes(t *testing.T) {
 // activations at the medium preset's shapes (QKV 4096×2048, down 2048×5632), on one
 // worker: the GEMV kernel once per row ("gemv": what M ≥ 2 ran before the GEMM) and the
 // GEMM ("gemm", which runs the GEMV for M % 4 rows, so all of M = 2), side by side in one
-// run. cpuGFLOP/s divides by the process's CPU time
-// instead of the wall clock, which holds still where neighbours take the cores away for a
-// while. Compare medians of interleaved rounds:
+// run. cpuGFLOP/s divides by the process's CPU time instead of the wall clock, which holds
+// still where neighbours take the cores away for a while. Compare medians of interleaved
+// rounds:
 //
 //	go test -run '^$' -bench GEMMPaths -count 5 -benchtime 3x ./quant/
 func BenchmarkGEMMPaths(b *testing.B) {
