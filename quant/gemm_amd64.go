@@ -14,6 +14,9 @@ func gemmQ8_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, a
 func gemmQ4_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 
 //go:noescape
+func gemmQ4_KAVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
+
+//go:noescape
 func gemmQ6_KAVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 
 // gemmKernel is a GEMM kernel's signature.
@@ -22,9 +25,9 @@ type gemmKernel func(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, 
 // gemmType is a type's GEMM kernel, the least M that Dot runs it for, and the blocks of
 // its span of columns. From: BenchmarkGEMMPaths' medians of 5 rounds at medium's shapes
 // (docs/benchmarks/decode.md) put the Q8_0 and Q4_0 kernels at 1.15-2.3× the GEMV once per
-// row at M = 4 (0.81-2.46× in a more loaded round), Q6_K's at 0.92-0.99× at M = 4 and 1.3×
-// at M = 8. Span: a group's weights
-// of a span (17 KiB of Q8_0, 9 KiB of Q4_0, 13 KiB of Q6_K) stay in L1 while every row of
+// row at M = 4 (0.81-2.46× in a more loaded round), Q4_K's at 1.56×, Q6_K's at 0.92-0.99×
+// at M = 4 and 1.3× at M = 8. Span: a group's weights of a span (17 KiB of Q8_0, 9 KiB of
+// Q4_0, 13.5 KiB of Q4_K, 13 KiB of Q6_K) stay in L1 while every row of
 // x passes over them, and the rows' activations of it (2.3 KiB a row for each type, 290
 // KiB for 128 rows) stay in L2 while every group passes over them.
 type gemmType struct {
@@ -36,6 +39,7 @@ type gemmType struct {
 var avx512GEMMs = map[dtype.DType]gemmType{
 	dtype.Q8_0: {gemmQ8_0AVX512, 4, 32},
 	dtype.Q4_0: {gemmQ4_0AVX512, 4, 32},
+	dtype.Q4_K: {gemmQ4_KAVX512, 4, 6},
 	dtype.Q6_K: {gemmQ6_KAVX512, 8, 4},
 }
 

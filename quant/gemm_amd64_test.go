@@ -119,7 +119,7 @@ func BenchmarkGEMMPaths(b *testing.B) {
 	}
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, shape := range []struct{ out, in int }{{4096, 2048}, {2048, 5632}} {
-		for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q6_K} {
+		for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q6_K} {
 			ggml := make([]byte, shape.out*typ.Bytes(shape.in))
 			require.NoError(b, Quantize(typ, ggml, randValues(r, shape.out*shape.in, 0.02)))
 			w := make([]byte, PackedBytes(typ, shape.out, shape.in))

@@ -2,10 +2,11 @@
 
 #include "textflag.h"
 
-// AVX-512 (F, BW, VL, VNNI) GEMM kernels of Dot for Q8_0, Q4_0 and Q6_K (gemm_amd64.go):
-// one group of 16 weight rows against four rows of activations, each weight quad made
-// ready for VPDPBUSD once (Q8_0's bytes made unsigned, Q4_0's nibbles split, Q6_K's high
-// bits rotated in) and multiplied with the quad's activations of all four rows:
+// AVX-512 (F, BW, VL, VNNI) GEMM kernels of Dot for Q8_0, Q4_0, Q6_K and Q4_K
+// (gemm_amd64.go): one group of 16 weight rows against four rows of activations, each
+// weight quad made ready for VPDPBUSD once (Q8_0's bytes made unsigned, Q4_0's and Q4_K's
+// nibbles split, Q6_K's high bits rotated in) and multiplied with the quad's activations
+// of all four rows:
 //
 //	func gemm<T>AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 //
@@ -326,5 +327,206 @@ m6block:
 	VMOVUPS   Z30, (DI)(SI*1)
 	VMOVUPS   Z31, (DI)(SI*2)
 	VMOVUPS   Z21, (DI)(R15*1)
+	VZEROUPPER
+	RET
+
+// Q4_K: per super-block the group's scales decoded once (as the GEMV's K4SCALES, to the
+// stack) and each row's digits of its sub-block sums (K4DIGITS, a row's 24 bytes at
+// 128+32i(SP)); per sub-block the quads' nibbles split once (lanes 8-15 taking 16 times
+// their values, as Q4_0's) for the four rows, each row's sums scaled by the sub-block's
+// scales; then per row the mins term (K4MINS: the rows' mins permuted once, six VPDPBUSD a
+// row), the nibbles' factor divided out, isum = 256·hi + lo exact in f64 and rounded once,
+// acc += float32(dd·isum) - float32(dm·msum): the GEMV's Q4_K arithmetic.
+//
+// Registers: Z0-Z7 the rows' lo and hi sums of a sub-block, then temps (Z4, Z5 the group's
+// d and dmin); Z8-Z11 the rows' scaled lo sums of the super-block, Z12-Z15 their hi sums;
+// Z16 the quad, then a row's msum; Z18 the sub-block's scales; Z19, Z20 the rows' mins
+// m_0..3 and m_4..7 as bytes; Z21-Z24 the rows' outputs; Z25 the nibbles' shifts; Z26 0x30
+// bytes, Z27 k4mperm, Z28 0x3f bytes, Z29 the nibble mask, Z30 0x0f bytes, Z31 a temp.
+
+DATA gemmbytes3f<>+0(SB)/4, $0x3f3f3f3f
+GLOBL gemmbytes3f<>(SB), RODATA|NOPTR, $4
+
+// gemmk4mperm: byte 4r+j of the result is byte 16j+r of the source (row r's m_j).
+DATA gemmk4mperm<>+0(SB)/8, $0x3121110130201000
+DATA gemmk4mperm<>+8(SB)/8, $0x3323130332221202
+DATA gemmk4mperm<>+16(SB)/8, $0x3525150534241404
+DATA gemmk4mperm<>+24(SB)/8, $0x3727170736261606
+DATA gemmk4mperm<>+32(SB)/8, $0x3929190938281808
+DATA gemmk4mperm<>+40(SB)/8, $0x3b2b1b0b3a2a1a0a
+DATA gemmk4mperm<>+48(SB)/8, $0x3d2d1d0d3c2c1c0c
+DATA gemmk4mperm<>+56(SB)/8, $0x3f2f1f0f3e2e1e0e
+GLOBL gemmk4mperm<>(SB), RODATA|NOPTR, $64
+
+// M4DIGITS(IDX, OFF) writes the digits of the super-block's sub-block sums A_j of the row
+// at IDX (from R13) to OFF(SP), through Z0-Z2: K4DIGITS.
+#define M4DIGITS(IDX, OFF) \
+	VMOVDQU32 (R13)IDX, Z0; \
+	VPSRLQ    $32, Z0, Z1; \
+	VPADDD    Z1, Z0, Z0; \
+	VPMOVQD   Z0, Y0; \
+	VPSLLD    $24, Y0, Y1; \
+	VPSRAD    $24, Y1, Y1; \
+	VPSUBD    Y1, Y0, Y0; \
+	VPSRAD    $8, Y0, Y0; \
+	VPSLLD    $24, Y0, Y2; \
+	VPSRAD    $24, Y2, Y2; \
+	VPSUBD    Y2, Y0, Y0; \
+	VPSRAD    $8, Y0, Y0; \
+	VPMOVDB   Y1, OFF(SP); \
+	VPMOVDB   Y2, (OFF+8)(SP); \
+	VPMOVDB   Y0, (OFF+16)(SP)
+
+#define M4QUAD(K) \
+	VBROADCASTI64X4 (32*(K))(R9), Z16; \
+	VPANDD          Z29, Z16, Z16; \
+	VPDPBUSD.BCST   (4*(K))(R11), Z16, Z0; \
+	VPDPBUSD.BCST   (256+4*(K))(R11), Z16, Z1; \
+	VPDPBUSD.BCST   (4*(K))(R11)(BX*1), Z16, Z2; \
+	VPDPBUSD.BCST   (256+4*(K))(R11)(BX*1), Z16, Z3; \
+	VPDPBUSD.BCST   (4*(K))(R11)(BX*2), Z16, Z4; \
+	VPDPBUSD.BCST   (256+4*(K))(R11)(BX*2), Z16, Z5; \
+	VPDPBUSD.BCST   (4*(K))(R11)(R10*1), Z16, Z6; \
+	VPDPBUSD.BCST   (256+4*(K))(R11)(R10*1), Z16, Z7
+
+#define M4SCALE(LO, HI, SLO, SHI) \
+	VPMULLD Z18, LO, LO; \
+	VPADDD  LO, SLO, SLO; \
+	VPMULLD Z18, HI, HI; \
+	VPADDD  HI, SHI, SHI
+
+#define M4SUB(J) \
+	VPXORD    Z0, Z0, Z0; \
+	VPXORD    Z1, Z1, Z1; \
+	VPXORD    Z2, Z2, Z2; \
+	VPXORD    Z3, Z3, Z3; \
+	VPXORD    Z4, Z4, Z4; \
+	VPXORD    Z5, Z5, Z5; \
+	VPXORD    Z6, Z6, Z6; \
+	VPXORD    Z7, Z7, Z7; \
+	M4QUAD(8*(J)); \
+	M4QUAD(8*(J)+1); \
+	M4QUAD(8*(J)+2); \
+	M4QUAD(8*(J)+3); \
+	M4QUAD(8*(J)+4); \
+	M4QUAD(8*(J)+5); \
+	M4QUAD(8*(J)+6); \
+	M4QUAD(8*(J)+7); \
+	VPMOVZXBD (16*(J))(SP), Z18; \
+	M4SCALE(Z0, Z1, Z8, Z12); \
+	M4SCALE(Z2, Z3, Z9, Z13); \
+	M4SCALE(Z4, Z5, Z10, Z14); \
+	M4SCALE(Z6, Z7, Z11, Z15)
+
+// M4FIN(SLO, SLOY, SHI, SHIY, DIG, ACC, IDX) adds the super-block's term of the row whose
+// digits are at DIG(SP) and scale at IDX from R12 into ACC: K4MINS' per-row part and
+// K4TERM, through Z0-Z3, Z6, Z7 and Z16.
+#define M4FIN(SLO, SLOY, SHI, SHIY, DIG, ACC, IDX) \
+	VPXORD        Z16, Z16, Z16; \
+	VPDPBUSD.BCST (DIG+16)(SP), Z19, Z16; \
+	VPDPBUSD.BCST (DIG+20)(SP), Z20, Z16; \
+	VPSLLD        $8, Z16, Z16; \
+	VPDPBUSD.BCST (DIG+8)(SP), Z19, Z16; \
+	VPDPBUSD.BCST (DIG+12)(SP), Z20, Z16; \
+	VPSLLD        $8, Z16, Z16; \
+	VPDPBUSD.BCST DIG(SP), Z19, Z16; \
+	VPDPBUSD.BCST (DIG+4)(SP), Z20, Z16; \
+	VPSRAVD       Z25, SLO, SLO; \
+	VPSRAVD       Z25, SHI, SHI; \
+	VCVTDQ2PD     SHIY, Z0; \
+	VEXTRACTI64X4 $1, SHI, Y1; \
+	VCVTDQ2PD     Y1, Z1; \
+	VCVTDQ2PD     SLOY, Z2; \
+	VEXTRACTI64X4 $1, SLO, Y3; \
+	VCVTDQ2PD     Y3, Z3; \
+	VMULPD.BCST   gemmf64x256<>(SB), Z0, Z0; \
+	VADDPD        Z2, Z0, Z0; \
+	VMULPD.BCST   gemmf64x256<>(SB), Z1, Z1; \
+	VADDPD        Z3, Z1, Z1; \
+	VCVTPD2PS     Z0, Y0; \
+	VCVTPD2PS     Z1, Y1; \
+	VINSERTF64X4  $1, Y1, Z0, Z0; \
+	VCVTDQ2PS     Z16, Z16; \
+	VMULPS.BCST   (R12)IDX, Z4, Z6; \
+	VMULPS.BCST   (R12)IDX, Z5, Z7; \
+	VMULPS        Z6, Z0, Z0; \
+	VMULPS        Z7, Z16, Z16; \
+	VSUBPS        Z16, Z0, Z0; \
+	VADDPS        Z0, ACC, ACC
+
+// func gemmQ4_KAVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
+TEXT ·gemmQ4_KAVX512(SB), NOSPLIT, $256-64
+	MOVQ         y+0(FP), DI
+	MOVQ         ystride+8(FP), SI
+	SHLQ         $2, SI
+	LEAQ         (SI)(SI*2), R15
+	MOVQ         w+16(FP), R9
+	MOVQ         n+24(FP), CX
+	MOVQ         qs+32(FP), R11
+	MOVQ         ds+40(FP), R12
+	MOVQ         ss+48(FP), R13
+	MOVQ         astride+56(FP), BX
+	LEAQ         (BX)(BX*2), R10
+	VPBROADCASTD gemmbytes30<>(SB), Z26
+	VMOVDQU32    gemmk4mperm<>(SB), Z27
+	VPBROADCASTD gemmbytes3f<>(SB), Z28
+	VMOVDQU32    gemmnibmask<>(SB), Z29
+	VPBROADCASTD gemmbytes0f<>(SB), Z30
+	VMOVDQU32    gemmnibshift<>(SB), Z25
+	VMOVUPS      (DI), Z21
+	VMOVUPS      (DI)(SI*1), Z22
+	VMOVUPS      (DI)(SI*2), Z23
+	VMOVUPS      (DI)(R15*1), Z24
+
+m4block:
+	M4DIGITS(ROW0, 128)
+	M4DIGITS(ROW1, 160)
+	M4DIGITS(ROW2, 192)
+	M4DIGITS(ROW3, 224)
+	VPANDD     2048(R9), Z28, Z16
+	VMOVDQU32  Z16, 0(SP)
+	VPSRLW     $2, 2048(R9), Z16
+	VPANDD     Z26, Z16, Z16
+	VPTERNLOGD $0xf8, 2176(R9), Z30, Z16
+	VMOVDQU32  Z16, 64(SP)
+	VPXORD     Z8, Z8, Z8
+	VPXORD     Z9, Z9, Z9
+	VPXORD     Z10, Z10, Z10
+	VPXORD     Z11, Z11, Z11
+	VPXORD     Z12, Z12, Z12
+	VPXORD     Z13, Z13, Z13
+	VPXORD     Z14, Z14, Z14
+	VPXORD     Z15, Z15, Z15
+	M4SUB(0)
+	M4SUB(1)
+	M4SUB(2)
+	M4SUB(3)
+	M4SUB(4)
+	M4SUB(5)
+	M4SUB(6)
+	M4SUB(7)
+	VPANDD     2112(R9), Z28, Z19
+	VPERMB     Z19, Z27, Z19
+	VPSRLW     $2, 2112(R9), Z20
+	VPANDD     Z26, Z20, Z20
+	VPSRLW     $4, 2176(R9), Z31
+	VPTERNLOGD $0xf8, Z31, Z30, Z20
+	VPERMB     Z20, Z27, Z20
+	VCVTPH2PS  2240(R9), Z4
+	VCVTPH2PS  2272(R9), Z5
+	M4FIN(Z8, Y8, Z12, Y12, 128, Z21, ROW0)
+	M4FIN(Z9, Y9, Z13, Y13, 160, Z22, ROW1)
+	M4FIN(Z10, Y10, Z14, Y14, 192, Z23, ROW2)
+	M4FIN(Z11, Y11, Z15, Y15, 224, Z24, ROW3)
+	ADDQ       $2304, R9
+	ADDQ       $512, R11
+	ADDQ       $4, R12
+	ADDQ       $64, R13
+	DECQ       CX
+	JNZ        m4block
+	VMOVUPS    Z21, (DI)
+	VMOVUPS    Z22, (DI)(SI*1)
+	VMOVUPS    Z23, (DI)(SI*2)
+	VMOVUPS    Z24, (DI)(R15*1)
 	VZEROUPPER
 	RET
