@@ -22,7 +22,7 @@ type ModelOptions struct {
 	Profile hw.Profile
 	Hosts   int // the ranks split evenly over this many hosts (the profile's network); 0 or 1: one
 	// Named are algorithms priced besides those the profile offers (--algo: a baseline
-	// such as the star), which the model's choices leave out; Auto adds nothing.
+	// or the flag-free one-shot), which the model's choices leave out; Auto adds nothing.
 	Named []comm.Algo
 	// Protos are the protocols the ring and the tree are priced under.
 	Protos []comm.Proto
