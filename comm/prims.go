@@ -31,7 +31,7 @@ type prims interface {
 	beginPiece()
 	// ready reports whether st can run without waiting: the data of its sources has
 	// arrived. It fails on a flag that no peer writes there, or a peer in another call.
-	ready(st step) (bool, error)
+	ready(st *step) (bool, error)
 	// run takes step st, waiting for its sources as long as the deadline allows.
 	run(st step) error
 	// endChunk returns once the peers have taken what this rank left for them in its own
@@ -104,8 +104,9 @@ func (ext extent) len(off int) int {
 
 // newPrims returns the call's protocol on block b for the chunk at element off: Simple
 // unless the call runs LL or LL128. out writes the sums of message elements
-// [x, x+len(sum)) where the call wants them. The block's primitives live in the rank
-// (blockPrims), so a kernel allocates nothing.
+// [x, x+len(sum)) where the call wants them; nil writes them to the call's output. The
+// block's primitives live in the rank (blockPrims), so a kernel allocates nothing (a
+// method value such as cl.writeOut, kept there, would be allocated every call).
 func (cl *call) newPrims(b device.Block, off int, out func(x int, sum []float32)) prims {
 	pr := &cl.r.prims[b.Index]
 	switch cl.desc.proto {
@@ -121,10 +122,21 @@ func (cl *call) newPrims(b device.Block, off int, out func(x int, sum []float32)
 }
 
 // blockPrims holds one block's primitives of each kind, which newPrims resets for each
-// chunk: a rank runs one collective at a time.
+// chunk, and the tree's steps: a rank runs one collective at a time.
 type blockPrims struct {
-	simple  simplePrims
-	flagged flaggedPrims
+	simple    simplePrims
+	flagged   flaggedPrims
+	treeSteps [2][2]step
+}
+
+// writeSums hands the sums of message elements [x, x+len(sum)) to out, or where out is
+// nil writes them to the call's output.
+func (cl *call) writeSums(out func(x int, sum []float32), x int, sum []float32) {
+	if out == nil {
+		cl.writeOut(x, sum)
+		return
+	}
+	out(x, sum)
 }
 
 // writeOut writes the sums of message elements [x, x+len(sum)) to the output, rounded

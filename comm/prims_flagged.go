@@ -53,7 +53,7 @@ func (p *flaggedPrims) packing(ext extent) (at, m int) {
 
 // ready reports whether every source's slot holds this piece's data, or a flag that run's
 // receive must report: a sender writes in order, so the slot's last element shows it.
-func (p *flaggedPrims) ready(st step) (bool, error) {
+func (p *flaggedPrims) ready(st *step) (bool, error) {
 	_, m := p.packing(st.ext)
 	if m == 0 {
 		return true, nil
@@ -93,7 +93,7 @@ func (p *flaggedPrims) run(st step) error {
 	}
 	if st.out {
 		at := 0
-		st.ext.runs(p.off, func(a, z int) { p.out(p.off+a, val[at:at+z-a]); at += z - a })
+		st.ext.runs(p.off, func(a, z int) { cl.writeSums(p.out, p.off+a, val[at:at+z-a]); at += z - a })
 	}
 	for _, l := range st.to.l[:st.to.n] {
 		cl.send(p.pc, l.peer, p.b, l.slot, val)

@@ -47,7 +47,7 @@ func (p *simplePrims) beginChunk(pieces int) {
 	}
 }
 
-func (p *simplePrims) ready(st step) (bool, error) {
+func (p *simplePrims) ready(st *step) (bool, error) {
 	if st.word == lockstep {
 		return true, nil // the barrier that ended the step before brought the data
 	}
@@ -97,7 +97,7 @@ func (p *simplePrims) run(st step) error {
 			}
 		}
 		if st.out {
-			p.out(p.off+a, sum)
+			p.cl.writeSums(p.out, p.off+a, sum)
 		}
 	})
 	if st.word == lockstep {
@@ -166,7 +166,8 @@ func (p *simplePrims) endChunk() error {
 		want       uint32
 	}
 	n := 0
-	for w, ls := range p.copiers {
+	for w := range p.copiers {
+		ls := &p.copiers[w] // not a copy of the array: this runs once a chunk per block
 		for _, l := range ls.l[:ls.n] {
 			acks[n].peer, acks[n].word, acks[n].want = l.peer, w, p.base[w]+p.ran[w]
 			n++

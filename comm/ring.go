@@ -23,7 +23,7 @@ func (cl *call) ring(b device.Block, off, count int) error {
 		return nil
 	}
 	cl.enter(b)
-	p := cl.newPrims(b, off, cl.writeOut)
+	p := cl.newPrims(b, off, nil)
 	left, right := (r.rank+n-1)%n, (r.rank+1)%n
 	var lo, hi [device.MaxNodeDevices]int
 	longest := 0

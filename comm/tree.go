@@ -70,7 +70,7 @@ func (cl *call) tree(b device.Block, off, count int) error {
 		return nil
 	}
 	lo, hi := blockSpan(count, b)
-	return cl.treeReduce(b, off, lo, hi, 1, cl.writeOut, nil)
+	return cl.treeReduce(b, off, lo, hi, 1, nil, nil)
 }
 
 // treeState is one block's progress through one chunk of a tree all-reduce.
@@ -80,11 +80,13 @@ type treeState struct {
 	lo, hi int // the block's share of the chunk
 	piece  int // elements per piece
 	pieces int
-	begun  int // pieces begun
-	whole  int // pieces both trees have broadcast
-	t      [2]treeCursor
-	steps  [2][2]step // per tree, its next steps up and down (treeSteps, moveTo)
-	done   func(x0, x1 int)
+	// inFlight is the protocol's (prims.inFlight), read once: every poll asks it.
+	inFlight int
+	begun    int // pieces begun
+	whole    int // pieces both trees have broadcast
+	t        [2]treeCursor
+	steps    *[2][2]step // per tree, its next steps up and down (treeSteps, moveTo)
+	done     func(x0, x1 int)
 }
 
 // treeCursor is the block's progress in one tree. A part is a piece's elements of the
@@ -94,10 +96,11 @@ type treeCursor struct {
 }
 
 // treeReduce runs block b's share [lo, hi) of the chunk at off through the double tree,
-// in pieces of whole units of elements, over the call's protocol (prims.go). out gets the
-// sums of every run of elements as they come down (x indexes the message; sum is f32 and
-// valid only during the call), done (if not nil) each piece [x0, x1) in order once both
-// trees have brought down its sums, while the block would otherwise wait for its peers.
+// in pieces of whole units of elements, over the call's protocol (prims.go). out (nil:
+// the call's output) gets the sums of every run of elements as they come down (x indexes
+// the message; sum is f32 and valid only during the call), done (if not nil) each piece
+// [x0, x1) in order once both trees have brought down its sums, while the block would
+// otherwise wait for its peers.
 // Every rank must pass the same lo, hi and unit; under LL and LL128 a unit must fit a slot.
 //
 // Each tree takes two steps a part, up and down (treeSteps). The block takes whichever
@@ -107,14 +110,17 @@ type treeCursor struct {
 func (cl *call) treeReduce(b device.Block, off, lo, hi, unit int, out func(x int, sum []float32), done func(x0, x1 int)) error {
 	p := cl.newPrims(b, off, out)
 	piece := max(1, min(treeSlice, p.slotElems())/unit) * unit
-	s := treeState{p: p, off: off, lo: lo, hi: hi, piece: piece, pieces: (hi - lo + piece - 1) / piece, done: done}
+	// The steps live in the rank: the polls take their addresses, which would move them
+	// to the heap every call from here.
+	s := treeState{p: p, off: off, lo: lo, hi: hi, piece: piece, pieces: (hi - lo + piece - 1) / piece,
+		inFlight: p.inFlight(), steps: &cl.r.prims[b.Index].treeSteps, done: done}
 	if s.pieces == 0 {
 		return nil
 	}
 	cl.enter(b)
 	p.beginChunk(s.pieces)
 	for t := range s.t {
-		s.steps[t][0], s.steps[t][1] = cl.treeSteps(t)
+		cl.treeSteps(t, &s.steps[t][0], &s.steps[t][1])
 		s.moveTo(t, false, s.next(t, 0))
 		s.moveTo(t, true, s.next(t, 0))
 	}
@@ -129,7 +135,7 @@ func (cl *call) treeReduce(b device.Block, off, lo, hi, unit int, out func(x int
 				for ; !down && s.begun <= s.t[t].upAt; s.begun++ {
 					p.beginPiece() // numbered before its data is looked for
 				}
-				ready, err := p.ready(*st)
+				ready, err := p.ready(st)
 				if err != nil {
 					return cl.fail(fmt.Errorf("%s: %w", cl.locate(b, treeWhat), err))
 				}
@@ -167,7 +173,7 @@ func (s *treeState) step(t int, down bool) (*step, bool) {
 	switch {
 	case down && c.downAt >= min(c.upAt, s.pieces):
 		return st, false
-	case !down && (c.upAt >= s.pieces || c.upAt-min(s.t[0].downAt, s.t[1].downAt) >= s.p.inFlight()):
+	case !down && (c.upAt >= s.pieces || c.upAt-min(s.t[0].downAt, s.t[1].downAt) >= s.inFlight):
 		return st, false
 	}
 	return st, true
@@ -187,15 +193,15 @@ func (s *treeState) moveTo(t int, down bool, j int) {
 	}
 }
 
-// treeSteps returns this rank's two steps in tree t, but for their elements: up, receive
+// treeSteps sets this rank's two steps in tree t, but for their elements: up, receive
 // the children's partial sums (smaller child first), add them to the input and send the
 // result to the parent; down, receive the parent's sums (the root has its own), write them
 // out and send them to the children.
-func (cl *call) treeSteps(t int) (up, down step) {
+func (cl *call) treeSteps(t int, up, down *step) {
 	dt, rank := cl.r.c.dtree, cl.r.rank
 	node := dt[t][rank]
-	up = step{reduce: true, word: treeUp(t), what: treeUpWhat}
-	down = step{out: true, word: treeDown(t), what: treeDownWhat}
+	*up = step{reduce: true, word: treeUp(t), what: treeUpWhat}
+	*down = step{out: true, word: treeDown(t), what: treeDownWhat}
 	for k, ch := range node.child {
 		if ch >= 0 {
 			up.from.add(ch, treeUpSlot(t, k))
@@ -210,7 +216,6 @@ func (cl *call) treeSteps(t int) (up, down step) {
 		up.to.add(p, treeUpSlot(t, k))
 		down.from.add(p, treeDownSlot(t))
 	}
-	return up, down
 }
 
 func b2i(b bool) int {
@@ -239,7 +244,7 @@ func (s *treeState) anyReady() bool {
 	for t := range s.t {
 		for _, down := range [2]bool{false, true} {
 			if st, ok := s.step(t, down); ok {
-				if ready, err := s.p.ready(*st); ready || err != nil {
+				if ready, err := s.p.ready(st); ready || err != nil {
 					return true
 				}
 			}
