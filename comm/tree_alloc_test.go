@@ -1,0 +1,38 @@
+package comm
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/dtype"
+)
+
+// TestTreeAllocatesNothing holds the tree's kernel to no allocation of its own (its
+// primitives, state and steps live in the rank; a method value kept there, or a step's
+// address passed to a poll from the stack, would cost one every call): a tree call
+// allocates what its launch does, no more than a ring call of the same protocol, and under
+// Simple no more than a one-shot call.
+func TestTreeAllocatesNothing(t *testing.T) {
+	if raceDetector {
+		t.Skip("the race detector allocates")
+	}
+	const n, count = 8, 2048
+	g := newGroup(t, n, device.NVSwitch, Config{})
+	ins, outs := g.alloc(t, dtype.F32, count), g.alloc(t, dtype.F32, count)
+	allocs := func(algo Algo, proto Proto) float64 {
+		return testing.AllocsPerRun(100, func() {
+			for r := range n {
+				require.NoError(t, g.c.Rank(r).AllReduceProto(g.streams[r], algo, proto, ins[r], outs[r], count))
+			}
+			for _, s := range g.streams {
+				require.NoError(t, s.Synchronize())
+			}
+		})
+	}
+	oneShot := allocs(OneShot, ProtoAuto)
+	require.LessOrEqual(t, allocs(Tree, Simple), oneShot, "tree/Simple allocates more a call than one-shot")
+	for _, proto := range []Proto{Simple, LL, LL128} {
+		require.LessOrEqual(t, allocs(Tree, proto), allocs(Ring, proto), "tree/%v allocates more a call than ring/%v", proto, proto)
+	}
+}
