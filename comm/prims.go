@@ -122,11 +122,13 @@ func (cl *call) newPrims(b device.Block, off int, out func(x int, sum []float32)
 }
 
 // blockPrims holds one block's primitives of each kind, which newPrims resets for each
-// chunk, and the tree's steps: a rank runs one collective at a time.
+// chunk, and the tree's steps (treeLinked: their links are set): a rank runs one
+// collective at a time.
 type blockPrims struct {
-	simple    simplePrims
-	flagged   flaggedPrims
-	treeSteps [2][2]step
+	simple     simplePrims
+	flagged    flaggedPrims
+	treeSteps  [2][2]step
+	treeLinked bool
 }
 
 // writeSums hands the sums of message elements [x, x+len(sum)) to out, or where out is

@@ -111,19 +111,24 @@ func (cl *call) treeReduce(b device.Block, off, lo, hi, unit int, out func(x int
 	p := cl.newPrims(b, off, out)
 	piece := max(1, min(treeSlice, p.slotElems())/unit) * unit
 	// The steps live in the rank: the polls take their addresses, which would move them
-	// to the heap every call from here.
+	// to the heap every call from here; their links, which depend only on the rank, are
+	// set on its first call.
+	pr := &cl.r.prims[b.Index]
 	s := treeState{p: p, off: off, lo: lo, hi: hi, piece: piece, pieces: (hi - lo + piece - 1) / piece,
-		inFlight: p.inFlight(), steps: &cl.r.prims[b.Index].treeSteps, done: done}
+		inFlight: p.inFlight(), steps: &pr.treeSteps, done: done}
 	if s.pieces == 0 {
 		return nil
 	}
 	cl.enter(b)
 	p.beginChunk(s.pieces)
 	for t := range s.t {
-		cl.treeSteps(t, &s.steps[t][0], &s.steps[t][1])
+		if !pr.treeLinked {
+			cl.treeSteps(t, &s.steps[t][0], &s.steps[t][1])
+		}
 		s.moveTo(t, false, s.next(t, 0))
 		s.moveTo(t, true, s.next(t, 0))
 	}
+	pr.treeLinked = true
 	for s.t[0].downAt < s.pieces || s.t[1].downAt < s.pieces {
 		moved := false
 		for t := range s.t {
