@@ -19,7 +19,7 @@ const nucleusCandidates = 256
 // allowed): the first in layers.Candidate's Before order when greedy, otherwise the
 // Gumbel-max draw at output position pos, the candidate of the largest
 // layers.Score(logit, T, Seed, pos, id) among those top-k and top-p keep. logMass is
-// log Σ exp(logit/T) over the whole adjusted vocabulary (massAt), which only top-p reads.
+// log Σ exp(logit/T) over the whole adjusted vocabulary (layers.CombineLogSumExpAt), which only top-p reads.
 // cands must hold every token that can be chosen: each rank's Gumbel-max winner for a
 // draw over the whole vocabulary, each rank's best min(TopK, nucleusCandidates) under
 // top-k or top-p. It chooses what this plain loop over the full vocabulary
@@ -72,30 +72,6 @@ func nucleusLen(sorted []layers.Candidate, s Sampling, logMass float64) int {
 		}
 	}
 	return len(sorted)
-}
-
-// massAt returns log Σ exp(logit/T) over the union of the shards whose
-// layers.ShardLogSumExpAt terms at temperature T are (terms[2r], terms[2r+1]), in f64 and
-// in shard order:
-//
-//	M := max over r of terms[2r]; return M/T + log(Σ_r terms[2r+1]·exp((terms[2r] − M)/T))
-func massAt(terms []float32, temperature float32) float64 {
-	t, top := float64(temperature), math.Inf(-1)
-	for r := 0; r+1 < len(terms); r += 2 {
-		if terms[r+1] > 0 {
-			top = max(top, float64(terms[r]))
-		}
-	}
-	if math.IsInf(top, -1) {
-		return top
-	}
-	sum := 0.0
-	for r := 0; r+1 < len(terms); r += 2 {
-		if terms[r+1] > 0 {
-			sum += float64(terms[r+1]) * math.Exp((float64(terms[r])-top)/t)
-		}
-	}
-	return top/t + math.Log(sum)
 }
 
 // first returns the first of cands in Before order.

@@ -118,7 +118,7 @@ func pickSharded(t *testing.T, e *Engine, seq *sequence, raw []float32, n int) i
 		cands = unique(cands)
 	}
 	if sp.nucleus() && !sp.Greedy() {
-		mass = massAt(terms, sp.Temperature)
+		mass = layers.CombineLogSumExpAt(terms, sp.Temperature)
 	}
 	return Pick(cands, sp, r.Pos, mass)
 }
@@ -257,7 +257,7 @@ func BenchmarkPick(b *testing.B) {
 			logits[id] = c.Logit
 		}
 		m, sum := layers.ShardLogSumExpAt(logits, 1)
-		mass := massAt([]float32{m, float32(sum)}, 1)
+		mass := layers.CombineLogSumExpAt([]float32{m, float32(sum)}, 1)
 		for _, s := range []Sampling{{Temperature: 1}, {Temperature: 1, TopK: 50}, {Temperature: 1, TopP: 0.9}} {
 			b.Run(fmt.Sprintf("vocab=%d/top_k=%d/top_p=%g", vocab, s.TopK, s.TopP), func(b *testing.B) {
 				pos := uint64(0)

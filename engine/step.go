@@ -146,7 +146,7 @@ func (e *Engine) choose(st models.Step, seqs ...*sequence) ([]int32, []*TokenLog
 					rows[i] = unique(rows[i])
 				}
 				if sp := s.req.Sampling; sp.nucleus() && !sp.Greedy() {
-					mass[i] = massAt(terms[i], sp.Temperature)
+					mass[i] = layers.CombineLogSumExpAt(terms[i], sp.Temperature)
 				}
 			}
 		}
@@ -168,7 +168,7 @@ func (e *Engine) choose(st models.Step, seqs ...*sequence) ([]int32, []*TokenLog
 			}
 			if sp.nucleus() {
 				m, sum := layers.ShardLogSumExpAt(logits, sp.Temperature)
-				mass[i] = massAt([]float32{m, float32(sum)}, sp.Temperature)
+				mass[i] = layers.CombineLogSumExpAt([]float32{m, float32(sum)}, sp.Temperature)
 			}
 			cands := make([]layers.Candidate, len(logits))
 			for id, l := range logits {

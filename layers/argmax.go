@@ -160,29 +160,22 @@ func heapSort(h []Candidate) {
 //
 // An empty shard gives (−Inf, 0); NaN logits are skipped.
 func ShardLogSumExp(logits []float32) (m float32, sum float64) {
-	m = float32(math.Inf(-1))
-	for _, l := range logits {
-		if l > m {
-			m = l
-		}
-	}
-	if math.IsInf(float64(m), -1) {
-		return m, 0
-	}
-	for _, l := range logits {
-		if l == l {
-			sum += math.Exp(float64(l) - float64(m))
-		}
-	}
-	return m, sum
+	return ShardLogSumExpAt(logits, 1) // dividing by 1 is exact: the same bits
 }
 
 // CombineLogSumExp returns log Σ exp over the union of the shards whose ShardLogSumExp
-// terms are (terms[2r], terms[2r+1]), in f64 and in shard order:
+// terms are (terms[2r], terms[2r+1]): CombineLogSumExpAt at temperature 1.
+func CombineLogSumExp(terms []float32) float64 { return CombineLogSumExpAt(terms, 1) }
+
+// CombineLogSumExpAt returns log Σ exp(logit/T) over the union of the shards whose
+// ShardLogSumExpAt terms at temperature T are (terms[2r], terms[2r+1]), in f64 and in
+// shard order:
 //
-//	M := max over r of terms[2r]; return M + log(Σ_r terms[2r+1]·exp(terms[2r] − M))
-func CombineLogSumExp(terms []float32) float64 {
-	top := math.Inf(-1)
+//	M := max over r of terms[2r]; return M/T + log(Σ_r terms[2r+1]·exp((terms[2r] − M)/T))
+//
+// No shard with tokens gives −Inf.
+func CombineLogSumExpAt(terms []float32, temperature float32) float64 {
+	t, top := float64(temperature), math.Inf(-1)
 	for r := 0; r+1 < len(terms); r += 2 {
 		if terms[r+1] > 0 {
 			top = max(top, float64(terms[r]))
@@ -194,8 +187,8 @@ func CombineLogSumExp(terms []float32) float64 {
 	sum := 0.0
 	for r := 0; r+1 < len(terms); r += 2 {
 		if terms[r+1] > 0 {
-			sum += float64(terms[r+1]) * math.Exp(float64(terms[r])-top)
+			sum += float64(terms[r+1]) * math.Exp((float64(terms[r])-top)/t)
 		}
 	}
-	return top + math.Log(sum)
+	return top/t + math.Log(sum)
 }
