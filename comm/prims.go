@@ -32,8 +32,10 @@ type prims interface {
 	// ready reports whether st can run without waiting: the data of its sources has
 	// arrived. It fails on a flag that no peer writes there, or a peer in another call.
 	ready(st *step) (bool, error)
-	// run takes step st, waiting for its sources as long as the deadline allows.
-	run(st step) error
+	// run takes step st, waiting for its sources as long as the deadline allows. The step
+	// lives in the rank (blockPrims), not on the schedule's stack: a pointer passed through
+	// an interface moves a local to the heap.
+	run(st *step) error
 	// endChunk returns once the peers have taken what this rank left for them in its own
 	// buffers, which the next chunk or call overwrites.
 	endChunk() error
@@ -122,11 +124,12 @@ func (cl *call) newPrims(b device.Block, off int, out func(x int, sum []float32)
 }
 
 // blockPrims holds one block's primitives of each kind, which newPrims resets for each
-// chunk, and the tree's steps (treeLinked: their links are set): a rank runs one
-// collective at a time.
+// chunk, the ring's step under way and the tree's steps (treeLinked: their links are set):
+// a rank runs one collective at a time.
 type blockPrims struct {
 	simple     simplePrims
 	flagged    flaggedPrims
+	ringStep   step
 	treeSteps  [2][2]step
 	treeLinked bool
 }

@@ -67,7 +67,7 @@ func (p *flaggedPrims) ready(st *step) (bool, error) {
 	return true, nil
 }
 
-func (p *flaggedPrims) run(st step) error {
+func (p *flaggedPrims) run(st *step) error {
 	cl := p.cl
 	val := p.values(st.ext)
 	switch {

@@ -83,7 +83,7 @@ func (p *simplePrims) arrived(peer, word int, want uint32, child bool) (bool, er
 	return true, nil
 }
 
-func (p *simplePrims) run(st step) error {
+func (p *simplePrims) run(st *step) error {
 	cl := p.cl
 	st.ext.runs(p.off, func(a, z int) {
 		sum := p.own[a:z]
@@ -109,7 +109,7 @@ func (p *simplePrims) run(st step) error {
 
 // reduce writes into the staging buffer at [a, z) the input there, then each source's
 // partial sums, added in that order.
-func (p *simplePrims) reduce(st step, a, z int) {
+func (p *simplePrims) reduce(st *step, a, z int) {
 	cl := p.cl
 	own := p.own[a:z]
 	var srcs [3][]float32
@@ -131,7 +131,7 @@ func (p *simplePrims) reduce(st step, a, z int) {
 // after a copy, its source, which waits for the copies before it leaves the chunk. Under
 // FaultCorrupt, block 0's first partial sums sent up announce an epoch this chunk never
 // reaches, and the flag stays so.
-func (p *simplePrims) signal(st step) {
+func (p *simplePrims) signal(st *step) {
 	cl, r := p.cl, p.cl.r
 	p.ran[st.word]++
 	copied := !st.reduce && st.from.n > 0

@@ -34,24 +34,26 @@ func (cl *call) ring(b device.Block, off, count int) error {
 	piece := max(1, min(longest, p.slotElems()))
 	pieces := max(1, (longest+piece-1)/piece) // Simple's barriers run even where the block has no elements
 	p.beginChunk(pieces)
+	st := &cl.r.prims[b.Index].ringStep // the step under way lives in the rank (prims.run)
 	for x := 0; x < pieces*piece; x += piece {
 		p.beginPiece()
 		seg := func(q int) extent {
 			a := min(lo[q]+x, hi[q])
 			return extent{x: a, e: min(a+piece, hi[q]), tree: -1}
 		}
-		if err := p.run(step{ext: seg(r.rank), to: oneLink(right, 0), reduce: true, word: lockstep, what: ringStagedWhat}); err != nil {
+		*st = step{ext: seg(r.rank), to: oneLink(right, 0), reduce: true, word: lockstep, what: ringStagedWhat}
+		if err := p.run(st); err != nil {
 			return err
 		}
 		for s := range n - 1 { // the last sends the all-gather's first step
-			st := step{ext: seg((r.rank - 1 - s + n) % n), from: oneLink(left, s), to: oneLink(right, s+1), reduce: true, out: s == n-2,
+			*st = step{ext: seg((r.rank - 1 - s + n) % n), from: oneLink(left, s), to: oneLink(right, s+1), reduce: true, out: s == n-2,
 				word: lockstep, what: ringWhats[0][s]}
 			if err := p.run(st); err != nil {
 				return err
 			}
 		}
 		for j := range n - 1 {
-			st := step{ext: seg((r.rank - j + n) % n), from: oneLink(left, n-1+j), out: true, word: lockstep, what: ringWhats[1][j]}
+			*st = step{ext: seg((r.rank - j + n) % n), from: oneLink(left, n-1+j), out: true, word: lockstep, what: ringWhats[1][j]}
 			if j < n-2 {
 				st.to = oneLink(right, n+j)
 			}

@@ -147,7 +147,7 @@ func (cl *call) treeReduce(b device.Block, off, lo, hi, unit int, out func(x int
 				if !ready {
 					continue
 				}
-				if err := s.run(t, down, *st); err != nil {
+				if err := s.run(t, down, st); err != nil {
 					return err
 				}
 				moved = true
@@ -231,7 +231,7 @@ func b2i(b bool) int {
 }
 
 // run takes st, tree t's next step up or down, and moves the tree's cursor past it.
-func (s *treeState) run(t int, down bool, st step) error {
+func (s *treeState) run(t int, down bool, st *step) error {
 	if err := s.p.run(st); err != nil {
 		return err
 	}
