@@ -17,10 +17,11 @@ type Multicast struct {
 	bytes int
 	bufs  []*Buffer // in device order: the order every load sums in
 
-	// Elements load-reduced and stored so far, over every caller: the NVLS collectives
-	// give one-shot's bits, so these are what shows that a call went through the switch
-	// (as a profiler counts multimem instructions).
-	loadReduced, stored atomic.Int64
+	// Elements load-reduced and stored so far, over every caller (counts[0] and [1]): the
+	// NVLS collectives give one-shot's bits, so these are what shows that a call went
+	// through the switch (as a profiler counts multimem instructions). Bound across
+	// processes, they live in memory every process maps.
+	counts []uint64
 }
 
 // MulticastCounts is what a multicast object has moved since it was bound, in elements.
@@ -59,7 +60,37 @@ func (n *Node) NewMulticast(bufs []*Buffer) (*Multicast, error) {
 		}
 		seen[b.dev] = true
 	}
-	return &Multicast{bytes: bufs[0].Bytes(), bufs: append([]*Buffer(nil), bufs...)}, nil
+	return &Multicast{bytes: bufs[0].Bytes(), bufs: append([]*Buffer(nil), bufs...), counts: make([]uint64, 2)}, nil
+}
+
+// NewSharedMulticast binds, in one process of ranks that live in processes of their own,
+// a multicast object over bufs (one per device, in rank order): this process's buffer and
+// its mappings of the peers' (OpenPeer of their shareable handles), as cuMulticastCreate's
+// object is exported, imported and bound in every process. Its element counters are the
+// two words of counters, shared memory every process binds the same words of, so that the
+// counts show every process's accesses.
+func (n *Node) NewSharedMulticast(bufs []*Buffer, counters []uint64) (*Multicast, error) {
+	if !n.fabric.HasMulticast() {
+		return nil, fmt.Errorf("device: multicast needs an NVSwitch fabric; this node's is %v", n.fabric)
+	}
+	if len(bufs) == 0 || len(counters) != 2 {
+		return nil, fmt.Errorf("device: shared multicast needs at least one buffer and 2 counter words, got %d and %d", len(bufs), len(counters))
+	}
+	seen := map[int]bool{}
+	for i, b := range bufs {
+		switch {
+		case b.dev.node != n:
+			return nil, fmt.Errorf("device: multicast buffer %d: %v belongs to another node", i, b)
+		case n.HostOf(b.owner) != n.HostOf(bufs[0].owner):
+			return nil, fmt.Errorf("device: multicast buffer %d: %v is on host %d, buffer 0 on host %d; a multicast object spans one host's switch", i, b, n.HostOf(b.owner), n.HostOf(bufs[0].owner))
+		case seen[b.owner]:
+			return nil, fmt.Errorf("device: multicast buffer %d: %v binds a second buffer of device %d", i, b, b.owner)
+		case b.Bytes() != bufs[0].Bytes():
+			return nil, fmt.Errorf("device: multicast buffer %d: %v differs in size from buffer 0 (%v)", i, b, bufs[0])
+		}
+		seen[b.owner] = true
+	}
+	return &Multicast{bytes: bufs[0].Bytes(), bufs: append([]*Buffer(nil), bufs...), counts: counters}, nil
 }
 
 // Bytes returns the size of each bound buffer.
@@ -67,7 +98,7 @@ func (m *Multicast) Bytes() int { return m.bytes }
 
 // Counts returns the elements load-reduced and stored so far; failed accesses count none.
 func (m *Multicast) Counts() MulticastCounts {
-	return MulticastCounts{LoadReduced: m.loadReduced.Load(), Stored: m.stored.Load()}
+	return MulticastCounts{LoadReduced: int64(atomic.LoadUint64(&m.counts[0])), Stored: int64(atomic.LoadUint64(&m.counts[1]))}
 }
 
 // LoadReduce reads the bound memory as elements of t and writes into dst the sum, in device
@@ -78,7 +109,7 @@ func (m *Multicast) LoadReduce(t dtype.DType, dst []float32, offset int) error {
 	if err := m.check("load-reduce", t, offset, len(dst)); err != nil {
 		return err
 	}
-	m.loadReduced.Add(int64(len(dst)))
+	atomic.AddUint64(&m.counts[0], uint64(len(dst)))
 	hi := offset + len(dst)
 	if t == dtype.F32 {
 		var views [MaxDevices][]float32 // on the stack: no allocation per load
@@ -104,7 +135,7 @@ func (m *Multicast) Store(t dtype.DType, offset int, src []float32) error {
 	if err := m.check("store", t, offset, len(src)); err != nil {
 		return err
 	}
-	m.stored.Add(int64(len(src)))
+	atomic.AddUint64(&m.counts[1], uint64(len(src)))
 	hi := offset + len(src)
 	for _, b := range m.bufs {
 		if t == dtype.F32 {
