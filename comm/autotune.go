@@ -136,6 +136,9 @@ func (c *Communicator) SetTable(t *Table) { c.table.Store(t) }
 
 // benchBuffers allocates one input and one output of count elements per rank.
 func (c *Communicator) benchBuffers(t dtype.DType, count int) (ins, outs []*device.Buffer, err error) {
+	if len(c.local) != c.n {
+		return nil, nil, errNotAllLocal("autotune")
+	}
 	for _, rk := range c.ranks {
 		in, err1 := rk.dev.Alloc(t, count)
 		out, err2 := rk.dev.Alloc(t, count)

@@ -20,6 +20,9 @@ func (c *Communicator) Bench(streams []*device.Stream, op device.CollectiveOp, c
 	if err != nil {
 		return 0, err
 	}
+	if len(c.local) != c.n {
+		return 0, errNotAllLocal("bench")
+	}
 	if len(streams) != c.n || len(ins) != c.n || len(outs) != c.n {
 		return 0, fmt.Errorf("comm: bench needs one stream, input and output per rank (%d), got %d, %d, %d", c.n, len(streams), len(ins), len(outs))
 	}

@@ -37,7 +37,8 @@ func (d *callDesc) String() string {
 type call struct {
 	r     *Rank
 	desc  callDesc
-	wire  Wire // the format inputs travel in (callWire)
+	words descWords // desc as the control buffer publishes it
+	wire  Wire      // the format inputs travel in (callWire)
 	in    *device.Buffer
 	out   *device.Buffer
 	start time.Time
@@ -71,8 +72,7 @@ func (cl *call) begin() error {
 		return fmt.Errorf("comm: rank %d seq %d %v: %w: %v", r.rank, cl.desc.seq, &cl.desc, ErrFailed, err)
 	}
 	cl.fault, cl.corrupted = r.c.cfg.Fault.next(r.rank), false
-	published := cl.desc // a copy: a replay rewrites cl.desc while a peer may still read this one
-	r.c.published[r.rank][cl.desc.seq%publishedDepth].Store(&published)
+	cl.publish()
 	clear(cl.verified[:])
 	cl.start, cl.waited, cl.where = time.Now(), 0, ""
 	r.rec.add(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, Proto: cl.desc.proto, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start, Fault: cl.fault})
@@ -94,12 +94,17 @@ func (cl *call) beginChunk(count int) {
 func (cl *call) end(err error) {
 	now := time.Now()
 	if err != nil {
-		cl.r.c.fail(err)
+		cl.r.c.fail(cl.r, cl.desc.seq, err)
 	}
 	if !cl.recorded {
 		return
 	}
 	cl.recorded = false
+	if err != nil {
+		cl.recordLast(Failed)
+	} else {
+		cl.recordLast(Done)
+	}
 	cl.r.rec.update(cl.desc.seq, func(rec *Record) {
 		if rec.State == Failed {
 			return // the first failure stays on record
@@ -181,8 +186,9 @@ var ErrCorruptFlag = errors.New("corrupted peer flag")
 // wait also ends early once bad (if set) holds.
 func (cl *call) wait(b device.Block, what string, ready, bad func() bool) error {
 	aborted := func() bool { return cl.aborted(b) || bad != nil && bad() }
+	bell := cl.r.peers[cl.r.rank].bell
 	if b.Index != 0 {
-		return cl.r.dev.WaitUntil(cl.r.c.cfg.Timeout, aborted, ready)
+		return bell.WaitUntil(cl.r.c.cfg.Timeout, aborted, ready)
 	}
 	if ready() {
 		return nil // no clock read when nothing waits
@@ -192,32 +198,25 @@ func (cl *call) wait(b device.Block, what string, ready, bad func() bool) error 
 		cl.r.rec.update(cl.desc.seq, func(rec *Record) { rec.Where = what })
 	}
 	start := time.Now()
-	err := cl.r.dev.WaitUntil(cl.r.c.cfg.Timeout, aborted, ready)
+	err := bell.WaitUntil(cl.r.c.cfg.Timeout, aborted, ready)
 	cl.waited += time.Since(start)
 	return err
 }
 
 // ringPeers wakes peers that block waiting for this rank's writes.
 func (cl *call) ringPeers() {
-	for p, rk := range cl.r.c.ranks {
+	for p := range cl.r.c.n {
 		if p != cl.r.rank {
-			rk.dev.Ring()
+			cl.r.ringPeer(p)
 		}
 	}
 }
 
-// ringAll wakes every rank's waiters, so that they see a failure.
-func (c *Communicator) ringAll() {
-	for _, rk := range c.ranks {
-		rk.dev.Ring()
-	}
-}
-
 // aborted reports whether a wait of this call should give up early: another block of the
-// kernel failed, the communicator failed, or a peer issued a different call under the same
-// sequence number.
+// kernel failed, the communicator or any rank failed, or a peer issued a different call
+// under the same sequence number.
 func (cl *call) aborted(b device.Block) bool {
-	return b.Aborted() || cl.r.c.failed.Load() != nil || cl.mismatch() != nil
+	return b.Aborted() || cl.r.c.failed.Load() != nil || cl.r.anyFailed() || cl.mismatch() != nil
 }
 
 // verify compares the peers' calls with this one once per block, after a wait that every
@@ -245,10 +244,12 @@ func (cl *call) verify(b device.Block, barrier bool) error {
 // one's.
 func (cl *call) ahead() error {
 	next := cl.desc.seq + 1
+	var w descWords
 	for p := range cl.r.c.n {
-		if d := cl.r.c.published[p][next%publishedDepth].Load(); d != nil && d.seq == next {
+		if cl.r.publishedCall(p, next, &w) {
+			d, _ := w.decode()
 			return fmt.Errorf("comm: rank %d seq %d %v: rank %d already began seq %d %v, so it skipped seq %d",
-				cl.r.rank, cl.desc.seq, &cl.desc, p, next, d, cl.desc.seq)
+				cl.r.rank, cl.desc.seq, &cl.desc, p, next, &d, cl.desc.seq)
 		}
 	}
 	return nil
@@ -256,15 +257,14 @@ func (cl *call) ahead() error {
 
 // mismatch returns an error when a peer's call with this sequence number differs.
 func (cl *call) mismatch() error {
+	var w descWords
 	for p := range cl.r.c.n {
-		d := cl.r.c.published[p][cl.desc.seq%publishedDepth].Load()
-		if d == nil || d.seq != cl.desc.seq {
+		if !cl.r.publishedCall(p, cl.desc.seq, &w) || w.sameCall(&cl.words) {
 			continue
 		}
-		if d.op != cl.desc.op || d.t != cl.desc.t || d.count != cl.desc.count || d.algo != cl.desc.algo || d.proto != cl.desc.proto {
-			return fmt.Errorf("comm: collective mismatch at seq %d: rank %d issued %v, rank %d issued %v",
-				cl.desc.seq, cl.r.rank, &cl.desc, p, d)
-		}
+		d, _ := w.decode()
+		return fmt.Errorf("comm: collective mismatch at seq %d: rank %d issued %v, rank %d issued %v",
+			cl.desc.seq, cl.r.rank, &cl.desc, p, &d)
 	}
 	return nil
 }
@@ -304,7 +304,7 @@ func (cl *call) locate(b device.Block, what string) string {
 // came first) and returns it with what every rank last did.
 func (cl *call) fail(err error) error {
 	err = cl.r.c.withFlight(err)
-	cl.r.c.fail(err)
+	cl.r.c.fail(cl.r, cl.desc.seq, err)
 	return err
 }
 

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/tpslice/tpslice/device"
 )
@@ -60,6 +62,10 @@ type Config struct {
 	// exact dtype (the default), or bf16 or fp8 for fewer bytes at a stated error (Wire).
 	// Auto then picks only between those two; forcing another algorithm is an error.
 	Wire Wire
+	// Memory allocates, exports and opens the registered buffers: nil means
+	// device.InProcessMemory for New and device.SharedMemory for Join, whose peers are in
+	// other processes.
+	Memory device.PeerMemory
 }
 
 // Communicator connects n devices of one node for collectives.
@@ -69,23 +75,68 @@ type Communicator struct {
 	cfg   Config
 	force Algo
 	proto Proto // forced protocol of ring and tree; ProtoAuto: selected per call
+	// ranks holds the ranks of this process by index, nil for a rank in another process;
+	// local lists the former.
 	ranks []*Rank
+	local []*Rank
+	mem   device.PeerMemory
+	// inProcess is set when every rank lives in this process and its memory is Go memory:
+	// the ranks' devices are then their doorbells (bell).
+	inProcess bool
+	mapped    []*device.Buffer // the peers' buffers this process opened, closed with it
+	boot      Bootstrap        // how the ranks of other processes exchange handles (Join); nil in New
+	// closeMu guards the mappings against MarkExited (a driver's callback) while Close
+	// unmaps them; closed is set once they are gone.
+	closeMu sync.RWMutex
+	closed  bool
 
 	mcast  *device.Multicast // over the staging buffers; nil without a switch or across hosts
 	dtree  *doubleTree       // the tree all-reduce's two trees
 	layout hostLayout        // the ranks by host, for the two-level all-reduce
 	// slotWords is the size of an LL/LL128 slot (protobuf.go)
 	slotWords int
-	// published holds each rank's most recent calls by sequence number, for mismatch
-	// checks; a peer runs at most one call ahead, so a few slots suffice.
-	published [][publishedDepth]atomic.Pointer[callDesc]
 	failed    atomic.Pointer[error] // first failure; the communicator is unusable after it
 	table     atomic.Pointer[Table] // selection table for Auto; nil: the built-in rule
 }
 
-// New builds a communicator: it allocates every rank's registered buffers, exports them and
-// opens every peer's, and binds the multicast object where the fabric has a switch.
+// New builds a communicator whose ranks all live in this process: it allocates every
+// rank's registered buffers, exports them and opens every peer's, and binds the multicast
+// object where the fabric has a switch.
 func New(node *device.Node, cfg Config) (*Communicator, error) {
+	if cfg.Memory == nil {
+		cfg.Memory = device.InProcessMemory{}
+	}
+	c, err := newCommunicator(node, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for r := range c.n {
+		if err := c.addRank(r); err != nil {
+			c.free()
+			return nil, err
+		}
+	}
+	mine := make([][]device.IPCHandle, c.n)
+	defer func() {
+		for _, hs := range mine {
+			closeHandles(hs)
+		}
+	}()
+	for r, rk := range c.ranks {
+		if mine[r], err = c.export(rk); err != nil {
+			c.free()
+			return nil, err
+		}
+	}
+	if err := c.connect(mine); err != nil {
+		c.free()
+		return nil, err
+	}
+	return c, nil
+}
+
+// newCommunicator checks cfg and builds a communicator without ranks.
+func newCommunicator(node *device.Node, cfg Config) (*Communicator, error) {
 	if cfg.Devices == nil {
 		for i := range node.NumDevices() {
 			cfg.Devices = append(cfg.Devices, i)
@@ -140,7 +191,9 @@ func New(node *device.Node, cfg Config) (*Communicator, error) {
 		d0, _ := node.Device(0)
 		cfg.Blocks = min(d0.NumSMs(), MaxBlocks)
 	}
-	c := &Communicator{node: node, n: n, cfg: cfg, force: force, proto: proto, dtree: buildDoubleTree(n), published: make([][publishedDepth]atomic.Pointer[callDesc], n)}
+	_, inProcess := cfg.Memory.(device.InProcessMemory)
+	c := &Communicator{node: node, n: n, cfg: cfg, force: force, proto: proto, dtree: buildDoubleTree(n),
+		ranks: make([]*Rank, n), mem: cfg.Memory, inProcess: inProcess}
 	c.table.Store(cfg.Table)
 	c.layout = newHostLayout(node, cfg.Devices)
 	if s, ok := force.spec(); ok && s.needs == needHosts && c.layout.err != nil {
@@ -148,95 +201,138 @@ func New(node *device.Node, cfg Config) (*Communicator, error) {
 	}
 	seen := map[int]bool{}
 	for r, id := range cfg.Devices {
-		dev, err := node.Device(id)
-		if err != nil {
+		if _, err := node.Device(id); err != nil {
 			return nil, fmt.Errorf("comm: rank %d: %w", r, err)
 		}
 		if seen[id] {
 			return nil, fmt.Errorf("comm: rank %d: device %d already belongs to another rank", r, id)
 		}
 		seen[id] = true
-		rk, err := newRank(c, r, dev)
-		if err != nil {
-			c.free()
-			return nil, err
-		}
-		c.ranks = append(c.ranks, rk)
-	}
-	if err := c.connect(); err != nil {
-		c.free()
-		return nil, err
-	}
-	if err := c.connectProtos(); err != nil {
-		c.free()
-		return nil, err
 	}
 	return c, nil
 }
 
-// connect exports every rank's buffers and opens them on every peer, as ranks exchange
-// CUDA IPC handles, and binds the multicast object where the fabric allows it.
-func (c *Communicator) connect() error {
-	type handles struct{ staging, tmp, signal, lamport device.IPCHandle }
-	hs := make([]handles, c.n)
-	for r, rk := range c.ranks {
-		var err error
-		for _, e := range []struct {
-			b *device.Buffer
-			h *device.IPCHandle
-		}{{rk.staging, &hs[r].staging}, {rk.tmp, &hs[r].tmp}, {rk.signal, &hs[r].signal}, {rk.lamport, &hs[r].lamport}} {
-			if *e.h, err = e.b.Export(); err != nil {
-				return fmt.Errorf("comm: rank %d: %w", r, err)
-			}
+// addRank allocates the registered buffers of rank r, which lives in this process.
+func (c *Communicator) addRank(r int) error {
+	dev, _ := c.node.Device(c.cfg.Devices[r]) // checked by newCommunicator
+	rk, err := newRank(c, r, dev)
+	if err != nil {
+		return err
+	}
+	c.ranks[r], c.local = rk, append(c.local, rk)
+	return nil
+}
+
+// export exports rank rk's registered buffers, in the order they travel.
+func (c *Communicator) export(rk *Rank) ([]device.IPCHandle, error) {
+	var hs []device.IPCHandle
+	for _, b := range rk.registered() {
+		h, err := c.mem.Export(b)
+		if err != nil {
+			closeHandles(hs)
+			return nil, fmtRankErr(rk.rank, "exporting registered buffers", err)
+		}
+		hs = append(hs, h)
+	}
+	return hs, nil
+}
+
+// closeHandles closes the files of handles (those of exports to other processes).
+func closeHandles(hs []device.IPCHandle) {
+	for _, h := range hs {
+		_ = h.Close()
+	}
+}
+
+// connect opens, on every rank of this process, every peer's registered buffers from the
+// handles of every rank (index: rank), as ranks exchange CUDA IPC handles, and binds the
+// multicast object where the fabric allows it.
+func (c *Communicator) connect(handles [][]device.IPCHandle) error {
+	want := len(regNames)
+	if c.n == 1 {
+		want = regProto
+	}
+	for p, hs := range handles {
+		if len(hs) != want {
+			return fmt.Errorf("comm: rank %d sent %d handles of registered buffers, want %d", p, len(hs), want)
 		}
 	}
-	for r, rk := range c.ranks {
+	staging := make([]*device.Buffer, c.n) // what the multicast object binds
+	for _, rk := range c.local {
 		rk.peers = make([]peerView, c.n)
 		for p := range c.n {
-			if p == r {
-				rk.peers[p] = viewOf(rk.staging, rk.tmp, rk.signal, rk.lamport)
-				continue
-			}
-			var bufs [4]*device.Buffer
-			for i, h := range []device.IPCHandle{hs[p].staging, hs[p].tmp, hs[p].signal, hs[p].lamport} {
-				b, err := rk.dev.OpenPeer(h)
-				if err != nil {
-					return fmt.Errorf("comm: rank %d opening rank %d's buffers: %w", r, p, err)
+			bufs := rk.registered()
+			if p != rk.rank {
+				bufs = make([]*device.Buffer, len(handles[p]))
+				for i, h := range handles[p] {
+					b, err := c.mem.Open(rk.dev, h)
+					if err != nil {
+						return fmt.Errorf("comm: rank %d opening rank %d's %s buffer: %w", rk.rank, p, regNames[i], err)
+					}
+					c.mapped = append(c.mapped, b)
+					bufs[i] = b
 				}
-				bufs[i] = b
 			}
-			rk.peers[p] = viewOf(bufs[0], bufs[1], bufs[2], bufs[3])
+			rk.peers[p] = viewOf(bufs)
+			rk.peers[p].bell = c.bellOf(p, rk.peers[p].ctl)
+			if staging[p] == nil || p == rk.rank {
+				staging[p] = bufs[regStaging]
+			}
 		}
 	}
-	if c.node.Fabric().HasMulticast() && c.Hosts() == 1 { // the switch spans one host
-		bufs := make([]*device.Buffer, c.n)
-		for r, rk := range c.ranks {
-			bufs[r] = rk.staging
-		}
-		mc, err := c.node.NewMulticast(bufs)
-		if err != nil {
-			return fmt.Errorf("comm: binding the multicast object: %w", err)
-		}
-		c.mcast = mc
+	if !c.node.Fabric().HasMulticast() || c.Hosts() > 1 { // the switch spans one host
+		return nil
+	}
+	var err error
+	if c.inProcess {
+		c.mcast, err = c.node.NewMulticast(staging)
+	} else {
+		c.mcast, err = c.node.NewSharedMulticast(staging, c.local[0].peers[0].ctl[ctlMulticast:ctlMulticast+2])
+	}
+	if err != nil {
+		return fmt.Errorf("comm: binding the multicast object: %w", err)
 	}
 	return nil
 }
 
+// regNames names the registered buffers in the order their handles travel.
+var regNames = [...]string{regStaging: "staging", regTmp: "tmp", regSignal: "signal", regLamport: "lamport", regCtl: "control", regProto: "LL/LL128"}
+
+// bellOf is the doorbell of rank p, whose control buffer is ctl as this process maps it.
+func (c *Communicator) bellOf(p int, ctl []uint64) bell {
+	if c.inProcess {
+		d, _ := c.node.Device(c.cfg.Devices[p])
+		return bell{dev: d}
+	}
+	words := unsafe.Slice((*uint32)(unsafe.Pointer(&ctl[ctlBell])), device.SharedBellWords)
+	b, _ := device.NewSharedBell(fmt.Sprintf("rank %d", p), words) // aligned and long enough
+	return bell{shared: b}
+}
+
 func (c *Communicator) free() {
-	for _, rk := range c.ranks {
-		for _, b := range []*device.Buffer{rk.staging, rk.tmp, rk.signal, rk.lamport, rk.protoBuf} {
-			if b != nil {
-				_ = b.Free()
-			}
-		}
+	for _, b := range c.mapped {
+		_ = c.mem.Close(b)
+	}
+	c.mapped = nil
+	for _, rk := range c.local {
+		rk.free()
 	}
 }
 
 // Close fails the communicator with ErrClosed, so that collectives still in flight (a
-// stalled rank's too) stop waiting at once, and frees the registered buffers. It never
-// blocks, broken or not; Err reports ErrClosed afterwards unless an earlier failure came.
+// stalled rank's too, a peer process's) stop waiting at once, and frees the registered
+// buffers and this process's mappings of its peers'. It never blocks, broken or not; Err
+// reports ErrClosed afterwards unless an earlier failure came. Closing again does nothing.
+// Across processes the memory is unmapped: synchronize the local rank's streams first,
+// whose calls end at once on the failure.
 func (c *Communicator) Close() error {
-	c.fail(fmt.Errorf("comm: %w", ErrClosed))
+	c.closeMu.Lock()
+	defer c.closeMu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.fail(nil, 0, fmt.Errorf("comm: %w", ErrClosed))
+	c.closed = true
 	c.free()
 	return nil
 }
@@ -244,7 +340,8 @@ func (c *Communicator) Close() error {
 // Size returns the number of ranks.
 func (c *Communicator) Size() int { return c.n }
 
-// Rank returns rank r's handle, through which that rank issues its collectives.
+// Rank returns rank r's handle, through which that rank issues its collectives; nil for a
+// rank that lives in another process (Join).
 func (c *Communicator) Rank(r int) *Rank { return c.ranks[r] }
 
 // HasNVLS reports whether the NVLS algorithm is available (the fabric has a switch).
@@ -255,24 +352,76 @@ func (c *Communicator) HasNVLS() bool { return c.mcast != nil }
 // the switch, which their results (one-shot's bits) cannot.
 func (c *Communicator) Multicast() *device.Multicast { return c.mcast }
 
-// Recorder returns rank r's flight recorder.
-func (c *Communicator) Recorder(r int) *Recorder { return &c.ranks[r].rec }
+// Recorder returns rank r's flight recorder; nil for a rank in another process.
+func (c *Communicator) Recorder(r int) *Recorder {
+	if c.ranks[r] == nil {
+		return nil
+	}
+	return &c.ranks[r].rec
+}
 
-// Err returns the failure that made the communicator unusable, or nil. A communicator
-// that failed stays failed: its ranks no longer agree on their barriers' state, so a
-// process rebuilds it (New) to go on.
+// Err returns the failure that made the communicator unusable, or nil: this process's, or
+// the first that a rank's control buffer holds (a peer process's, which names the rank,
+// the call and the cause). A communicator that failed stays failed: its ranks no longer
+// agree on their barriers' state, so a process rebuilds it (New) to go on.
 func (c *Communicator) Err() error {
 	if p := c.failed.Load(); p != nil {
 		return *p
 	}
+	if err := c.local[0].peerFailure(); err != nil {
+		c.failed.CompareAndSwap(nil, &err)
+		return *c.failed.Load()
+	}
 	return nil
 }
 
-// fail makes err the communicator's failure unless one came first, and wakes every rank's
-// waiters so that they see it.
-func (c *Communicator) fail(err error) {
+// fail makes err the communicator's failure unless one came first, sets the failure word
+// of rank rk (in call seq), or of every rank of this process when rk is nil, and wakes
+// every rank's waiters so that they see it.
+func (c *Communicator) fail(rk *Rank, seq uint64, err error) {
 	c.failed.CompareAndSwap(nil, &err)
+	code := codeOf(err)
+	for _, l := range c.local {
+		if rk == nil || l == rk {
+			s := seq
+			if rk == nil {
+				s = l.seq
+			}
+			setFailed(l.peers[l.rank].ctl, code, s)
+		}
+	}
 	c.ringAll()
+}
+
+// ringAll wakes every rank's waiters, so that they see a failure.
+func (c *Communicator) ringAll() {
+	for p := range c.n {
+		c.local[0].ringPeer(p)
+	}
+}
+
+// MarkExited records in rank p's control buffer that its process ended: what a driver
+// does when it learns that a rank process died (a pidfd, a socket's EOF), since a dead rank
+// cannot say so itself. Every rank's waits then end at once with an error that names p,
+// the call it failed in and its last collective. It wakes every rank's waiters.
+func (c *Communicator) MarkExited(p int) error {
+	if p < 0 || p >= c.n {
+		return fmt.Errorf("comm: mark exited: rank %d, but the communicator has %d ranks", p, c.n)
+	}
+	c.closeMu.RLock()
+	defer c.closeMu.RUnlock()
+	if c.closed {
+		return nil // nothing waits any more
+	}
+	ctl := c.local[0].peers[p].ctl
+	var w descWords
+	seq := uint64(0)
+	if loadSlot(ctl[ctlLast:], &w) {
+		seq = w[slotSeq]
+	}
+	setFailed(ctl, failExited, seq)
+	c.ringAll()
+	return nil
 }
 
 // ErrFailed is returned (wrapped) for calls on a communicator that an earlier error left
@@ -346,3 +495,9 @@ func (c *Communicator) Blocks() int { return c.cfg.Blocks }
 
 // Fabric returns the interconnect of the communicator's node.
 func (c *Communicator) Fabric() device.Fabric { return c.node.Fabric() }
+
+// errNotAllLocal is the error of what drives every rank from this process (Bench,
+// Autotune) on a communicator whose peers live in other processes.
+func errNotAllLocal(what string) error {
+	return fmt.Errorf("comm: %s drives every rank from one process; this communicator's peers live in other processes (Join)", what)
+}

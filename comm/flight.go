@@ -6,7 +6,8 @@ import (
 )
 
 // Flight is a snapshot of every rank's flight recorder: Ranks[r] holds rank r's most recent
-// collective calls, oldest first.
+// collective calls, oldest first; for a rank in another process, only its last, as its
+// control buffer records it.
 type Flight struct {
 	Ranks [][]Record
 }
@@ -20,9 +21,24 @@ func (c *Communicator) Flight(last int) Flight {
 	}
 	f := Flight{Ranks: make([][]Record, c.n)}
 	for r, rk := range c.ranks {
-		f.Ranks[r] = rk.rec.tail(last)
+		if rk != nil {
+			f.Ranks[r] = rk.rec.tail(last)
+		} else if rec, ok := c.local[0].peers[r].lastRecord(); ok {
+			f.Ranks[r] = []Record{rec}
+		}
 	}
 	return f
+}
+
+// lastRecord returns the last collective the rank's control buffer records: what a rank
+// in another process last did, without its times, wait or error.
+func (v *peerView) lastRecord() (Record, bool) {
+	var w descWords
+	if !loadSlot(v.ctl[ctlLast:], &w) {
+		return Record{}, false
+	}
+	d, state := w.decode()
+	return Record{Seq: d.seq, Op: d.op, Algo: d.algo, Proto: d.proto, DType: d.t, Count: d.count, State: state}, true
 }
 
 // String writes one line per call, "rank R: seq S op algo dtype count N, state …", rank

@@ -10,6 +10,7 @@ import (
 // runBlock runs block b of a call's chunk at off of n elements: body, unless an injected
 // fault replaces it. A panic becomes the rank's error.
 func (cl *call) runBlock(body func(*call, device.Block, int, int) error, b device.Block, off, n int) (err error) {
+	defer cl.wakeSiblings(&err)
 	defer cl.recoverBlock(b, &err)
 	if cl.fault != 0 {
 		switch cl.fault {
@@ -48,10 +49,19 @@ func (cl *call) stall(b device.Block) error {
 		cl.locate(b, what)
 	}
 	limit := 2 * cl.r.c.cfg.Timeout
-	err := cl.r.dev.WaitUntil(limit, func() bool { return cl.aborted(b) }, func() bool { return false })
+	err := cl.r.peers[cl.r.rank].bell.WaitUntil(limit, func() bool { return cl.aborted(b) }, func() bool { return false })
 	if errors.Is(err, device.ErrDeadline) {
 		return cl.fail(fmt.Errorf("%s: stalled for %v and no peer gave up: %w",
 			cl.locate(b, what), limit, ErrInjected))
 	}
 	return cl.waitError(b, what, nil, err)
+}
+
+// wakeSiblings rings this rank's own doorbell when a block failed: its sibling blocks'
+// waits then see Block.Aborted. The device rings its own doorbell for them, but between
+// processes they sleep on the rank's shared bell.
+func (cl *call) wakeSiblings(err *error) {
+	if *err != nil {
+		cl.r.ringPeer(cl.r.rank)
+	}
 }

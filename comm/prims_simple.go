@@ -150,10 +150,10 @@ func (p *simplePrims) signal(st *step) {
 	}
 	atomic.StoreUint32(cl.treeFlag(r.rank, p.b, st.word), v)
 	for _, l := range st.to.l[:st.to.n] {
-		r.c.ranks[l.peer].dev.Ring()
+		r.ringPeer(l.peer)
 	}
 	if copied {
-		r.c.ranks[st.from.l[0].peer].dev.Ring()
+		r.ringPeer(st.from.l[0].peer)
 	}
 }
 

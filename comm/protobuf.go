@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/tpslice/tpslice/device"
-	"github.com/tpslice/tpslice/dtype"
 )
 
 // The LL and LL128 protocols push: a sender writes each step's data, flags inside, into a
@@ -47,44 +46,10 @@ func protoIndex(p Proto) int {
 	return 0
 }
 
-// connectProtos allocates every rank's protocol buffer and block scratch, exports the
-// buffers and opens them on every peer. It runs after connect, which built the peer views.
-func (c *Communicator) connectProtos() error {
-	if c.n == 1 {
-		return nil // one rank exchanges nothing
-	}
-	c.slotWords = slotWordsFor(c.n, c.cfg.Blocks)
-	words := 2 * c.cfg.Blocks * 2 * protoSlots(c.n) * c.slotWords
-	hs := make([]device.IPCHandle, c.n)
-	for r, rk := range c.ranks {
-		b, err := rk.dev.Alloc(dtype.F32, 2*words) // raw words, viewed as u64 and f32
-		if err != nil {
-			return fmtRankErr(r, "allocating the LL/LL128 buffer", err)
-		}
-		rk.protoBuf = b
-		if hs[r], err = b.Export(); err != nil {
-			return fmtRankErr(r, "exporting the LL/LL128 buffer", err)
-		}
-		rk.scratch = make([][3][]float32, c.cfg.Blocks)
-		for i := range rk.scratch {
-			for j := range rk.scratch[i] {
-				rk.scratch[i][j] = make([]float32, ll128Wire{}.elems(c.slotWords)) // the most a slot carries
-			}
-		}
-	}
-	for r, rk := range c.ranks {
-		for p := range c.n {
-			b := rk.protoBuf
-			if p != r {
-				var err error
-				if b, err = rk.dev.OpenPeer(hs[p]); err != nil {
-					return fmt.Errorf("comm: rank %d opening rank %d's LL/LL128 buffer: %w", r, p, err)
-				}
-			}
-			rk.peers[p].protoU64, rk.peers[p].protoF32 = b.Uint64s(), b.Float32s()
-		}
-	}
-	return nil
+// protoWords is the 64-bit words of a rank's protocol buffer: two protocols' regions of
+// two halves of protoSlots slots per block.
+func protoWords(n, blocks, slotWords int) int {
+	return 2 * blocks * 2 * protoSlots(n) * slotWords
 }
 
 // slot is one slot of a rank's protocol buffer, as 64-bit words and as f32 (LL128 copies
@@ -146,7 +111,7 @@ func (cl *call) send(pc piece, p int, b device.Block, i int, src []float32) {
 		cl.corrupted, flag = true, pc.flag+2
 	}
 	pc.w.put(cl.slotOf(pc, p, b, i), src, flag)
-	cl.r.c.ranks[p].dev.Ring()
+	cl.r.ringPeer(p)
 }
 
 // receive fills dst from slot i of the piece on this rank, which rank from writes, checking

@@ -17,9 +17,10 @@ type Rank struct {
 
 	// Owned, registered buffers: staging receives eager inputs (and is what the multicast
 	// object binds), tmp holds two-shot's reduced slices, signal holds barrier flags, lamport
-	// holds the flag-free one-shot's three phases of n slots.
-	staging, tmp, signal, lamport *device.Buffer
-	peers                         []peerView // index p: rank p's buffers as this rank maps them
+	// holds the flag-free one-shot's three phases of n slots, ctl what peers must know of
+	// the rank (control.go).
+	staging, tmp, signal, lamport, ctl *device.Buffer
+	peers                              []peerView // index p: rank p's buffers as this rank maps them
 
 	seq              uint64                // host side: the sequence number of the next call
 	counter          [MaxBlocks]uint32     // kernel side: barriers passed per block (private)
@@ -52,17 +53,43 @@ type peerView struct {
 	// staging's and tmp's views on the fp8 wire (wireViews)
 	codes, tmpCodes   []uint8
 	scales, tmpScales []float32
+	ctl               []uint64 // the control buffer, accessed only with sync/atomic
+	bell              bell     // rings the rank's waiters
 }
 
-func viewOf(staging, tmp, signal, lamport *device.Buffer) peerView {
+// The registered buffers of a rank in the order their handles travel (registered).
+const (
+	regStaging = iota
+	regTmp
+	regSignal
+	regLamport
+	regCtl
+	regProto // only with more than one rank
+)
+
+// viewOf takes the views of a rank's registered buffers, in registered's order.
+func viewOf(bufs []*device.Buffer) peerView {
+	staging, tmp := bufs[regStaging], bufs[regTmp]
 	v := peerView{
 		f32: staging.Float32s(), u16: staging.Uint16s(),
 		tmpF32: tmp.Float32s(), tmpU16: tmp.Uint16s(),
-		flags: signal.Uint32s(), lamport: lamport.Uint64s(),
+		flags: bufs[regSignal].Uint32s(), lamport: bufs[regLamport].Uint64s(), ctl: bufs[regCtl].Uint64s(),
+	}
+	if len(bufs) > regProto {
+		v.protoU64, v.protoF32 = bufs[regProto].Uint64s(), bufs[regProto].Float32s()
 	}
 	v.codes, v.scales = wireViews(staging)
 	v.tmpCodes, v.tmpScales = wireViews(tmp)
 	return v
+}
+
+// registered returns the rank's registered buffers in the order their handles travel.
+func (r *Rank) registered() []*device.Buffer {
+	bufs := []*device.Buffer{r.staging, r.tmp, r.signal, r.lamport, r.ctl}
+	if r.protoBuf != nil {
+		bufs = append(bufs, r.protoBuf)
+	}
+	return bufs
 }
 
 func newRank(c *Communicator, r int, dev *device.Device) (*Rank, error) {
@@ -73,23 +100,39 @@ func newRank(c *Communicator, r int, dev *device.Device) (*Rank, error) {
 			return nil
 		}
 		var b *device.Buffer
-		b, err = dev.Alloc(dtype.F32, words) // raw words; views give each dtype
+		b, err = c.mem.Alloc(dev, dtype.F32, words) // raw words; views give each dtype
 		return b
 	}
 	rk.staging = alloc(c.cfg.BufferBytes / 4)
 	rk.tmp = alloc(c.cfg.BufferBytes / 4)
 	rk.signal = alloc(signalWords)
 	rk.lamport = alloc(3 * c.n * c.cfg.LamportBytes / 4)
-	if err != nil {
-		for _, b := range []*device.Buffer{rk.staging, rk.tmp, rk.signal} {
-			if b != nil {
-				_ = b.Free()
+	rk.ctl = alloc(2 * ctlWords)
+	if c.n > 1 {
+		c.slotWords = slotWordsFor(c.n, c.cfg.Blocks)
+		rk.protoBuf = alloc(2 * protoWords(c.n, c.cfg.Blocks, c.slotWords)) // raw words, viewed as u64 and f32
+		rk.scratch = make([][3][]float32, c.cfg.Blocks)
+		for i := range rk.scratch {
+			for j := range rk.scratch[i] {
+				rk.scratch[i][j] = make([]float32, ll128Wire{}.elems(c.slotWords)) // the most a slot carries
 			}
 		}
+	}
+	if err != nil {
+		rk.free()
 		return nil, fmtRankErr(r, "allocating registered buffers", err)
 	}
 	fillSentinel(rk.lamport.Uint64s())
 	return rk, nil
+}
+
+// free frees the rank's registered buffers.
+func (r *Rank) free() {
+	for _, b := range []*device.Buffer{r.staging, r.tmp, r.signal, r.lamport, r.ctl, r.protoBuf} {
+		if b != nil {
+			_ = b.Free()
+		}
+	}
 }
 
 // Rank returns the rank's index in the communicator.

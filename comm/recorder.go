@@ -53,12 +53,16 @@ func (r Record) String() string {
 	s := fmt.Sprintf("seq %d %s %v %v count %d, %v", r.Seq, r.Op, Choice{r.Algo, r.Proto}, r.DType, r.Count, r.State)
 	switch r.State {
 	case Running:
-		s += fmt.Sprintf(" since %s", r.Start.Format("15:04:05.000000"))
+		if !r.Start.IsZero() { // a peer process's record has no times
+			s += fmt.Sprintf(" since %s", r.Start.Format("15:04:05.000000"))
+		}
 		if r.Where != "" {
 			s += " at " + r.Where
 		}
 	case Done, Failed:
-		s += fmt.Sprintf(" at %s", r.End.Format("15:04:05.000000"))
+		if !r.End.IsZero() {
+			s += fmt.Sprintf(" at %s", r.End.Format("15:04:05.000000"))
+		}
 		if r.State == Failed && r.Where != "" {
 			s += " in " + r.Where
 		}

@@ -336,7 +336,8 @@ func (cl *call) skipped(p int, e uint32) error {
 		ahead, aheadSeq, behind = cl.r.rank, seq, theirs
 	}
 	desc := "(call unknown)"
-	if d := cl.r.c.published[ahead][aheadSeq%publishedDepth].Load(); d != nil && d.seq == aheadSeq {
+	if w := (descWords{}); cl.r.publishedCall(ahead, aheadSeq, &w) {
+		d, _ := w.decode()
 		desc = d.String()
 	}
 	return fmt.Errorf("rank %d already began seq %d %s, so it skipped seq %d", ahead, aheadSeq, desc, behind)
