@@ -47,6 +47,8 @@ const (
 const (
 	roleRank  = "rank"  // runs the calls
 	roleStall = "stall" // runs the calls before spec.StopAt, then waits until killed
+	// roleOther runs every call with twice its count: a rank that issues other calls
+	roleOther = "other"
 )
 
 // procSpec is what every rank of a process group runs: its node, communicator and calls.
@@ -64,6 +66,7 @@ type procSpec struct {
 	// it Replays times, every replay on new inputs.
 	Graph   bool
 	Replays int
+	Batch   int // roleBench: calls a batch
 }
 
 // procCall is one collective of a spec.
@@ -289,6 +292,14 @@ func runRankProcess(role string) error {
 	if err != nil {
 		return err
 	}
+	if role == roleOther {
+		for i := range spec.Calls {
+			spec.Calls[i].Count *= 2
+		}
+	}
+	if role == roleBench {
+		return runBenchRank(&spec, c, rank, conn)
+	}
 	upTo := len(spec.Calls)
 	if role == roleStall {
 		upTo = spec.StopAt
@@ -303,15 +314,15 @@ func runRankProcess(role string) error {
 		_ = conn.Send(ipc.Message{Kind: kindFailed, Body: []byte(err.Error())})
 		return err
 	}
-	if role == roleStall {
-		select {} // the driver kills or stops this process
-	}
 	body := make([]byte, 0, 8*len(hashes[rank]))
 	for _, h := range hashes[rank] {
 		body = binary.LittleEndian.AppendUint64(body, h)
 	}
 	if err := conn.Send(ipc.Message{Kind: kindHashes, Body: body}); err != nil {
 		return err
+	}
+	if role == roleStall {
+		select {} // the driver kills or stops this process
 	}
 	if m, err := conn.Recv(); err != nil || m.Kind != kindClose {
 		return fmt.Errorf("waiting for the driver's close: kind %d, %v", m.Kind, err)
@@ -342,7 +353,7 @@ type procGroup struct {
 
 // startGroup starts ranks 1..n-1 in the given roles (roleRank when absent) and joins as
 // rank 0. A rank process that dies is marked failed in shared memory, as a driver does.
-func startGroup(t *testing.T, spec *procSpec, roles map[int]string) *procGroup {
+func startGroup(t testing.TB, spec *procSpec, roles map[int]string) *procGroup {
 	t.Helper()
 	g := &procGroup{spec: spec, conns: make([]*ipc.Conn, spec.N), pids: make([]int, spec.N), exits: make(chan *ipc.Exit, spec.N)}
 	kids, err := ipc.NewChildren(func(e *ipc.Exit) {
@@ -572,6 +583,7 @@ func TestProcessRankKilled(t *testing.T) {
 	g := startGroup(t, spec, map[int]string{1: roleStall})
 	_, err := runCalls(spec, []*Rank{g.c.Rank(0)}, 1)
 	require.NoError(t, err)
+	g.results(t) // rank 1 finished its first call and stalls
 	go func() {
 		time.Sleep(50 * time.Millisecond) // rank 0 sleeps in the second call by then
 		g.expectExit.Store(true)
@@ -655,6 +667,27 @@ func TestProcessGraphInputNotShareable(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, kindFailed, m.Kind)
 	require.Contains(t, string(m.Body), "rank 0 captured 0 collectives with inputs it could share, rank 1 captured 1")
+	g.expectExit.Store(true)
+	g.awaitExits(t, 1)
+	require.NoError(t, g.c.Close())
+	g.requireClean(t)
+}
+
+// TestProcessMismatch: a rank process that issues another call than rank 0 under the same
+// sequence number is caught from the descriptors in the control buffers, at once, and the
+// error names both calls.
+func TestProcessMismatch(t *testing.T) {
+	spec := &procSpec{N: 2, Fabric: device.NVSwitch, BufferBytes: 4096, LamportBytes: 1024, Blocks: 2, Timeout: 20 * time.Second,
+		Calls: []procCall{{Op: device.OpAllReduce, Algo: OneShot, DType: dtype.F32, Count: 256}}}
+	g := startGroup(t, spec, map[int]string{1: roleOther})
+	start := time.Now()
+	_, err := runCalls(spec, []*Rank{g.c.Rank(0)}, 1)
+	require.Less(t, time.Since(start), spec.Timeout/2, "a mismatch must not wait for the deadline")
+	require.ErrorContains(t, err, "collective mismatch at seq 0: rank 0 issued allreduce f32 count 256 (oneshot), rank 1 issued allreduce f32 count 512 (oneshot)")
+	m, err := g.conns[1].Recv()
+	require.NoError(t, err)
+	require.EqualValues(t, kindFailed, m.Kind)
+	require.Contains(t, string(m.Body), "collective mismatch at seq 0")
 	g.expectExit.Store(true)
 	g.awaitExits(t, 1)
 	require.NoError(t, g.c.Close())
