@@ -61,6 +61,15 @@
 // the flight recorder (Communicator.Flight dumps more on demand). The communicator then
 // stays failed (Err); a process closes it and builds a new one.
 //
+// Ranks see each other only through buffers opened from handles, so a communicator's ranks
+// are goroutines of one process (New) or processes of their own (Join: this process's
+// rank, the peers' handles all-gathered by a Bootstrap, as vLLM's create_shared_buffer
+// does). Every word a peer reads lives in registered memory: besides data and flags, each
+// rank's control buffer (control.go) holds its doorbell (a device.SharedBell between
+// processes), its failure word, the call descriptors it published for mismatch checks
+// (seqlock slots) and its last collective, which names a dead rank's last call when the
+// driver marks it (MarkExited). Config.Memory allocates, exports and opens the buffers.
+//
 // Faults can be injected to rehearse this, as NCCL's and PyTorch's knobs allow:
 // TPSLICE_FAULT=rank:R,call:N,kind:K (read by FaultFromEnv, passed as Config.Fault) makes
 // the N-th collective call of rank R, counting from 1 at start-up across rebuilt
