@@ -44,6 +44,7 @@ type call struct {
 	start time.Time
 
 	verified [MaxBlocks]bool // per block: the peers' calls were compared with this one
+	matched  atomic.Uint64   // bit p: rank p's call of this seq was found the same (it stays so)
 	reg      *graphInput     // set when captured with an input peers can read in place
 
 	lamportPhase int // flag-free phase (0..2) of the chunk that runs now
@@ -74,6 +75,7 @@ func (cl *call) begin() error {
 	cl.fault, cl.corrupted = r.c.cfg.Fault.next(r.rank), false
 	cl.publish()
 	clear(cl.verified[:])
+	cl.matched.Store(0)
 	cl.start, cl.waited, cl.where = time.Now(), 0, ""
 	r.rec.add(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, Proto: cl.desc.proto, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start, Fault: cl.fault})
 	cl.recorded = true
@@ -258,8 +260,13 @@ func (cl *call) ahead() error {
 // mismatch returns an error when a peer's call with this sequence number differs.
 func (cl *call) mismatch() error {
 	var w descWords
+	matched := cl.matched.Load()
 	for p := range cl.r.c.n {
-		if !cl.r.publishedCall(p, cl.desc.seq, &w) || w.sameCall(&cl.words) {
+		if matched&(1<<p) != 0 || !cl.r.publishedCall(p, cl.desc.seq, &w) {
+			continue
+		}
+		if w.sameCall(&cl.words) {
+			cl.matched.Or(1 << p) // polls read a peer's slot once, not at every wake-up
 			continue
 		}
 		d, _ := w.decode()
