@@ -261,7 +261,8 @@ func (c *Communicator) connect(handles [][]device.IPCHandle) error {
 	for _, rk := range c.local {
 		rk.peers = make([]peerView, c.n)
 		for p := range c.n {
-			bufs := rk.registered()
+			own := rk.registered()
+			bufs := own
 			if p != rk.rank {
 				bufs = make([]*device.Buffer, len(handles[p]))
 				for i, h := range handles[p] {
@@ -271,6 +272,9 @@ func (c *Communicator) connect(handles [][]device.IPCHandle) error {
 					}
 					c.mapped = append(c.mapped, b)
 					bufs[i] = b
+					if b.Bytes() != own[i].Bytes() {
+						return fmt.Errorf("comm: rank %d's %s buffer holds %d bytes, rank %d's %d: the ranks were configured differently", p, regNames[i], b.Bytes(), rk.rank, own[i].Bytes())
+					}
 				}
 			}
 			rk.peers[p] = viewOf(bufs)
@@ -284,7 +288,7 @@ func (c *Communicator) connect(handles [][]device.IPCHandle) error {
 		return nil
 	}
 	var err error
-	if c.inProcess {
+	if len(c.local) == c.n { // every staging buffer is an owner's
 		c.mcast, err = c.node.NewMulticast(staging)
 	} else {
 		c.mcast, err = c.node.NewSharedMulticast(staging, c.local[0].peers[0].ctl[ctlMulticast:ctlMulticast+2])

@@ -25,7 +25,8 @@ type Bootstrap interface {
 // rank's registered buffers (Config.Memory, device.SharedMemory when nil), all-gathers
 // their handles through boot, opens every peer's, and binds the multicast object over the
 // local staging buffer and the peers' where the fabric has a switch. node is this process's
-// view of the node: rank r runs on its device Config.Devices[r].
+// view of the node: rank r runs on its device Config.Devices[r]. Close it only once every
+// rank is done (a barrier through the driver): a closed rank fails its peers' calls.
 func Join(node *device.Node, cfg Config, boot Bootstrap) (*Communicator, error) {
 	if cfg.Memory == nil {
 		cfg.Memory = device.SharedMemory{}
