@@ -380,18 +380,14 @@ func (c *Communicator) Err() error {
 }
 
 // fail makes err the communicator's failure unless one came first, sets the failure word
-// of rank rk (in call seq), or of every rank of this process when rk is nil, and wakes
-// every rank's waiters so that they see it.
+// of rank rk (failed in call seq), or of every rank of this process when rk is nil (no
+// call failed: Close), and wakes every rank's waiters so that they see it.
 func (c *Communicator) fail(rk *Rank, seq uint64, err error) {
 	c.failed.CompareAndSwap(nil, &err)
 	code := codeOf(err)
 	for _, l := range c.local {
 		if rk == nil || l == rk {
-			s := seq
-			if rk == nil {
-				s = l.seq
-			}
-			setFailed(l.peers[l.rank].ctl, code, s)
+			setFailed(l.peers[l.rank].ctl, code, seq) // no call of its own when rk is nil (Close)
 		}
 	}
 	c.ringAll()

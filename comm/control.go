@@ -171,8 +171,11 @@ func (v *peerView) failure(p int) error {
 		desc, state := d.decode()
 		last = fmt.Sprintf("last collective seq %d %v, %v", desc.seq, &desc, state)
 	}
-	if code == failExited {
+	switch code {
+	case failExited:
 		return fmt.Errorf("comm: rank %d's process exited (%s)", p, last)
+	case failClosed:
+		return fmt.Errorf("comm: rank %d closed its communicator (%s)", p, last)
 	}
 	return fmt.Errorf("comm: rank %d failed in seq %d (%s): %v", p, seq, last, code)
 }
