@@ -80,8 +80,8 @@ type Communicator struct {
 	ranks []*Rank
 	local []*Rank
 	mem   device.PeerMemory
-	// inProcess is set when every rank lives in this process and its memory is Go memory:
-	// the ranks' devices are then their doorbells (bell).
+	// inProcess is set when the memory is Go memory (InProcessMemory), so every rank lives
+	// in this process: the ranks' devices are then their doorbells (bell).
 	inProcess bool
 	mapped    []*device.Buffer // the peers' buffers this process opened, closed with it
 	boot      Bootstrap        // how the ranks of other processes exchange handles (Join); nil in New
