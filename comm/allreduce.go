@@ -111,6 +111,9 @@ func (r *Rank) launchWire(s *device.Stream, op string, ch Choice, w Wire, in, ou
 	if err := r.c.Err(); err != nil {
 		return fmt.Errorf("comm: rank %d %s: %w: %v", r.rank, op, ErrFailed, err)
 	}
+	if len(op) > 8*opWords {
+		return fmt.Errorf("comm: rank %d: op name %q is longer than the %d bytes a published descriptor holds", r.rank, op, 8*opWords)
+	}
 	cl := &call{r: r, desc: callDesc{op: op, algo: algo, proto: ch.Proto, t: in.DType(), count: count}, wire: w, in: in, out: out}
 	r.captureInput(s, cl)
 	for off := 0; off < count; off += chunk {

@@ -20,7 +20,7 @@ import (
 // cache line of its own:
 const (
 	ctlBell      = 0  // device.SharedBellWords 32-bit words: the rank's waiters sleep here
-	ctlFailure   = 8  // the failure word (failureWord)
+	ctlFailure   = 8  // the failure word (setFailed)
 	ctlMulticast = 16 // rank 0 only: the multicast object's two element counters
 	ctlLast      = 24 // the last-collective record, a descriptor slot
 	ctlPublished = 32 // publishedDepth descriptor slots, the call of seq s in slot s mod depth
