@@ -24,10 +24,10 @@ import (
 	"github.com/tpslice/tpslice/vec"
 )
 
-// The process tests (process_test.go) run ranks 1..n-1 as real processes, the test binary started again in a
-// rank's role (TestMain), and the test process as rank 0 and the driver: it relays the
-// handles' all-gather, watches its children with pidfds and compares every rank's results
-// with an in-process communicator's over the same seeded inputs.
+// The process tests (process_test.go) run ranks 1..n-1 as real processes, the test binary
+// started again in a rank's role (TestMain), and the test process as rank 0 and the
+// driver: it relays the handles' all-gather, watches its children with pidfds and compares
+// every rank's results with an in-process communicator's over the same seeded inputs.
 
 // Environment of a rank process.
 const (
