@@ -15,6 +15,9 @@
 // reports a child's exit (its pid, exit status or signal) within milliseconds, however it
 // died, and reaps it.
 //
+// WatchHangups tells that the peer of a connection hung up (closed it, or exited) without
+// reading from it, so that the messages stay for the protocol above.
+//
 // Steps and flags do not go through this package: they live in shared memory (the step
 // ring, internal/shmring; a device.SharedBell wakes their waiters). Linux only.
 package ipc
