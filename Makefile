@@ -4,7 +4,7 @@ export GOFLAGS ?= -mod=readonly
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 # Packages whose code shares flags, barriers or buffers across goroutines: always under -race.
-RACE_PKGS = ./diag/... ./device/... ./internal/ipc/... ./internal/shmring/... ./comm/... ./vec/... ./fused/... ./cudagraph/... ./engine/... ./trace/... ./server/... ./bench/...
+RACE_PKGS = ./diag/... ./device/... ./internal/ipc/... ./internal/shmring/... ./executor/... ./comm/... ./vec/... ./fused/... ./cudagraph/... ./engine/... ./trace/... ./server/... ./bench/...
 
 .PHONY: run test fuzz bench lint build docs-img
 
