@@ -93,8 +93,12 @@ func Launch(ctx context.Context, cfg Config) (_ *Executor, err error) {
 	defer timeout.Stop()
 	select {
 	case err = <-admitted:
-		if err != nil {
+		var refused *refusal
+		if err != nil && !errors.As(err, &refused) { // a refusal is the cause of the refused worker's exit
 			return nil, e.deathOr(err)
+		}
+		if err != nil {
+			return nil, err
 		}
 	case <-e.failed:
 		err = e.Err()
@@ -173,7 +177,7 @@ func (e *Executor) admit(ln *ipc.Listener, adm *admission) error {
 		if err != nil {
 			_ = c.Send(ipc.Message{Kind: kindRefused, Body: []byte(err.Error())})
 			c.Close()
-			return fmt.Errorf("refused a worker: %w", err)
+			return &refusal{err}
 		}
 		e.mu.Lock()
 		e.conns[hi.rank] = c
@@ -188,6 +192,12 @@ func (e *Executor) admit(ln *ipc.Listener, adm *admission) error {
 	}
 	return nil
 }
+
+// refusal is the error of a worker's connection that admission refused.
+type refusal struct{ err error }
+
+func (r *refusal) Error() string { return "refused a worker: " + r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
 
 // missing lists the ranks that have not joined.
 func (e *Executor) missing() []int {

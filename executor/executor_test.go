@@ -122,7 +122,7 @@ func TestControlRoundEndsAtDeath(t *testing.T) {
 func TestLaunchRefusesWrongRank(t *testing.T) {
 	kids := childrenNow(t)
 	_, err := Launch(context.Background(), Config{Workers: 2, Job: "ping", Env: []string{lieVar + "=1"}, Output: devNull(t)})
-	require.ErrorContains(t, err, "refused a worker: pid ")
+	require.ErrorContains(t, err, `executor: launch of 2 workers (job "ping"): refused a worker: pid `)
 	require.ErrorContains(t, err, ", started as rank 1, says it is rank 0")
 	require.Equal(t, kids, childrenNow(t), "a failed launch leaves no child")
 }
@@ -191,6 +191,8 @@ func reap(t *testing.T, pid int) unix.WaitStatus {
 		case got == pid:
 			return ws
 		case time.Now().After(deadline):
+			_ = unix.Kill(pid, unix.SIGKILL) // not left for init when the test fails
+			_, _ = unix.Wait4(pid, &ws, 0, nil)
 			t.Fatalf("worker pid %d outlives its driver", pid)
 		}
 		time.Sleep(time.Millisecond)
