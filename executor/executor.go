@@ -272,12 +272,7 @@ func (e *Executor) deathOr(err error) error {
 // the executor.
 func (e *Executor) onExit(x *ipc.Exit) {
 	e.exits <- x // buffered for every worker: never blocks the poller
-	e.mu.Lock()
-	closing := e.closing
-	e.mu.Unlock()
-	if !closing {
-		e.fail(fmt.Errorf("executor: worker %w", x))
-	}
+	e.fail(fmt.Errorf("executor: worker %w", x))
 }
 
 // onHangup is the hangup watcher's report that rank's connection closed. The worker's exit
@@ -285,30 +280,25 @@ func (e *Executor) onExit(x *ipc.Exit) {
 // lives fails the executor after hangupGrace.
 func (e *Executor) onHangup(rank int) {
 	time.AfterFunc(hangupGrace, func() {
-		e.mu.Lock()
-		closing := e.closing
-		e.mu.Unlock()
-		if !closing {
-			e.fail(fmt.Errorf("executor: worker rank %d (pid %d) hung up its connection to the driver", rank, e.pids[rank]))
-		}
+		e.fail(fmt.Errorf("executor: worker rank %d (pid %d) hung up its connection to the driver", rank, e.pids[rank]))
 	})
 }
 
 // fail records the first failure, ends every wait on the ring (which reads Err as its
 // abort) and hangs up every connection: a control round in flight ends, and the surviving
-// workers exit, since a group with a dead rank cannot run another step.
+// workers exit, since a group with a dead rank cannot run another step. Once Close asked
+// the workers to exit, their exits are no failure. It holds mu throughout (a ring and a few
+// shutdowns, no wait), so that Close, which sets closing under mu, frees nothing it uses.
 func (e *Executor) fail(err error) {
 	e.mu.Lock()
-	if e.err != nil {
-		e.mu.Unlock()
+	defer e.mu.Unlock()
+	if e.err != nil || e.closing {
 		return
 	}
 	e.err = err
 	close(e.failed)
-	conns := slices.Clone(e.conns)
-	e.mu.Unlock()
 	e.steps.w.Wake()
-	for _, c := range conns {
+	for _, c := range e.conns {
 		if c != nil {
 			_ = c.Shutdown()
 		}

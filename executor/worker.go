@@ -36,7 +36,8 @@ type Worker struct {
 // parent is the driver it dialled: a driver that died before the request would never send
 // the signal. It sends the handshake, and maps the step ring from the handle the driver
 // answers with. From then on the driver's hangup (Close, or its death) ends every wait on
-// the ring and closes Done.
+// the ring and closes Done. (The kernel sends the signal when the thread that forked this
+// process exits; Go's runtime keeps its threads, except under a locked goroutine's exit.)
 func Join(cfg WorkerConfig) (_ *Worker, err error) {
 	w := &Worker{cfg: cfg, gone: make(chan struct{})}
 	defer func() {
