@@ -32,6 +32,7 @@ type benchOptions struct {
 	timeout                                   time.Duration
 	hosts                                     int // --hosts: the ranks split over this many
 	wire                                      comm.Wire
+	executor                                  string // --executor: inproc (mp is parsed, not yet run)
 }
 
 func allreduceBench(args []string, stdout, stderr io.Writer) error {
@@ -71,11 +72,15 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.timeout, "timeout", comm.DefaultTimeout, "deadline of every wait on a peer")
 	fs.StringVar(&o.trace, "trace", "", "after measuring, trace one call of each algorithm at the largest size into `FILE` ("+traceFormats+")")
 	addWireFlag(fs, &o.wire)
+	executorFlag(fs, &o.executor)
 	if err := parseFlagsHelp(fs, args, "usage: tpslice allreduce-bench [flags]\n\n"+algoHelp()); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("allreduce-bench: unexpected argument %q", fs.Arg(0))
+	}
+	if err := checkExecutor(o.executor); err != nil {
+		return fmt.Errorf("allreduce-bench: %w", err)
 	}
 	t, err := dtype.ParseScalar(o.dtypeName)
 	if err != nil {

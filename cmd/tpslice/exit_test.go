@@ -31,6 +31,13 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"generate", "--tp", "16"}, 2, "generate: --tp must be 1 to 8, got 16"},
 		{[]string{"serve", "--tp", "0"}, 2, "serve: --tp must be 1 to 8, got 0"},
 		{[]string{"serve", "stray"}, 2, `serve: unexpected argument "stray"`},
+		{[]string{"worker"}, 2, "worker: no --socket: a worker is started by a driver process (--executor mp), not by hand"},
+		{[]string{"worker", "--socket", "/nowhere", "--job", "ping", "--rank", "3", "--world", "2"}, 2, "worker: --rank 3 of --world 2"},
+		{[]string{"generate", "--executor", "mp"}, 1, "generate: --executor mp: process ranks are not yet supported by this command"},
+		{[]string{"serve", "--executor", "mp"}, 1, "serve: --executor mp: process ranks are not yet supported by this command"},
+		{[]string{"bench", "--executor", "mp"}, 1, "bench: --executor mp: process ranks are not yet supported by this command"},
+		{[]string{"allreduce-bench", "--executor", "mp"}, 1, "allreduce-bench: --executor mp: process ranks are not yet supported by this command (comm cannot yet join ranks across processes); use --executor inproc"},
+		{[]string{"allreduce-bench", "--executor", "threads"}, 1, `allreduce-bench: --executor: want inproc or mp, got "threads"`},
 		{[]string{"generate", "--model", "gpt-9"}, 1, `model "gpt-9" is not a file, a directory or a built-in model (stories260K, the default`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -41,6 +48,14 @@ func TestExitCodes(t *testing.T) {
 			require.NotContains(t, stderr, "Usage of", "no flag usage dump")
 		})
 	}
+}
+
+// TestWorkerIsHidden: the worker subcommand, which only a driver starts, is not in the help.
+func TestWorkerIsHidden(t *testing.T) {
+	_, stderr, err := runCLI(t, "--help")
+	require.NoError(t, err)
+	require.Contains(t, stderr, "allreduce-bench")
+	require.NotContains(t, stderr, "worker")
 }
 
 func TestVersion(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -88,6 +89,7 @@ type engineFlags struct {
 	topology    string
 	collectives collectiveFlags
 	fusedSelect fusedSelectFlags
+	executor    string
 	runtime     bool // registerRuntime ran: --tp is one degree
 	// seedAlso says what else a command seeds with --seed besides a preset's dummy
 	// weights ("the prompts", "the sampling"); empty: only the weights.
@@ -95,9 +97,11 @@ type engineFlags struct {
 }
 
 // register adds the flags of every engine command: --model, --dtype, --kv-dtype,
-// --fused, --fused-select, --fused-tune-dir, --algo, --allreduce-dtype, --eager, --seed and
-// --collective-timeout (its default f.cfg.CollectiveTimeout where set, else comm's).
+// --fused, --fused-select, --fused-tune-dir, --algo, --allreduce-dtype, --eager, --seed,
+// --collective-timeout (its default f.cfg.CollectiveTimeout where set, else comm's) and
+// --executor.
 func (f *engineFlags) register(fs *flag.FlagSet) {
+	executorFlag(fs, &f.executor)
 	fs.StringVar(&f.cfg.Model, "model", stories260k.Name, modelUsage)
 	fs.StringVar(&f.dtype, "dtype", "", weightDTypeUsage)
 	fs.Var(dtypeFlag{&f.cfg.KVDType}, "kv-dtype", "store the KV cache as f32 (default), bf16 or f16 (half the memory)")
@@ -112,6 +116,31 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.cfg.Seed, "seed", 0, seedUsage)
 	timeout := cmp.Or(f.cfg.CollectiveTimeout, comm.DefaultTimeout)
 	fs.DurationVar(&f.cfg.CollectiveTimeout, "collective-timeout", timeout, "how long a rank waits for its peers in a collective before the step fails (serve then rebuilds the TP group)")
+}
+
+// The values of --executor: ranks as goroutines of this process, or a worker process per
+// rank (vLLM's names).
+const (
+	executorInProcess = "inproc"
+	executorProcesses = "mp"
+)
+
+// executorFlag adds --executor, how the ranks run, for the engine commands and
+// allreduce-bench.
+func executorFlag(fs *flag.FlagSet, kind *string) {
+	fs.StringVar(kind, "executor", executorInProcess, "how the ranks run: inproc (goroutines of this process) or mp (a worker process per rank; not yet supported)")
+}
+
+// checkExecutor refuses an --executor other than inproc: mp is parsed, but no command runs
+// its ranks as processes until comm joins a communicator across them.
+func checkExecutor(kind string) error {
+	switch kind {
+	case executorInProcess:
+		return nil
+	case executorProcesses:
+		return errors.New("--executor mp: process ranks are not yet supported by this command (comm cannot yet join ranks across processes); use --executor inproc")
+	}
+	return fmt.Errorf("--executor: want %s or %s, got %q", executorInProcess, executorProcesses, kind)
 }
 
 // smsFlag adds --sms, the SMs (worker goroutines) of every device.
@@ -141,6 +170,9 @@ func (f *engineFlags) config() (engine.Config, error) {
 	cfg := f.cfg
 	if f.runtime && (cfg.TP < 1 || cfg.TP > device.MaxDevices) {
 		return cfg, usageError{fmt.Errorf("--tp must be 1 to %d, got %d", device.MaxDevices, cfg.TP)}
+	}
+	if err := checkExecutor(f.executor); err != nil {
+		return cfg, err
 	}
 	var err error
 	if f.dtype != "" {

@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/tpslice/tpslice/executor"
 )
 
 // command is one subcommand: it parses its own flags from args and writes its report to
@@ -62,6 +64,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(args) > 1 && args[0] == "bench" && args[1] == "serve" { // "tpslice bench serve" is bench-serve
 		args = append([]string{"bench-serve"}, args[2:]...)
+	}
+	if args[0] == executor.WorkerCommand { // hidden: only a driver starts it
+		return worker(args[1:], stdout, stderr)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
