@@ -16,6 +16,7 @@ import (
 
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/internal/ipc"
+	"github.com/tpslice/tpslice/internal/stepwire"
 	"github.com/tpslice/tpslice/internal/testutil"
 )
 
@@ -66,11 +67,16 @@ func TestWorkerDeath(t *testing.T) {
 			defer output.Close()
 			e := launch(t, Config{Workers: 2, Job: tc.job, StepTimeout: time.Minute, Output: output})
 
+			var killed time.Time
 			for i := 0; err == nil; i++ {
 				if i == 50 && tc.kill {
+					killed = time.Now()
 					require.NoError(t, e.Signal(1, unix.SIGKILL))
 				}
 				err = roundTrip(t, e, step(uint64(i), 16))
+			}
+			if tc.kill {
+				t.Logf("SIGKILL to the gather's error: %v", time.Since(killed))
 			}
 			dead := fmt.Sprintf("rank 1 (pid %d) exited: %s", e.Pids()[1], tc.how)
 			require.ErrorIs(t, err, device.ErrAborted, "the wait ends at the death, not at its deadline")
@@ -212,4 +218,31 @@ func devNull(t *testing.T) *os.File {
 	require.NoError(t, err)
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// BenchmarkStepRoundTrip broadcasts a batch-16 decode step (512 tokens of context) to n
+// ping workers and gathers their replies, as a decode step's host side will.
+func BenchmarkStepRoundTrip(b *testing.B) {
+	s := step(1, 16)
+	s.Forward.Batch.Seq, s.Forward.Batch.Tables, s.Forward.Sample, s.Sampling = nil, nil, nil, nil
+	for i := range 16 { // a table of 32 blocks per token, a greedy row per token
+		s.Forward.Batch.Tables = append(s.Forward.Batch.Tables, make([]int32, 32))
+		s.Forward.Sample = append(s.Forward.Sample, i)
+		s.Sampling = append(s.Sampling, stepwire.Sampling{})
+	}
+	for _, n := range []int{1, 2, 4, 8} {
+		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
+			e, err := Launch(context.Background(), Config{Workers: n, Job: "ping"})
+			require.NoError(b, err)
+			defer e.Close()
+			for b.Loop() {
+				if err := e.Steps().Send(s); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := e.Steps().Gather(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
