@@ -1,0 +1,100 @@
+//go:build linux
+
+package executor
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tpslice/tpslice/internal/ipc"
+	"golang.org/x/sys/unix"
+)
+
+// hangupGrace is how long a worker's hangup waits for the pidfd's report of its exit
+// before it fails the executor by itself: a process's sockets close just before it is
+// reported dead, and the report carries the exit status.
+const hangupGrace = 100 * time.Millisecond
+
+// Err returns the error of the first worker that died or hung up, naming its rank, pid and
+// exit status or signal; nil while every worker lives.
+func (e *Executor) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
+// Failed is closed once a worker died or hung up (Err).
+func (e *Executor) Failed() <-chan struct{} { return e.failed }
+
+// Signal sends sig to the worker of rank through its pidfd (a SIGSTOP to hang it in a
+// test, a SIGKILL to kill it).
+func (e *Executor) Signal(rank int, sig unix.Signal) error {
+	if rank < 0 || rank >= len(e.pids) {
+		return fmt.Errorf("executor: signal %v to rank %d of %d", sig, rank, len(e.pids))
+	}
+	return e.kids.Signal(e.pids[rank], sig)
+}
+
+// Control runs round over the workers' connections, by rank: an exchange that every worker
+// takes part in at once, such as ipc.RelayGather serving the all-gather of memory handles
+// that joins a communicator across processes. Rounds take turns. A worker's death ends the
+// round at once (its connections are hung up) with Err.
+func (e *Executor) Control(round func(conns []*ipc.Conn) error) error {
+	e.control.Lock()
+	defer e.control.Unlock()
+	if err := e.Err(); err != nil {
+		return err
+	}
+	if err := round(e.conns); err != nil {
+		return e.deathOr(fmt.Errorf("executor: control round: %w", err))
+	}
+	return nil
+}
+
+// deathOr returns the death that caused err, if one is reported within hangupGrace (a dead
+// worker's socket closes before its exit is reported); else err.
+func (e *Executor) deathOr(err error) error {
+	select {
+	case <-e.failed:
+		return fmt.Errorf("%w (%v)", e.Err(), err)
+	case <-time.After(hangupGrace):
+		return err
+	}
+}
+
+// onExit is the poller's report of a worker's exit: unless Close asked for it, it fails
+// the executor.
+func (e *Executor) onExit(x *ipc.Exit) {
+	e.exits <- x // buffered for every worker: never blocks the poller
+	e.fail(fmt.Errorf("executor: worker %w", x))
+}
+
+// onHangup is the hangup watcher's report that rank's connection closed. The worker's exit
+// normally follows within milliseconds and names its status; a worker that hung up and
+// lives fails the executor after hangupGrace.
+func (e *Executor) onHangup(rank int) {
+	time.AfterFunc(hangupGrace, func() {
+		e.fail(fmt.Errorf("executor: worker rank %d (pid %d) hung up its connection to the driver", rank, e.pids[rank]))
+	})
+}
+
+// fail records the first failure, ends every wait on the ring (which reads Err as its
+// abort) and hangs up every connection: a control round in flight ends, and the surviving
+// workers exit, since a group with a dead rank cannot run another step. Once Close asked
+// the workers to exit, their exits are no failure. It holds mu throughout (a ring and a few
+// shutdowns, no wait), so that Close, which sets closing under mu, frees nothing it uses.
+func (e *Executor) fail(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err != nil || e.closing {
+		return
+	}
+	e.err = err
+	close(e.failed)
+	e.steps.w.Wake()
+	for _, c := range e.conns {
+		if c != nil {
+			_ = c.Shutdown()
+		}
+	}
+}
