@@ -134,14 +134,16 @@ func (e *Executor) admit(ln *ipc.Listener, adm *admission) error {
 		}
 		pid := c.Peer().Pid
 		m, err := c.Recv()
-		var hi hello
-		if err == nil {
-			hi, err = parseHello(m, pid)
+		if err != nil { // the worker died, most likely: Launch waits for its exit
+			c.Close()
+			return fmt.Errorf("the handshake of pid %d: %w", pid, err)
 		}
+		hi, err := parseHello(m, pid)
 		if err == nil {
 			err = adm.admit(pid, hi)
 		}
 		if err != nil {
+			_ = m.Close()
 			_ = c.Send(ipc.Message{Kind: kindRefused, Body: []byte(err.Error())})
 			c.Close()
 			return &refusal{err}

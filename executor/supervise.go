@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tpslice/tpslice/internal/ipc"
 	"golang.org/x/sys/unix"
+
+	"github.com/tpslice/tpslice/internal/ipc"
 )
 
 // hangupGrace is how long a worker's hangup waits for the pidfd's report of its exit
