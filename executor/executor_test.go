@@ -97,6 +97,24 @@ func TestWorkerDeath(t *testing.T) {
 	}
 }
 
+// TestWorkerHangsUp: a worker that hangs up its connection and lives on fails the group,
+// named; the failure hangs up rank 0, which exits; Close, which rank 1 does not obey,
+// kills it and says so.
+func TestWorkerHangsUp(t *testing.T) {
+	e := launch(t, Config{Workers: 2, Job: "hangup", ExitTimeout: 100 * time.Millisecond})
+	select {
+	case <-e.Failed():
+	case <-time.After(exitLimit):
+		t.Fatal("rank 1's hangup was not noticed")
+	}
+	require.EqualError(t, e.Err(), fmt.Sprintf("executor: worker rank 1 (pid %d) hung up its connection to the driver", e.Pids()[1]))
+	for deadline := time.Now().Add(exitLimit); !testutil.Reaped(e.Pids()[0]); time.Sleep(time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "rank 0 lives on after the failure hung it up")
+	}
+	require.EqualError(t, e.Close(), "executor: close: ranks [1] did not exit within 100ms of the request; killed")
+	requireNothingLeft(t, e)
+}
+
 // TestControlRoundEndsAtDeath: a control round waiting on rank 0, which will never send,
 // ends as soon as rank 1 dies, with rank 1's death.
 func TestControlRoundEndsAtDeath(t *testing.T) {

@@ -69,7 +69,8 @@ func runTestWorker(args []string) error {
 }
 
 // testJobs are Jobs and jobs in which rank 1 dies at its first step: it exits with status
-// 3 or panics; and "deaf", which ignores the driver's hangup.
+// 3 or panics; "hangup", whose rank 1 hangs up and sleeps; and "deaf", which ignores the
+// driver's hangup.
 func testJobs() map[string]Job {
 	jobs := Jobs()
 	dieAtFirstStep := func(die func()) Job {
@@ -85,6 +86,15 @@ func testJobs() map[string]Job {
 	}
 	jobs["exit3"] = dieAtFirstStep(func() { os.Exit(3) })
 	jobs["panic"] = dieAtFirstStep(func() { panic("a worker's bug") })
+	jobs["hangup"] = func(w *Worker) error { // rank 1 hangs up on the driver and lives on
+		if w.Rank() == 1 {
+			if err := w.Conn().Shutdown(); err != nil {
+				return err
+			}
+			time.Sleep(time.Hour) // until Close kills it
+		}
+		return ping(w)
+	}
 	jobs["deaf"] = func(*Worker) error {
 		time.Sleep(time.Hour) // until the kernel kills it
 		return nil
