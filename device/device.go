@@ -14,6 +14,7 @@ type Device struct {
 	id       int
 	numSMs   int
 	capacity int64 // 0: no cap
+	cpus     []int // the CPUs its SM workers are pinned to; nil: not pinned
 
 	used      atomic.Int64
 	capturing atomic.Int32  // streams of this device under capture
@@ -25,8 +26,8 @@ type Device struct {
 	closed  bool
 }
 
-func newDevice(n *Node, id, sms int, capacity int64) *Device {
-	d := &Device{node: n, id: id, numSMs: sms, capacity: capacity, sms: make(chan struct{}, sms)}
+func newDevice(n *Node, id, sms int, capacity int64, cpus []int) *Device {
+	d := &Device{node: n, id: id, numSMs: sms, capacity: capacity, cpus: cpus, sms: make(chan struct{}, sms)}
 	for range sms {
 		d.sms <- struct{}{}
 	}
@@ -105,7 +106,10 @@ func (d *Device) NewStream(name string, smBudget int) (*Stream, error) {
 	if d.closed {
 		return nil, fmt.Errorf("%v: stream %q: device is closed", d, name)
 	}
-	s := newStream(d, name, smBudget)
+	s, err := newStream(d, name, smBudget)
+	if err != nil {
+		return nil, err
+	}
 	d.streams = append(d.streams, s)
 	return s, nil
 }

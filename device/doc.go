@@ -29,6 +29,14 @@
 // A SharedBell is the doorbell of such memory: waiters sleep in FUTEX_WAIT on a word of it
 // and a ring in any process wakes them.
 //
+// # CPU placement
+//
+// A device may be given CPUs (NodeConfig.CPUs), as a GPU's host threads are bound to the
+// CPUs of its NUMA node: each SM worker of its streams locks itself to an OS thread and
+// restricts that thread to them, and RunOnCPUs runs host work (a rank's weight loading,
+// whose first touches place the pages) on such a thread. The runtime only applies the sets
+// it is given; which CPUs a rank gets is topo's (topo.Place).
+//
 // Data enters as host writes into buffer views (the memory is host-visible, like unified
 // memory) or kernels launched on streams; it leaves the same way after Stream.Synchronize.
 // Every kernel may declare its Work (class, bytes, FLOPs), which tracers and performance

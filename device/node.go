@@ -78,6 +78,12 @@ type NodeConfig struct {
 	MemoryBytes int64
 	// Fabric is the interconnect; zero means NVSwitch.
 	Fabric Fabric
+	// CPUs, when set, holds device d's CPUs at index d: each SM worker of its streams
+	// (runtime.LockOSThread, then sched_setaffinity) and the host thread of its RunOnCPUs
+	// run only there, as a GPU's host threads are bound to the CPUs of its NUMA node. An
+	// empty entry leaves that device's workers to the Go scheduler. Which CPUs a rank
+	// gets is topo's business (topo.Placement); the runtime only applies them.
+	CPUs [][]int
 }
 
 // Node is a set of devices that can map each other's memory.
@@ -103,6 +109,9 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if cfg.SMs < 0 || cfg.SMs > maxSMs {
 		return nil, fmt.Errorf("device: SMs per device must be 0 (GOMAXPROCS) to %d, got %d", maxSMs, cfg.SMs)
 	}
+	if err := checkCPUs(cfg.Devices, cfg.CPUs); err != nil {
+		return nil, err
+	}
 	if cfg.MemoryBytes < 0 {
 		return nil, fmt.Errorf("device: memory per device must not be negative, got %d", cfg.MemoryBytes)
 	}
@@ -120,7 +129,11 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	}
 	n := &Node{fabric: cfg.Fabric, perHost: cfg.Devices / max(cfg.Hosts, 1), exported: map[uint64]*Buffer{}}
 	for id := range cfg.Devices {
-		n.devices = append(n.devices, newDevice(n, id, cfg.SMs, cfg.MemoryBytes))
+		var cpus []int
+		if cfg.CPUs != nil {
+			cpus = append(cpus, cfg.CPUs[id]...)
+		}
+		n.devices = append(n.devices, newDevice(n, id, cfg.SMs, cfg.MemoryBytes, cpus))
 	}
 	return n, nil
 }

@@ -35,12 +35,16 @@ const jobHelpers = 1 << 16
 // maxSMs is the most SMs a device may have: a stream's helpers must fit in job.
 const maxSMs = jobHelpers
 
-// startHelpers starts the stream's n helpers.
-func (s *Stream) startHelpers(n int) {
+// startHelpers starts the stream's n helpers, each of which reports on pinned whether it
+// could be pinned to the device's CPUs.
+func (s *Stream) startHelpers(n int, pinned chan<- error) {
 	s.help.idle.init()
 	s.help.done.init()
 	for i := range n {
-		s.help.exited.Go(func() { s.helper(i) })
+		s.help.exited.Go(func() {
+			pinned <- s.pinWorker()
+			s.helper(i)
+		})
 	}
 }
 

@@ -125,11 +125,19 @@ type Stream struct {
 	frontier  []int // the stream's last captured nodes
 }
 
-func newStream(d *Device, name string, budget int) *Stream {
+// newStream starts a stream's goroutine and its helpers, its SM workers, each pinned to the
+// device's CPUs where it has some; an error says which could not be pinned, and the stream
+// is stopped.
+func newStream(d *Device, name string, budget int) (*Stream, error) {
 	s := &Stream{dev: d, name: name, budget: budget, ops: make(chan op, streamQueueDepth), exited: make(chan struct{})}
-	s.startHelpers(budget - 1)
-	go s.loop()
-	return s
+	pinned := make(chan error, budget)
+	s.startHelpers(budget-1, pinned)
+	go s.loop(pinned)
+	if err := awaitPinned(budget, pinned); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
 }
 
 // Device returns the stream's device.
@@ -236,7 +244,8 @@ func (s *Stream) stop() {
 	<-s.exited
 }
 
-func (s *Stream) loop() {
+func (s *Stream) loop(pinned chan<- error) {
+	pinned <- s.pinWorker()
 	defer close(s.exited)
 	defer s.stopHelpers()
 	for o := range s.ops {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tpslice/tpslice/device"
 )
 
 // AllowedCPUs returns the CPUs the calling thread may run on (sched_getaffinity): at
@@ -16,7 +18,7 @@ func AllowedCPUs() (CPUList, error) {
 		return nil, fmt.Errorf("topo: sched_getaffinity: %w", err)
 	}
 	var out CPUList
-	for c := range MaxCPUs {
+	for c := range device.MaxCPUs {
 		if set.IsSet(c) {
 			out = append(out, c)
 		}

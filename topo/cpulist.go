@@ -5,11 +5,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-)
 
-// MaxCPUs bounds CPU ids: a CPU set of sched_setaffinity holds CPUs 0 to MaxCPUs-1 (glibc's
-// CPU_SETSIZE, golang.org/x/sys/unix's CPUSet).
-const MaxCPUs = 1024
+	"github.com/tpslice/tpslice/device"
+)
 
 // CPUList is a set of CPU ids in ascending order, without repeats.
 type CPUList []int
@@ -44,14 +42,14 @@ func ParseCPUList(s string) (CPUList, error) {
 	return slices.Compact(out), nil
 }
 
-// cpuID reads one CPU id in [0, MaxCPUs).
+// cpuID reads one CPU id in [0, device.MaxCPUs): what a CPU set holds.
 func cpuID(s string) (int, error) {
 	c, err := strconv.Atoi(strings.TrimSpace(s))
 	switch {
 	case err != nil:
 		return 0, fmt.Errorf("%q is not a CPU id", s)
-	case c < 0 || c >= MaxCPUs:
-		return 0, fmt.Errorf("CPU %d is outside 0-%d, what a CPU set holds", c, MaxCPUs-1)
+	case c < 0 || c >= device.MaxCPUs:
+		return 0, fmt.Errorf("CPU %d is outside 0-%d, what a CPU set holds", c, device.MaxCPUs-1)
 	}
 	return c, nil
 }
