@@ -29,6 +29,7 @@ func (e *Engine) logStartup(rebuild int) {
 	g, c, mc, opt := e.group, e.group.Comm(), e.model.Config(), e.model.Options()
 	d.Infof(diag.Init, "%sTP group of %d ranks on %v, %d SMs per device, NVLS %v, overlap %v, all-reduce wire %v", mark,
 		g.World(), c.Fabric(), g.Device(0).NumSMs(), c.HasNVLS(), opt.Overlap, c.Wire())
+	e.logPlacement(mark)
 	arch := mc.Arch
 	if arch == "" {
 		arch = "llama"
@@ -65,6 +66,23 @@ func (e *Engine) logStartup(rebuild int) {
 			d.Infof(diag.Coll, "%sdecode batch %d, %s: %s %s, %d B per rank", mark,
 				e.graphs.Buckets[0], siteName(i, len(sites), mc.Layers), w.Op, w.Algo, w.Message)
 		}
+	}
+}
+
+// logPlacement writes where each rank runs (INIT): its NUMA node and CPUs, whether it is
+// pinned there, and the plan's notes.
+func (e *Engine) logPlacement(mark string) {
+	p, d := e.placement, e.cfg.Debug
+	pinned := "pinned"
+	if !p.Pinned {
+		pinned = "not pinned"
+	}
+	d.Infof(diag.Init, "%sCPU placement (affinity %v): %s", mark, p.Affinity, pinned)
+	for _, rc := range p.Ranks {
+		d.Infof(diag.Init, "%srank %d: NUMA node %v, CPUs %v", mark, rc.Rank, rc.Nodes, rc.CPUs)
+	}
+	for _, n := range p.Notes {
+		d.Infof(diag.Init, "%sCPU placement: %s", mark, n)
 	}
 }
 

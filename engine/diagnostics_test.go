@@ -24,6 +24,8 @@ func TestStartupLog(t *testing.T) {
 	}
 	out := all.String()
 	require.Contains(t, out, "INFO INIT TP group of 2 ranks on nvswitch")
+	require.Contains(t, out, "INFO INIT CPU placement (affinity auto): ")
+	require.Contains(t, out, "INFO INIT rank 1: NUMA node ")
 	require.Contains(t, out, "INFO TUNING all-reduce of 256 B at TP 2: ")
 	require.Contains(t, out, "INFO TUNING fused all-reduce + rmsnorm of 1 tokens × 64 at TP 2: oneshot (the fused form of the all-reduce pick)")
 	for _, b := range []string{"1", "2", "4"} {

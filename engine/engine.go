@@ -17,6 +17,7 @@ import (
 	"github.com/tpslice/tpslice/models/format"
 	"github.com/tpslice/tpslice/models/stories260k"
 	"github.com/tpslice/tpslice/models/tokenizer"
+	"github.com/tpslice/tpslice/topo"
 	"github.com/tpslice/tpslice/tp"
 )
 
@@ -62,6 +63,11 @@ type Config struct {
 	AllReduceWire comm.Wire
 	// SMs per device (0: GOMAXPROCS).
 	SMs int
+	// CPUAffinity says where the ranks run (topo.ParseAffinity reads --cpu-affinity): the
+	// zero value spreads them over the NUMA nodes, a rank's SM workers pinned to its CPUs
+	// and its weights first touched there (topo.Place), pinning nothing on a machine of
+	// one node; explicit lists pin rank r to Lists[r]; None pins nothing.
+	CPUAffinity topo.Affinity
 	// Fabric is the interconnect the simulated node has, which decides the all-reduce
 	// algorithms on offer (0: NVSwitch); the command line resolves it with topo.Detect.
 	Fabric device.Fabric
@@ -145,6 +151,8 @@ type Engine struct {
 	mu    sync.RWMutex
 	group *tp.Group
 	model Model
+	// placement is where the ranks run, planned once in New for every build.
+	placement topo.Placement
 	// decodeGraphs[bucket] holds the graphs proposing one candidate per rank (index 1,
 	// greedy) and gathering the full logits (index 0, any other sampling); none when eager.
 	decodeGraphs map[int][2]*models.DecodeGraph
@@ -191,8 +199,12 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %s: the tokenizer has %d tokens, the model only %d", cfg.Model, tok.VocabSize(), mcfg.Vocab)
 	}
 	// The last block is kept out of the pool: padding rows of a bucket write there.
+	placement, err := place(cfg)
+	if err != nil {
+		return nil, err
+	}
 	e := &Engine{cfg: cfg, mcfg: mcfg, tok: tok, endOfGeneration: endOfGeneration(tok, extraEOG),
-		blocks: NewBlockPool(cfg.KVBlocks), padBlock: int32(cfg.KVBlocks), failed: make(chan struct{})}
+		blocks: NewBlockPool(cfg.KVBlocks), padBlock: int32(cfg.KVBlocks), placement: placement, failed: make(chan struct{})}
 	if err := e.build(src); err != nil {
 		return nil, err
 	}
@@ -208,7 +220,7 @@ func New(cfg Config) (*Engine, error) {
 // failed step makes anew.
 func (e *Engine) build(src format.Source) error {
 	cfg := e.cfg
-	gc := tp.GroupConfig{World: cfg.TP, SMs: cfg.SMs, Fabric: cfg.Fabric,
+	gc := tp.GroupConfig{World: cfg.TP, SMs: cfg.SMs, Fabric: cfg.Fabric, CPUs: e.placement.CPUs(),
 		Comm: comm.Config{Algo: cfg.Algo, Timeout: cfg.CollectiveTimeout, Fault: cfg.Fault, Wire: cfg.AllReduceWire}}
 	if cfg.Overlap {
 		gc.CommSMs = max(cfg.CommSMs, 1)

@@ -123,7 +123,9 @@ func NewLlama(g *tp.Group, cfg Config, src format.Source, opt LlamaOptions) (*Ll
 		return nil, fmt.Errorf("models: %s: %w", cfg.Name, err)
 	}
 	m := &Llama{cfg: cfg, plan: plan, group: g, opt: opt, rope: rope, ranks: make([]*llamaRank, g.World())}
-	err = g.Run(func(r int) error {
+	// Each rank's shards are allocated and written on a thread of its CPUs, so that they
+	// lie in the memory of its NUMA node (first touch).
+	err = g.RunPinned(func(r int) error {
 		rk, err := newLlamaRank(m, r, src)
 		m.ranks[r] = rk
 		return err

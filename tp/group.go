@@ -24,6 +24,9 @@ type GroupConfig struct {
 	// CommSMs, when > 0, gives every rank a comm stream limited to that many SMs and
 	// limits the compute stream to the rest, so that collectives and compute can overlap.
 	CommSMs int
+	// CPUs, when set, pins rank r's SM workers and its loading (RunPinned) to CPUs[r]
+	// (device.NodeConfig.CPUs; topo.Placement.CPUs plans them).
+	CPUs [][]int
 }
 
 // Group is a TP group: a node of World devices, a communicator over them and, per rank, a
@@ -37,7 +40,7 @@ type Group struct {
 
 // NewGroup builds the node, the communicator and one compute stream per rank.
 func NewGroup(cfg GroupConfig) (*Group, error) {
-	node, err := device.NewNode(device.NodeConfig{Devices: cfg.World, Hosts: cfg.Hosts, SMs: cfg.SMs, Fabric: cfg.Fabric})
+	node, err := device.NewNode(device.NodeConfig{Devices: cfg.World, Hosts: cfg.Hosts, SMs: cfg.SMs, Fabric: cfg.Fabric, CPUs: cfg.CPUs})
 	if err != nil {
 		return nil, fmt.Errorf("tp: %w", err)
 	}
@@ -110,6 +113,14 @@ func (g *Group) Run(fn func(rank int) error) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// RunPinned calls fn for every rank as Run does, each on a thread pinned to its rank's
+// CPUs (device.Device.RunOnCPUs; fn's own goroutine where the group has none): the pages fn
+// first touches then come from the memory of the rank's NUMA node, which is how a rank's
+// weights should be loaded.
+func (g *Group) RunPinned(fn func(rank int) error) error {
+	return g.Run(func(r int) error { return g.Device(r).RunOnCPUs(func() error { return fn(r) }) })
 }
 
 // Synchronize waits for every rank's compute stream and returns their errors.
