@@ -98,8 +98,8 @@ type engineFlags struct {
 
 // register adds the flags of every engine command: --model, --dtype, --kv-dtype,
 // --fused, --fused-select, --fused-tune-dir, --algo, --allreduce-dtype, --eager, --seed,
-// --collective-timeout (its default f.cfg.CollectiveTimeout where set, else comm's) and
-// --executor.
+// --collective-timeout (its default f.cfg.CollectiveTimeout where set, else comm's),
+// --executor and --cpu-affinity.
 func (f *engineFlags) register(fs *flag.FlagSet) {
 	executorFlag(fs, &f.executor)
 	fs.StringVar(&f.cfg.Model, "model", stories260k.Name, modelUsage)
@@ -116,6 +116,30 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&f.cfg.Seed, "seed", 0, seedUsage)
 	timeout := cmp.Or(f.cfg.CollectiveTimeout, comm.DefaultTimeout)
 	fs.DurationVar(&f.cfg.CollectiveTimeout, "collective-timeout", timeout, "how long a rank waits for its peers in a collective before the step fails (serve then rebuilds the TP group)")
+	cpuAffinityFlag(fs, &f.cfg.CPUAffinity)
+}
+
+// cpuAffinityFlag adds --cpu-affinity, where the ranks run (topo.ParseAffinity).
+func cpuAffinityFlag(fs *flag.FlagSet, a *topo.Affinity) {
+	fs.Var(affinityFlag{a}, "cpu-affinity", "where the ranks run: auto (ranks spread over the NUMA nodes in contiguous blocks, each rank's SM workers pinned to its node's CPUs and its weights first touched there; nothing pinned on a machine of one node), none, or a CPU list per rank separated by '|', e.g. 0-3|4-7")
+}
+
+// affinityFlag is --cpu-affinity into *a.
+type affinityFlag struct{ a *topo.Affinity }
+
+func (f affinityFlag) String() string {
+	if f.a == nil {
+		return topo.Auto
+	}
+	return f.a.String()
+}
+
+func (f affinityFlag) Set(s string) error {
+	a, err := topo.ParseAffinity(s)
+	if err == nil {
+		*f.a = a
+	}
+	return err
 }
 
 // The values of --executor: ranks as goroutines of this process, or a worker process per

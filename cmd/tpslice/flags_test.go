@@ -13,6 +13,7 @@ import (
 	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/fused"
+	"github.com/tpslice/tpslice/topo"
 )
 
 // parseEngineFlags parses args with the engine flags, and the runtime ones if runtime.
@@ -34,7 +35,7 @@ func TestEngineFlagsConfig(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tune")
 	ef, err := parseEngineFlags(t, true, "--model", "tiny", "--dtype", "q8_0", "--kv-dtype", "bf16", "--fused", "twoshot",
 		"--algo", "oneshot", "--allreduce-dtype", "bf16", "--eager", "--fused-select", "tuned", "--fused-tune-dir", dir,
-		"--tp", "2", "--sms", "3", "--topology", "pcie", "--overlap", "--comm-sms", "2")
+		"--tp", "2", "--sms", "3", "--topology", "pcie", "--overlap", "--comm-sms", "2", "--cpu-affinity", "0-1|1")
 	require.NoError(t, err)
 	cfg, err := ef.config()
 	require.NoError(t, err)
@@ -51,6 +52,9 @@ func TestEngineFlagsConfig(t *testing.T) {
 	require.Equal(t, 3, cfg.SMs)
 	require.Equal(t, 2, cfg.CommSMs)
 	require.Equal(t, "pcie", ef.topology, "resolveFabric reads it")
+	require.Equal(t, []topo.CPUList{{0, 1}, {1}}, cfg.CPUAffinity.Lists)
+	_, err = parseEngineFlags(t, true, "--cpu-affinity", "0|1-")
+	require.ErrorContains(t, err, `invalid value "0|1-" for flag -cpu-affinity: rank 1: CPU list "1-"`)
 
 	for _, tc := range []struct {
 		args  []string

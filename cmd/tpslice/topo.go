@@ -18,6 +18,9 @@ type topoReport struct {
 	Fabric  string `json:"fabric"`
 	Profile string `json:"profile,omitempty"` // absent when no hw profile describes the GPUs
 	Note    string `json:"note,omitempty"`    // why the topology is simulated
+	// NUMA is this machine's CPUs by NUMA node, Placement where a rank a GPU would run.
+	NUMA      topo.Machine   `json:"numa"`
+	Placement topo.Placement `json:"placement"`
 }
 
 // topologyUsage documents --topology for every command that takes it.
@@ -27,18 +30,21 @@ func topologyUsage() string {
 }
 
 // topoCmd prints the node's GPUs and how they connect, as nvidia-smi topo -m does, with
-// the fabric and hw profile tpslice derives from them.
+// the fabric and hw profile tpslice derives from them, then this machine's NUMA nodes and
+// where a rank a GPU runs (--cpu-affinity), as nvidia-smi's CPU and NUMA affinity columns.
 func topoCmd(args []string, stdout, stderr io.Writer) error {
 	var (
 		spec   string
 		gpus   int
 		asJSON bool
+		aff    topo.Affinity
 	)
 	fs := flag.NewFlagSet("topo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	topologyFlag(fs, &spec)
 	fs.IntVar(&gpus, "gpus", device.MaxDevices, "GPUs of a simulated topology")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of the matrix")
+	cpuAffinityFlag(fs, &aff)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -52,10 +58,25 @@ func topoCmd(args []string, stdout, stderr io.Writer) error {
 	if note := t.Note(); note != "" {
 		fmt.Fprintln(stderr, "tpslice:", note)
 	}
-	if !asJSON {
-		return t.Render(stdout)
+	m, err := topo.DetectMachine()
+	if err != nil {
+		return fmt.Errorf("topo: %w", err)
 	}
-	rep := topoReport{Topology: t, Fabric: t.Fabric().String(), Note: t.Note()}
+	placement, err := topo.Place(m, len(t.GPUs), aff)
+	if err != nil {
+		return fmt.Errorf("--cpu-affinity: %w", err)
+	}
+	if !asJSON {
+		if err := t.Render(stdout); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+		if err := m.Render(stdout); err != nil {
+			return err
+		}
+		return placement.Render(stdout)
+	}
+	rep := topoReport{Topology: t, Fabric: t.Fabric().String(), Note: t.Note(), NUMA: m, Placement: placement}
 	if p, ok := t.Profile(); ok {
 		rep.Profile = p.Name
 	}

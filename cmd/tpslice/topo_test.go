@@ -110,3 +110,22 @@ func TestServeTopologyFlag(t *testing.T) {
 	_, _, err = parseServeFlags([]string{"--model", "tiny", "--topology", "nope"}, io.Discard)
 	require.ErrorContains(t, err, `serve: --topology: topo: unknown topology "nope"`)
 }
+
+// TestTopoPlacement: topo prints this machine's NUMA nodes and where a rank a GPU runs;
+// --cpu-affinity is checked against the GPU count and the machine.
+func TestTopoPlacement(t *testing.T) {
+	out, _, err := runCLI(t, "topo", "--topology", "pcie", "--gpus", "2")
+	require.NoError(t, err)
+	require.Regexp(t, `\nNUMA nodes: \d+ \(online CPUs [-0-9,]+, allowed [-0-9,]+\)\n  node 0: CPUs `, out)
+	require.Contains(t, out, "CPU placement of 2 ranks (affinity auto): ")
+	require.Contains(t, out, "\n  rank 1: node ")
+
+	out, _, err = runCLI(t, "topo", "--topology", "pcie", "--gpus", "2", "--cpu-affinity", "0|0")
+	require.NoError(t, err)
+	require.Contains(t, out, "CPU placement of 2 ranks (affinity 0|0): pinned\n  rank 0: node 0, CPUs 0\n  rank 1: node 0, CPUs 0\n  note: ranks 0 and 1 share CPUs 0\n")
+
+	_, _, err = runCLI(t, "topo", "--topology", "pcie", "--gpus", "4", "--cpu-affinity", "0|0")
+	require.ErrorContains(t, err, `--cpu-affinity: topo: CPU affinity "0|0": 2 CPU lists for 4 ranks`)
+	_, _, err = runCLI(t, "topo", "--cpu-affinity", "0|a")
+	require.ErrorContains(t, err, `invalid value "0|a" for flag -cpu-affinity: rank 1: CPU list "a"`)
+}
