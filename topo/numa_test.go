@@ -45,7 +45,8 @@ func plan(p topo.Placement) string {
 
 // TestPlaceAuto: the automatic plan of 1, 2, 4 and 8 ranks on fake machines: ranks in
 // contiguous blocks over the nodes, a node's CPUs sliced by physical core among its ranks,
-// offline CPUs and memory-only nodes left out, ranks sharing CPUs where there are fewer.
+// offline CPUs and memory-only nodes left out, ranks sharing a node's every CPU where it
+// has fewer CPUs than ranks.
 func TestPlaceAuto(t *testing.T) {
 	smt := map[int]string{} // 2 nodes of 4 cores with 2 threads each, siblings c and c+8
 	for c := range 8 {
@@ -65,10 +66,10 @@ func TestPlaceAuto(t *testing.T) {
 			byRanks: map[int]string{
 				1: "[0]:0-1",
 				2: "[0]:0 | [0]:1",
-				4: "[0]:0 | [0]:0 | [0]:1 | [0]:1",
-				8: "[0]:0 | [0]:0 | [0]:0 | [0]:0 | [0]:1 | [0]:1 | [0]:1 | [0]:1",
+				4: "[0]:0-1 | [0]:0-1 | [0]:0-1 | [0]:0-1",
+				8: "[0]:0-1 | [0]:0-1 | [0]:0-1 | [0]:0-1 | [0]:0-1 | [0]:0-1 | [0]:0-1 | [0]:0-1",
 			},
-			notes: map[int]string{1: "not pinned: one NUMA node", 4: "node 0: 4 ranks on 2 CPUs share them"}},
+			notes: map[int]string{1: "not pinned: one NUMA node", 4: "node 0: 4 ranks share its 2 CPUs, all of them"}},
 		{name: "2 nodes x 8 CPUs", root: sysfs(t, "0-15", map[int]string{0: "0-7", 1: "8-15"}, nil), nodes: 2, pinned: true,
 			byRanks: map[int]string{
 				1: "[0]:0-7",
@@ -94,7 +95,8 @@ func TestPlaceAuto(t *testing.T) {
 			}},
 		{name: "an allowed set narrower than the machine", root: sysfs(t, "0-15", map[int]string{0: "0-7", 1: "8-15"}, nil),
 			allowed: topo.CPUList{4, 5, 6, 7, 8, 9}, nodes: 2, pinned: true,
-			byRanks: map[int]string{2: "[0]:4-7 | [1]:8-9", 8: "[0]:4 | [0]:5 | [0]:6 | [0]:7 | [1]:8 | [1]:8 | [1]:9 | [1]:9"}},
+			byRanks: map[int]string{2: "[0]:4-7 | [1]:8-9", 8: "[0]:4 | [0]:5 | [0]:6 | [0]:7 | [1]:8-9 | [1]:8-9 | [1]:8-9 | [1]:8-9"},
+			notes:   map[int]string{8: "node 1: 4 ranks share its 2 CPUs, all of them"}},
 		{name: "SMT siblings stay together", root: sysfs(t, "0-15", map[int]string{0: "0-3,8-11", 1: "4-7,12-15"}, smt), nodes: 2, pinned: true,
 			byRanks: map[int]string{
 				2: "[0]:0-3,8-11 | [1]:4-7,12-15",

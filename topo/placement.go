@@ -84,8 +84,11 @@ type Placement struct {
 // per node, and as GPUs 0-3 and 4-7 of an 8-GPU server hang off its two sockets); a rank
 // alone on its node gets the whole node, ranks that share a node get disjoint slices of
 // its physical cores (SMT siblings stay together), and where a node has fewer CPUs than
-// ranks, they share them. On a machine of one node the plan is not applied: there is no
-// remote memory to avoid, and a pinned SM worker could not borrow another rank's idle CPU.
+// ranks, each of its ranks gets all of them (one CPU a few ranks would serialize them: a
+// pinned SM worker cannot move to an idle CPU). On a machine of one node the plan is not
+// applied: there is no remote memory to avoid, and on this project's two-CPU machine
+// pinning cost a TP 2 decode step at batch 1 a quarter of its time
+// (docs/benchmarks/processes.md).
 // Explicit lists are checked against the online and allowed CPUs; an error names the rank.
 func Place(m Machine, ranks int, a Affinity) (Placement, error) {
 	if ranks < 1 {
@@ -94,7 +97,7 @@ func Place(m Machine, ranks int, a Affinity) (Placement, error) {
 	p := Placement{Affinity: a}
 	switch {
 	case a.None:
-		p.Notes = append(p.Notes, "not pinned (--cpu-affinity none)")
+		p.Notes = append(p.Notes, "not pinned (affinity none)")
 		return p, nil
 	case a.Lists != nil:
 		return placeLists(m, ranks, a)
@@ -107,9 +110,12 @@ func Place(m Machine, ranks int, a Affinity) (Placement, error) {
 				on = append(on, r)
 			}
 		}
-		shared := len(on) > len(node.CPUs)
 		units := node.Cores
-		if len(on) > len(units) { // fewer cores than ranks: slice by CPU
+		switch {
+		case len(on) > len(node.CPUs): // the ranks share every CPU of the node
+			units = []CPUList{node.CPUs}
+			p.Notes = append(p.Notes, fmt.Sprintf("node %d: %d ranks share its %d CPUs, all of them", node.ID, len(on), len(node.CPUs)))
+		case len(on) > len(units): // fewer cores than ranks: slice by CPU
 			units = make([]CPUList, len(node.CPUs))
 			for i, c := range node.CPUs {
 				units[i] = CPUList{c}
@@ -117,16 +123,13 @@ func Place(m Machine, ranks int, a Affinity) (Placement, error) {
 		}
 		for i, r := range on {
 			lo, hi := i*len(units)/len(on), (i+1)*len(units)/len(on)
-			hi = max(hi, lo+1) // more ranks than CPUs: ranks share one
+			hi = max(hi, lo+1) // ranks sharing the node's one unit
 			p.Ranks[r] = RankCPUs{Rank: r, Nodes: []int{node.ID}, CPUs: slices.Sorted(slices.Values(slices.Concat(units[lo:hi]...)))}
-		}
-		if shared {
-			p.Notes = append(p.Notes, fmt.Sprintf("node %d: %d ranks on %d CPUs share them", node.ID, len(on), len(node.CPUs)))
 		}
 	}
 	p.Pinned = len(m.Nodes) > 1
 	if !p.Pinned {
-		p.Notes = append(p.Notes, "not pinned: one NUMA node, no remote memory to avoid (--cpu-affinity pins the ranks anyway)")
+		p.Notes = append(p.Notes, "not pinned: one NUMA node, no remote memory to avoid (explicit CPU lists pin the ranks anyway)")
 	}
 	return p, nil
 }
@@ -134,7 +137,7 @@ func Place(m Machine, ranks int, a Affinity) (Placement, error) {
 // placeLists checks explicit per-rank lists against m.
 func placeLists(m Machine, ranks int, a Affinity) (Placement, error) {
 	if len(a.Lists) != ranks {
-		return Placement{}, fmt.Errorf("topo: --cpu-affinity %q: %d CPU lists for %d ranks; give one a rank, separated by '|'", a, len(a.Lists), ranks)
+		return Placement{}, fmt.Errorf("topo: CPU affinity %q: %d CPU lists for %d ranks; give one a rank, separated by '|'", a, len(a.Lists), ranks)
 	}
 	p := Placement{Affinity: a, Pinned: true}
 	for r, cpus := range a.Lists {
@@ -176,15 +179,15 @@ func (p Placement) CPUs() [][]int {
 	return out
 }
 
-// Render writes the placement, a line a rank ("rank 0: node 0, CPUs 0-13") and then its
-// notes.
+// Render writes the placement, a header, a line a rank ("rank 0: node 0, CPUs 0-13") and
+// its notes.
 func (p Placement) Render(w io.Writer) error {
 	var b strings.Builder
 	pinned := "pinned"
 	if !p.Pinned {
 		pinned = "not pinned"
 	}
-	fmt.Fprintf(&b, "CPU placement (--cpu-affinity %v): %d ranks, %s\n", p.Affinity, len(p.Ranks), pinned)
+	fmt.Fprintf(&b, "CPU placement of %d ranks (affinity %v): %s\n", len(p.Ranks), p.Affinity, pinned)
 	for _, rc := range p.Ranks {
 		nodes := make([]string, len(rc.Nodes))
 		for i, n := range rc.Nodes {

@@ -81,7 +81,7 @@ func TestPlaceLists(t *testing.T) {
 		ranks int
 		want  string
 	}{
-		{"0-3|8-11", 4, `--cpu-affinity "0-3|8-11": 2 CPU lists for 4 ranks; give one a rank, separated by '|'`},
+		{"0-3|8-11", 4, `CPU affinity "0-3|8-11": 2 CPU lists for 4 ranks; give one a rank, separated by '|'`},
 		{"0|6-8", 2, `rank 1's CPUs "6-8": CPUs 6-7 are not online (online: 0-5,8-15)`},
 		{"13|0", 2, `rank 0's CPUs "13": CPUs 13 are outside the CPUs this process may run on (0-5,8-12)`},
 	} {
@@ -99,7 +99,7 @@ func TestPlacementRender(t *testing.T) {
 	require.NoError(t, err)
 	var b strings.Builder
 	require.NoError(t, p.Render(&b))
-	require.Equal(t, "CPU placement (--cpu-affinity auto): 2 ranks, pinned\n  rank 0: node 0, CPUs 0-7\n  rank 1: node 1, CPUs 8-15\n", b.String())
+	require.Equal(t, "CPU placement of 2 ranks (affinity auto): pinned\n  rank 0: node 0, CPUs 0-7\n  rank 1: node 1, CPUs 8-15\n", b.String())
 	b.Reset()
 	require.NoError(t, m.Render(&b))
 	require.Equal(t, "NUMA nodes: 2 (online CPUs 0-15, allowed 0-15)\n  node 0: CPUs 0-7 (8 cores)\n  node 1: CPUs 8-15 (8 cores)\n", b.String())
