@@ -4,6 +4,7 @@
 //	tpslice bench [flags]             decode latency per TP degree and batch, and where it goes
 //	tpslice plan [flags]              the same predicted on a GPU node (H100, H200, A100, B200, L40S)
 //	tpslice topo [flags]              the GPUs and their links, nvidia-smi topo -m style (NVML or simulated)
+//	tpslice numa [flags]              what a rank per NUMA node buys decode on a two-socket server, predicted
 //	tpslice chat-template [flags]     the prompt a chat template renders messages to, as Hugging Face does
 //	tpslice version                   the version and commit the binary was built from
 //
@@ -39,6 +40,7 @@ func commands() []command {
 		{"bench-serve", "load-test a running server (vLLM benchmark_serving style): throughput, TTFT, TPOT, ITL", benchServe},
 		{"plan", "predict decode latency per TP degree on a GPU node (H100, H200, A100, B200, L40S) from the engine's decode graph", plan},
 		{"membw", "measure this machine's memory read bandwidth (the decode roofline)", membw},
+		{"numa", "predict what a rank per NUMA node buys decode on a two-socket CPU server (weight reads per placement)", numaCmd},
 		{"tokenize", "print the token ids and pieces of a text (GGUF or tokenizer.json vocab)", tokenize},
 		{"chat-template", "print the prompt a model's (or a file's) chat template renders messages to, as Hugging Face renders it", chatTemplate},
 		{"topo", "print the GPU topology (NVML, or simulated without a driver) and the fabric and profile it maps to", topoCmd},
