@@ -20,6 +20,10 @@
 // A low-precision all-reduce wire (Config.AllReduceWire) is priced through the bytes its
 // kernels declare; its encoding runs in registers on a GPU and is not priced.
 //
+// PriceNUMA prices the other side of placement: a decode step's weight reads on a
+// two-socket CPU server (hw.TwoSocket) with each rank's weights on its own node, interleaved,
+// or on one node, a roofline over each socket's memory and the link between them.
+//
 // perf owns the efficiencies and all the pricing, collectives included; the kernels'
 // costs (bytes, FLOPs, class) come from the kernels themselves (device.Work), so the model
 // cannot drift from the code it models.
