@@ -198,11 +198,11 @@ func New(cfg Config) (*Engine, error) {
 	if tok.VocabSize() > mcfg.Vocab {
 		return nil, fmt.Errorf("engine: %s: the tokenizer has %d tokens, the model only %d", cfg.Model, tok.VocabSize(), mcfg.Vocab)
 	}
-	// The last block is kept out of the pool: padding rows of a bucket write there.
 	placement, err := place(cfg)
 	if err != nil {
 		return nil, err
 	}
+	// The last block is kept out of the pool: padding rows of a bucket write there.
 	e := &Engine{cfg: cfg, mcfg: mcfg, tok: tok, endOfGeneration: endOfGeneration(tok, extraEOG),
 		blocks: NewBlockPool(cfg.KVBlocks), padBlock: int32(cfg.KVBlocks), placement: placement, failed: make(chan struct{})}
 	if err := e.build(src); err != nil {

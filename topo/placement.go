@@ -124,7 +124,9 @@ func Place(m Machine, ranks int, a Affinity) (Placement, error) {
 		for i, r := range on {
 			lo, hi := i*len(units)/len(on), (i+1)*len(units)/len(on)
 			hi = max(hi, lo+1) // ranks sharing the node's one unit
-			p.Ranks[r] = RankCPUs{Rank: r, Nodes: []int{node.ID}, CPUs: slices.Sorted(slices.Values(slices.Concat(units[lo:hi]...)))}
+			cpus := slices.Concat(units[lo:hi]...)
+			slices.Sort(cpus) // a core's siblings come after lower CPUs of later cores
+			p.Ranks[r] = RankCPUs{Rank: r, Nodes: []int{node.ID}, CPUs: cpus}
 		}
 	}
 	p.Pinned = len(m.Nodes) > 1
