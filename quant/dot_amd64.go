@@ -85,8 +85,8 @@ var (
 const dotCallBytes = 64 << 10
 
 // dotRows is Dot: the assembly where the CPU runs it (AVX-512 with VNNI, else AVX2), else
-// Go; from a few rows of activations (gemmType.from), the AVX-512 GEMM of Q8_0, Q4_0, Q4_K
-// and Q6_K.
+// Go; from a few rows of activations (gemmType.from), the AVX-512 GEMM of every grouped
+// type.
 func dotRows(t dtype.DType, y []float32, ystride int, xq []byte, m int, w []byte, rows, cols, o0, o1 int) {
 	avx512 := vec.AcceleratedAVX512()
 	if !vec.Accelerated() {

@@ -3,6 +3,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -104,6 +105,95 @@ func TestGEMMKernelsExtremes(t *testing.T) {
 	}
 }
 
+// TestGEMMKernelsRandomScales: the GEMM stays bitwise the Go reference on blocks of random
+// bytes (every value, high bit, packed scale and min) whose f16 scales take random finite
+// values and the extremes: zero, the largest (±65504), the least normal and the least
+// subnormal, of both signs; over rows of activations of small and large magnitudes.
+func TestGEMMKernelsRandomScales(t *testing.T) {
+	if !vec.AcceleratedAVX512() {
+		t.Skip("this CPU runs no AVX-512 VNNI kernels")
+	}
+	r := rand.New(rand.NewPCG(43, 44))
+	extremes := []uint16{0, 0x8000, 0x7bff, 0xfbff, 0x0400, 0x8400, 0x0001, 0x8001}
+	for typ, k := range avx512GEMMs {
+		t.Run(typ.String(), func(t *testing.T) {
+			for range 8 {
+				m, rows := 2+r.IntN(63), 2*GroupRows-r.IntN(GroupRows)
+				cols := typ.BlockSize() * (1 + r.IntN(2*k.span+2))
+				ggml := make([]byte, rows*typ.Bytes(cols))
+				for i := range ggml {
+					ggml[i] = byte(r.Uint32())
+				}
+				for b := 0; b < len(ggml); b += typ.BlockBytes() {
+					for _, off := range f16Fields[typ] {
+						h := extremes[r.IntN(len(extremes))]
+						if r.IntN(2) == 0 {
+							if h = uint16(r.Uint32()); h&0x7c00 == 0x7c00 {
+								h ^= 0x4000 // an infinity or NaN made finite
+							}
+						}
+						binary.LittleEndian.PutUint16(ggml[b+off:], h)
+					}
+				}
+				w := make([]byte, PackedBytes(typ, rows, cols))
+				require.NoError(t, Pack(typ, w, ggml, rows, cols))
+				a := ActsFor(typ)
+				xq := make([]byte, m*a.RowBytes(cols))
+				require.NoError(t, QuantizeActs(a, xq, randValues(r, m*cols, []float64{1e-3, 1, 1e3}[r.IntN(3)]), cols))
+				requireGEMMMatchesGo(t, typ, w, xq, rows, cols, m, 0, rows)
+			}
+		})
+	}
+}
+
+// f16Fields are the offsets of the f16 scales (and mins) in a GGML block of each type.
+var f16Fields = map[dtype.DType][]int{
+	dtype.Q8_0: {q80D},
+	dtype.Q4_0: {q40D},
+	dtype.Q5_0: {q50D},
+	dtype.Q5_1: {q51D, q51M},
+	dtype.Q4_K: {q4KD, q4KDmin},
+	dtype.Q5_K: {q4KD, q4KDmin},
+	dtype.Q6_K: {q6KD},
+}
+
+// TestDotRunsGEMM: on AVX-512 VNNI CPUs Dot runs the GEMM kernel of every quantized type
+// for as many rows as a prompt chunk or a batch brings (8, 64), and the GEMV below the
+// type's threshold: each kernel is swapped for one that counts its calls.
+func TestDotRunsGEMM(t *testing.T) {
+	if !vec.AcceleratedAVX512() {
+		t.Skip("this CPU runs no AVX-512 VNNI kernels")
+	}
+	r := rand.New(rand.NewPCG(45, 46))
+	for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q6_K, dtype.Q5_K, dtype.Q5_0, dtype.Q5_1} {
+		k, ok := avx512GEMMs[typ]
+		require.True(t, ok, "%v: no GEMM kernel", typ)
+		calls := 0
+		counted := k
+		counted.kernel = func(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int) {
+			calls++
+			k.kernel(y, ystride, w, n, qs, ds, ss, astride)
+		}
+		avx512GEMMs[typ] = counted
+		defer func() { avx512GEMMs[typ] = k }()
+		rows, cols := GroupRows, typ.BlockSize()
+		w := randRows(t, r, typ, rows, cols)
+		a := ActsFor(typ)
+		xq := make([]byte, 64*a.RowBytes(cols))
+		require.NoError(t, QuantizeActs(a, xq, randValues(r, 64*cols, 1), cols))
+		y := make([]float32, 64*rows)
+		for _, m := range []int{k.from - 1, 8, 64} {
+			calls = 0
+			Dot(typ, y, rows, xq, m, w, rows, cols, 0, rows)
+			if m < k.from {
+				require.Zero(t, calls, "%v, M=%d: Dot ran the GEMM below its threshold %d", typ, m, k.from)
+			} else {
+				require.Positive(t, calls, "%v, M=%d: Dot ran no GEMM kernel", typ, m)
+			}
+		}
+	}
+}
+
 // BenchmarkGEMMPaths reports GFLOP/s (2·M·out·in per call) of Dot's paths for M rows of
 // activations at the medium preset's shapes (QKV 4096×2048, down 2048×5632), on one
 // worker: the GEMV kernel once per row ("gemv": what M ≥ 2 ran before the GEMM) and the
@@ -119,7 +209,7 @@ func BenchmarkGEMMPaths(b *testing.B) {
 	}
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, shape := range []struct{ out, in int }{{4096, 2048}, {2048, 5632}} {
-		for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q6_K} {
+		for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q6_K, dtype.Q5_K, dtype.Q5_0, dtype.Q5_1} {
 			ggml := make([]byte, shape.out*typ.Bytes(shape.in))
 			require.NoError(b, Quantize(typ, ggml, randValues(r, shape.out*shape.in, 0.02)))
 			w := make([]byte, PackedBytes(typ, shape.out, shape.in))

@@ -2,11 +2,11 @@
 
 #include "textflag.h"
 
-// AVX-512 (F, BW, VL, VNNI) GEMM kernels of Dot for Q8_0, Q4_0, Q6_K and Q4_K
-// (gemm_amd64.go): one group of 16 weight rows against four rows of activations, each
-// weight quad made ready for VPDPBUSD once (Q8_0's bytes made unsigned, Q4_0's and Q4_K's
-// nibbles split, Q6_K's high bits rotated in) and multiplied with the quad's activations
-// of all four rows:
+// AVX-512 (F, BW, VL, VNNI) GEMM kernels of Dot for Q8_0, Q4_0, Q5_0, Q5_1, Q6_K, Q4_K
+// and Q5_K (gemm_amd64.go): one group of 16 weight rows against four rows of activations,
+// each weight quad made ready for VPDPBUSD once (Q8_0's bytes made unsigned, Q4_0's and
+// Q4_K's nibbles split, the Q5 types' fifth bits added in, Q6_K's high bits rotated in)
+// and multiplied with the quad's activations of all four rows:
 //
 //	func gemm<T>AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 //
@@ -15,13 +15,15 @@
 // sums of those blocks start at qs, ds and ss + i·astride. Per block and row the integer
 // sums and the float operations are those of the GEMV kernels (dot_group_avx512_amd64.s),
 // so each output is bitwise the GEMV's, blocks added in order; y holding zeros on the
-// first call of a row is the GEMV's zeroed sum. Q8_0 and Q4_0 (the GEMM macro): isum =
-// FIX(256·hi + lo) - (s << SHIFT), then acc += float32(isum)·float32(dw·da).
+// first call of a row is the GEMV's zeroed sum. The 32-value types (the GEMM macro): isum =
+// FIX(256·hi + lo) - (s << SHIFT), then acc += float32(isum)·float32(dw·da) (MTERM; Q5_1
+// without the offset, plus its min's term: M51TERM).
 //
-// Registers of Q8_0 and Q4_0: DI y, SI ystride in bytes, R15 3·SI, R9 the block, CX blocks left, R11 row 0's
-// planes, R12 its scales, R13 its sums, BX astride, R10 3·BX; Z0-Z3 the rows' lo sums of
-// the block, Z4-Z7 their hi sums, Z8-Z11 the rows' outputs, Z16/Z17 the quad, Z18, Z19
-// temps, Z20 the group's dw, Z27 the nibbles' shifts, Z28 the byte mask.
+// Registers of the 32-value types: DI y, SI ystride in bytes, R15 3·SI, R9 the block, CX
+// blocks left, R11 row 0's planes, R12 its scales, R13 its sums, BX astride, R10 3·BX;
+// Z0-Z3 the rows' lo sums of the block, Z4-Z7 their hi sums, Z8-Z11 the rows' outputs,
+// Z16/Z17 the quad, Z18, Z19, Z21 temps, Z20 the group's dw, Z26 0x10 bytes, Z27 the
+// nibbles' shifts, Z28 the byte mask.
 
 DATA gemmbytes80<>+0(SB)/4, $0x80808080
 GLOBL gemmbytes80<>(SB), RODATA|NOPTR, $4
@@ -55,6 +57,21 @@ GLOBL gemmnibshift<>(SB), RODATA|NOPTR, $64
 	VBROADCASTI64X4 (32*(K))(R9), T; \
 	VPANDD          Z28, T, T
 
+// Q5READY(Q, F, T, SH, NIB, B16) makes a Q5 quad ready in T, as the GEMV kernels' Q5QUAD
+// does: its 32 bytes of nibbles at Q split into 64 (low nibbles in the low half: rows 0-7,
+// high in the high half: rows 8-15; the high half shifted down by SH's words, 0 × 16 | 4 ×
+// 16, and masked by NIB's 0x0f bytes), and 16 added to the values whose fifth bit is set
+// in the 64-bit mask at F (B16 holding 0x10 bytes).
+#define Q5READY(Q, F, T, SH, NIB, B16) \
+	VBROADCASTI64X4 Q, T; \
+	VPSRLVW         SH, T, T; \
+	VPANDD          NIB, T, T; \
+	KMOVQ           F, K1; \
+	VPADDB          B16, T, K1, T
+
+// Q5W(K, T) makes quad K of a Q5_0 or Q5_1 block (fifth bits at 256) ready in T.
+#define Q5W(K, T) Q5READY((32*(K))(R9), (256+8*(K))(R9), T, Z27, Z28, Z26)
+
 // MQUAD(K, W, T) adds quad K of the block, made by W into T, times the quad's activations
 // of each of the four rows (lo and hi planes, broadcast) into Z0-Z3 and Z4-Z7.
 #define MQUAD(K, W, T) \
@@ -82,17 +99,39 @@ GLOBL gemmnibshift<>(SB), RODATA|NOPTR, $64
 	VMULPS       Z19, LO, LO; \
 	VADDPS       LO, ACC, ACC
 
+// M51TERM(LO, HI, ACC, IDX) adds a Q5_1 block's term of the row at IDX into ACC, the GEMV's:
+// float32(dw·da)·float32(256·hi + lo) + float32(m·da)·float32(s), m the rows' mins at 352.
+#define M51TERM(LO, HI, ACC, IDX) \
+	VPSLLD       $8, HI, HI; \
+	VPADDD       HI, LO, LO; \
+	VCVTDQ2PS    LO, LO; \
+	VMULPS.BCST  (R12)IDX, Z20, Z19; \
+	VMULPS       Z19, LO, LO; \
+	VCVTPH2PS    352(R9), Z21; \
+	VMULPS.BCST  (R12)IDX, Z21, Z21; \
+	VPBROADCASTD (R13)IDX, Z18; \
+	VCVTDQ2PS    Z18, Z18; \
+	VMULPS       Z18, Z21, Z21; \
+	VADDPS       Z21, LO, LO; \
+	VADDPS       LO, ACC, ACC
+
 #define NIBFIX(R) VPSRAVD Z27, R, R
 #define NOFIX(R)
+
+// The terms of Q8_0 (isum = 256·hi + lo - 128·s, the weights made unsigned, w + 128), Q4_0
+// (isum = NIBFIX(256·hi + lo) - 8·s) and Q5_0 (isum = 256·hi + lo - 16·s).
+#define Q8TERM(LO, HI, ACC, IDX) MTERM(LO, HI, ACC, IDX, NOFIX, 7)
+#define Q4TERM(LO, HI, ACC, IDX) MTERM(LO, HI, ACC, IDX, NIBFIX, 3)
+#define Q50TERM(LO, HI, ACC, IDX) MTERM(LO, HI, ACC, IDX, NOFIX, 4)
 
 #define ROW0
 #define ROW1 (BX*1)
 #define ROW2 (BX*2)
 #define ROW3 (R10*1)
 
-// GEMM(W, FIX, SHIFT, BB, D) is a kernel's body for blocks of BB bytes whose scales are at
-// D in the block.
-#define GEMM(W, FIX, SHIFT, BB, D) \
+// GEMM(W, TERM, BB, D) is a kernel's body for blocks of BB bytes whose scales are at D in
+// the block, W making its quads ready and TERM adding a row's term.
+#define GEMM(W, TERM, BB, D) \
 	MOVQ      y+0(FP), DI; \
 	MOVQ      ystride+8(FP), SI; \
 	SHLQ      $2, SI; \
@@ -126,10 +165,10 @@ block: \
 	MQUAD(6, W, Z16); \
 	MQUAD(7, W, Z17); \
 	VCVTPH2PS D(R9), Z20; \
-	MTERM(Z0, Z4, Z8, ROW0, FIX, SHIFT); \
-	MTERM(Z1, Z5, Z9, ROW1, FIX, SHIFT); \
-	MTERM(Z2, Z6, Z10, ROW2, FIX, SHIFT); \
-	MTERM(Z3, Z7, Z11, ROW3, FIX, SHIFT); \
+	TERM(Z0, Z4, Z8, ROW0); \
+	TERM(Z1, Z5, Z9, ROW1); \
+	TERM(Z2, Z6, Z10, ROW2); \
+	TERM(Z3, Z7, Z11, ROW3); \
 	ADDQ      $BB, R9; \
 	ADDQ      $64, R11; \
 	ADDQ      $4, R12; \
@@ -143,18 +182,44 @@ block: \
 	VZEROUPPER; \
 	RET
 
-// Q8_0: isum = 256·hi + lo - 128·s (the weights made unsigned, w + 128).
 // func gemmQ8_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 TEXT ·gemmQ8_0AVX512(SB), NOSPLIT, $0-64
 	VPBROADCASTD gemmbytes80<>(SB), Z28
-	GEMM(Q8W, NOFIX, 7, 544, 512)
+	GEMM(Q8W, Q8TERM, 544, 512)
 
-// Q4_0: isum = NIBFIX(256·hi + lo) - 8·s.
 // func gemmQ4_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 TEXT ·gemmQ4_0AVX512(SB), NOSPLIT, $0-64
 	VMOVDQU32 gemmnibmask<>(SB), Z28
 	VMOVDQU32 gemmnibshift<>(SB), Z27
-	GEMM(Q4W, NIBFIX, 3, 288, 256)
+	GEMM(Q4W, Q4TERM, 288, 256)
+
+// The word shifts of Q5READY: 0 in words 0-15, 4 in 16-31.
+DATA gemmq5shift<>+0(SB)/8, $0
+DATA gemmq5shift<>+8(SB)/8, $0
+DATA gemmq5shift<>+16(SB)/8, $0
+DATA gemmq5shift<>+24(SB)/8, $0
+DATA gemmq5shift<>+32(SB)/8, $0x0004000400040004
+DATA gemmq5shift<>+40(SB)/8, $0x0004000400040004
+DATA gemmq5shift<>+48(SB)/8, $0x0004000400040004
+DATA gemmq5shift<>+56(SB)/8, $0x0004000400040004
+GLOBL gemmq5shift<>(SB), RODATA|NOPTR, $64
+DATA gemmbytes10<>+0(SB)/4, $0x10101010
+GLOBL gemmbytes10<>(SB), RODATA|NOPTR, $4
+
+#define Q5CONST \
+	VPBROADCASTD gemmbytes0f<>(SB), Z28; \
+	VPBROADCASTD gemmbytes10<>(SB), Z26; \
+	VMOVDQU32    gemmq5shift<>(SB), Z27
+
+// func gemmQ5_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
+TEXT ·gemmQ5_0AVX512(SB), NOSPLIT, $0-64
+	Q5CONST
+	GEMM(Q5W, Q50TERM, 352, 320)
+
+// func gemmQ5_1AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
+TEXT ·gemmQ5_1AVX512(SB), NOSPLIT, $0-64
+	Q5CONST
+	GEMM(Q5W, M51TERM, 384, 320)
 
 // Q6_K: per 16-value group S of a super-block, the quads made ready as the GEMV kernel's
 // Q6QUAD does (nibbles split, high bits rotated in: seven instructions a quad, shared by
@@ -377,9 +442,20 @@ GLOBL gemmk4mperm<>(SB), RODATA|NOPTR, $64
 	VPMOVDB   Y2, (OFF+8)(SP); \
 	VPMOVDB   Y0, (OFF+16)(SP)
 
+// M4QUAD(K) splits quad K's nibbles as Q4W does (Z29 the nibble mask) and adds it times
+// the four rows' activations into Z0-Z7; M5QUAD(K) makes quad K of a Q5_K block ready
+// (its fifth bits at 2048; Z25 Q5READY's shifts, Z30 0x0f bytes, Z29 0x10 bytes) instead.
 #define M4QUAD(K) \
 	VBROADCASTI64X4 (32*(K))(R9), Z16; \
 	VPANDD          Z29, Z16, Z16; \
+	M4DOTS(K)
+
+#define M5QUAD(K) \
+	Q5READY((32*(K))(R9), (2048+8*(K))(R9), Z16, Z25, Z30, Z29); \
+	M4DOTS(K)
+
+// M4DOTS(K) adds the quad in Z16 times quad K's activations of the four rows into Z0-Z7.
+#define M4DOTS(K) \
 	VPDPBUSD.BCST   (4*(K))(R11), Z16, Z0; \
 	VPDPBUSD.BCST   (256+4*(K))(R11), Z16, Z1; \
 	VPDPBUSD.BCST   (4*(K))(R11)(BX*1), Z16, Z2; \
@@ -395,7 +471,7 @@ GLOBL gemmk4mperm<>(SB), RODATA|NOPTR, $64
 	VPMULLD Z18, HI, HI; \
 	VPADDD  HI, SHI, SHI
 
-#define M4SUB(J) \
+#define M4SUB(QUAD, J) \
 	VPXORD    Z0, Z0, Z0; \
 	VPXORD    Z1, Z1, Z1; \
 	VPXORD    Z2, Z2, Z2; \
@@ -404,24 +480,24 @@ GLOBL gemmk4mperm<>(SB), RODATA|NOPTR, $64
 	VPXORD    Z5, Z5, Z5; \
 	VPXORD    Z6, Z6, Z6; \
 	VPXORD    Z7, Z7, Z7; \
-	M4QUAD(8*(J)); \
-	M4QUAD(8*(J)+1); \
-	M4QUAD(8*(J)+2); \
-	M4QUAD(8*(J)+3); \
-	M4QUAD(8*(J)+4); \
-	M4QUAD(8*(J)+5); \
-	M4QUAD(8*(J)+6); \
-	M4QUAD(8*(J)+7); \
+	QUAD(8*(J)); \
+	QUAD(8*(J)+1); \
+	QUAD(8*(J)+2); \
+	QUAD(8*(J)+3); \
+	QUAD(8*(J)+4); \
+	QUAD(8*(J)+5); \
+	QUAD(8*(J)+6); \
+	QUAD(8*(J)+7); \
 	VPMOVZXBD (16*(J))(SP), Z18; \
 	M4SCALE(Z0, Z1, Z8, Z12); \
 	M4SCALE(Z2, Z3, Z9, Z13); \
 	M4SCALE(Z4, Z5, Z10, Z14); \
 	M4SCALE(Z6, Z7, Z11, Z15)
 
-// M4FIN(SLO, SLOY, SHI, SHIY, DIG, ACC, IDX) adds the super-block's term of the row whose
-// digits are at DIG(SP) and scale at IDX from R12 into ACC: K4MINS' per-row part and
-// K4TERM, through Z0-Z3, Z6, Z7 and Z16.
-#define M4FIN(SLO, SLOY, SHI, SHIY, DIG, ACC, IDX) \
+// M4FIN(SLO, SLOY, SHI, SHIY, DIG, ACC, IDX, FIX) adds the super-block's term of the row
+// whose digits are at DIG(SP) and scale at IDX from R12 into ACC: K4MINS' per-row part and
+// K4TERM, through Z0-Z3, Z6, Z7 and Z16; FIX divides out the nibbles' factor.
+#define M4FIN(SLO, SLOY, SHI, SHIY, DIG, ACC, IDX, FIX) \
 	VPXORD        Z16, Z16, Z16; \
 	VPDPBUSD.BCST (DIG+16)(SP), Z19, Z16; \
 	VPDPBUSD.BCST (DIG+20)(SP), Z20, Z16; \
@@ -431,8 +507,8 @@ GLOBL gemmk4mperm<>(SB), RODATA|NOPTR, $64
 	VPSLLD        $8, Z16, Z16; \
 	VPDPBUSD.BCST DIG(SP), Z19, Z16; \
 	VPDPBUSD.BCST (DIG+4)(SP), Z20, Z16; \
-	VPSRAVD       Z25, SLO, SLO; \
-	VPSRAVD       Z25, SHI, SHI; \
+	FIX(SLO); \
+	FIX(SHI); \
 	VCVTDQ2PD     SHIY, Z0; \
 	VEXTRACTI64X4 $1, SHI, Y1; \
 	VCVTDQ2PD     Y1, Z1; \
@@ -454,79 +530,99 @@ GLOBL gemmk4mperm<>(SB), RODATA|NOPTR, $64
 	VSUBPS        Z16, Z0, Z0; \
 	VADDPS        Z0, ACC, ACC
 
+#define K4NIBFIX(R) VPSRAVD Z25, R, R
+
+// M4SCALES(SC, OFF) writes the group's scales (its scale bytes at SC(R9)) to OFF(SP), as
+// the GEMV's K4SCALES, sub-block j's 16 at OFF+16j, through Z16.
+#define M4SCALES(SC, OFF) \
+	VPANDD     SC(R9), Z28, Z16; \
+	VMOVDQU32  Z16, OFF(SP); \
+	VPSRLW     $2, SC(R9), Z16; \
+	VPANDD     Z26, Z16, Z16; \
+	VPTERNLOGD $0xf8, (SC+128)(R9), Z30, Z16; \
+	VMOVDQU32  Z16, (OFF+64)(SP)
+
+// GEMMK4(QUAD, FIX, SC, BB) is the body of the Q4_K and Q5_K kernels: blocks of BB bytes
+// whose scale bytes start at SC (d and dmin 192 and 224 bytes on), QUAD(K) taking quad K
+// and FIX the nibbles' factor out.
+#define GEMMK4(QUAD, FIX, SC, BB) \
+	MOVQ         y+0(FP), DI; \
+	MOVQ         ystride+8(FP), SI; \
+	SHLQ         $2, SI; \
+	LEAQ         (SI)(SI*2), R15; \
+	MOVQ         w+16(FP), R9; \
+	MOVQ         n+24(FP), CX; \
+	MOVQ         qs+32(FP), R11; \
+	MOVQ         ds+40(FP), R12; \
+	MOVQ         ss+48(FP), R13; \
+	MOVQ         astride+56(FP), BX; \
+	LEAQ         (BX)(BX*2), R10; \
+	VPBROADCASTD gemmbytes30<>(SB), Z26; \
+	VMOVDQU32    gemmk4mperm<>(SB), Z27; \
+	VPBROADCASTD gemmbytes3f<>(SB), Z28; \
+	VPBROADCASTD gemmbytes0f<>(SB), Z30; \
+	VMOVUPS      (DI), Z21; \
+	VMOVUPS      (DI)(SI*1), Z22; \
+	VMOVUPS      (DI)(SI*2), Z23; \
+	VMOVUPS      (DI)(R15*1), Z24; \
+k4block: \
+	M4DIGITS(ROW0, 128); \
+	M4DIGITS(ROW1, 160); \
+	M4DIGITS(ROW2, 192); \
+	M4DIGITS(ROW3, 224); \
+	M4SCALES(SC, 0); \
+	VPXORD       Z8, Z8, Z8; \
+	VPXORD       Z9, Z9, Z9; \
+	VPXORD       Z10, Z10, Z10; \
+	VPXORD       Z11, Z11, Z11; \
+	VPXORD       Z12, Z12, Z12; \
+	VPXORD       Z13, Z13, Z13; \
+	VPXORD       Z14, Z14, Z14; \
+	VPXORD       Z15, Z15, Z15; \
+	M4SUB(QUAD, 0); \
+	M4SUB(QUAD, 1); \
+	M4SUB(QUAD, 2); \
+	M4SUB(QUAD, 3); \
+	M4SUB(QUAD, 4); \
+	M4SUB(QUAD, 5); \
+	M4SUB(QUAD, 6); \
+	M4SUB(QUAD, 7); \
+	VPANDD       (SC+64)(R9), Z28, Z19; \
+	VPERMB       Z19, Z27, Z19; \
+	VPSRLW       $2, (SC+64)(R9), Z20; \
+	VPANDD       Z26, Z20, Z20; \
+	VPSRLW       $4, (SC+128)(R9), Z31; \
+	VPTERNLOGD   $0xf8, Z31, Z30, Z20; \
+	VPERMB       Z20, Z27, Z20; \
+	VCVTPH2PS    (SC+192)(R9), Z4; \
+	VCVTPH2PS    (SC+224)(R9), Z5; \
+	M4FIN(Z8, Y8, Z12, Y12, 128, Z21, ROW0, FIX); \
+	M4FIN(Z9, Y9, Z13, Y13, 160, Z22, ROW1, FIX); \
+	M4FIN(Z10, Y10, Z14, Y14, 192, Z23, ROW2, FIX); \
+	M4FIN(Z11, Y11, Z15, Y15, 224, Z24, ROW3, FIX); \
+	ADDQ         $BB, R9; \
+	ADDQ         $512, R11; \
+	ADDQ         $4, R12; \
+	ADDQ         $64, R13; \
+	DECQ         CX; \
+	JNZ          k4block; \
+	VMOVUPS      Z21, (DI); \
+	VMOVUPS      Z22, (DI)(SI*1); \
+	VMOVUPS      Z23, (DI)(SI*2); \
+	VMOVUPS      Z24, (DI)(R15*1); \
+	VZEROUPPER; \
+	RET
+
 // func gemmQ4_KAVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 TEXT ·gemmQ4_KAVX512(SB), NOSPLIT, $256-64
-	MOVQ         y+0(FP), DI
-	MOVQ         ystride+8(FP), SI
-	SHLQ         $2, SI
-	LEAQ         (SI)(SI*2), R15
-	MOVQ         w+16(FP), R9
-	MOVQ         n+24(FP), CX
-	MOVQ         qs+32(FP), R11
-	MOVQ         ds+40(FP), R12
-	MOVQ         ss+48(FP), R13
-	MOVQ         astride+56(FP), BX
-	LEAQ         (BX)(BX*2), R10
-	VPBROADCASTD gemmbytes30<>(SB), Z26
-	VMOVDQU32    gemmk4mperm<>(SB), Z27
-	VPBROADCASTD gemmbytes3f<>(SB), Z28
-	VMOVDQU32    gemmnibmask<>(SB), Z29
-	VPBROADCASTD gemmbytes0f<>(SB), Z30
-	VMOVDQU32    gemmnibshift<>(SB), Z25
-	VMOVUPS      (DI), Z21
-	VMOVUPS      (DI)(SI*1), Z22
-	VMOVUPS      (DI)(SI*2), Z23
-	VMOVUPS      (DI)(R15*1), Z24
+	VMOVDQU32 gemmnibmask<>(SB), Z29
+	VMOVDQU32 gemmnibshift<>(SB), Z25
+	GEMMK4(M4QUAD, K4NIBFIX, 2048, 2304)
 
-m4block:
-	M4DIGITS(ROW0, 128)
-	M4DIGITS(ROW1, 160)
-	M4DIGITS(ROW2, 192)
-	M4DIGITS(ROW3, 224)
-	VPANDD     2048(R9), Z28, Z16
-	VMOVDQU32  Z16, 0(SP)
-	VPSRLW     $2, 2048(R9), Z16
-	VPANDD     Z26, Z16, Z16
-	VPTERNLOGD $0xf8, 2176(R9), Z30, Z16
-	VMOVDQU32  Z16, 64(SP)
-	VPXORD     Z8, Z8, Z8
-	VPXORD     Z9, Z9, Z9
-	VPXORD     Z10, Z10, Z10
-	VPXORD     Z11, Z11, Z11
-	VPXORD     Z12, Z12, Z12
-	VPXORD     Z13, Z13, Z13
-	VPXORD     Z14, Z14, Z14
-	VPXORD     Z15, Z15, Z15
-	M4SUB(0)
-	M4SUB(1)
-	M4SUB(2)
-	M4SUB(3)
-	M4SUB(4)
-	M4SUB(5)
-	M4SUB(6)
-	M4SUB(7)
-	VPANDD     2112(R9), Z28, Z19
-	VPERMB     Z19, Z27, Z19
-	VPSRLW     $2, 2112(R9), Z20
-	VPANDD     Z26, Z20, Z20
-	VPSRLW     $4, 2176(R9), Z31
-	VPTERNLOGD $0xf8, Z31, Z30, Z20
-	VPERMB     Z20, Z27, Z20
-	VCVTPH2PS  2240(R9), Z4
-	VCVTPH2PS  2272(R9), Z5
-	M4FIN(Z8, Y8, Z12, Y12, 128, Z21, ROW0)
-	M4FIN(Z9, Y9, Z13, Y13, 160, Z22, ROW1)
-	M4FIN(Z10, Y10, Z14, Y14, 192, Z23, ROW2)
-	M4FIN(Z11, Y11, Z15, Y15, 224, Z24, ROW3)
-	ADDQ       $2304, R9
-	ADDQ       $512, R11
-	ADDQ       $4, R12
-	ADDQ       $64, R13
-	DECQ       CX
-	JNZ        m4block
-	VMOVUPS    Z21, (DI)
-	VMOVUPS    Z22, (DI)(SI*1)
-	VMOVUPS    Z23, (DI)(SI*2)
-	VMOVUPS    Z24, (DI)(R15*1)
-	VZEROUPPER
-	RET
+// Q5_K: Q4_K's work with the quads made ready as Q5_0's, whose values (0..31, unsplit)
+// need no factor divided out.
+// func gemmQ5_KAVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
+TEXT ·gemmQ5_KAVX512(SB), NOSPLIT, $256-64
+	VPBROADCASTD gemmbytes10<>(SB), Z29
+	VMOVDQU32    gemmq5shift<>(SB), Z25
+	GEMMK4(M5QUAD, NOFIX, 2560, 2816)
