@@ -11,9 +11,9 @@
 //     register-blocked AVX-512 tiles of weights widened once for every row), output rows
 //     [o0, o1).
 //   - LinearQuantRows: the same for a Matrix of a GGML block type (Q8_0, Q4_0, Q4_K, Q5_K,
-//     Q6_K), its activations quantized to 16-bit integers by package quant, whose kernels
-//     it runs (for M rows of Q8_0, Q4_0, Q4_K or Q6_K on AVX-512 VNNI CPUs, a GEMM: each group
-//     of weight rows made ready once for four rows at a time).
+//     Q6_K, Q5_0, Q5_1), its activations quantized to 16-bit integers by package quant,
+//     whose kernels it runs (for M rows on AVX-512 VNNI CPUs, a GEMM: each group of weight
+//     rows made ready once for four rows at a time).
 //   - RMSNorm, RMSNormResidual: row-wise RMSNorm, and the unfused residual add + RMSNorm that
 //     the fused all-reduce replaces.
 //   - RopeTable.Apply: RoPE in place on q and k, adjacent pairs (GGUF) or half split (HF),
