@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "spread_amd64.h"
+#include "blocks_avx512_amd64.h"
 
 // AVX-512 (F, BW, VL, VNNI) kernels of Dot for the grouped layouts (group.go), one group
 // of 16 rows after another (Q8_0's, Q4_0's and Q4_K's several at once, in lockstep)
@@ -20,18 +21,12 @@
 // the activations' planes, R12 their scales, R13 their sums, R14 blocks left, Z30 the
 // rows' sums; Z29 holds 0x0f bytes (the lockstep loops say what they change).
 
-DATA gbytes0f<>+0(SB)/4, $0x0f0f0f0f
-GLOBL gbytes0f<>(SB), RODATA|NOPTR, $4
-DATA gbytes80<>+0(SB)/4, $0x80808080
-GLOBL gbytes80<>(SB), RODATA|NOPTR, $4
 DATA gdwords63<>+0(SB)/4, $63
 GLOBL gdwords63<>(SB), RODATA|NOPTR, $4
 DATA gdwords15<>+0(SB)/4, $15
 GLOBL gdwords15<>(SB), RODATA|NOPTR, $4
 DATA gdwords48<>+0(SB)/4, $48
 GLOBL gdwords48<>(SB), RODATA|NOPTR, $4
-DATA gf64x256<>+0(SB)/8, $256.0
-GLOBL gf64x256<>(SB), RODATA|NOPTR, $8
 
 // GQUAD(WOFF, AOFF, HI) adds the quad at WOFF(R9) times the activations AOFF(R11) (lo
 // plane) and HI+AOFF(R11) (hi plane) into Z0 and Z1.
@@ -97,24 +92,6 @@ GLOBL gf64x256<>(SB), RODATA|NOPTR, $8
 // VPDPBUSD takes them as the three-instruction split (shift, insert, mask) of GQUAD does.
 // Lanes 8-15 of a block's integer sum are then exact multiples of 16 (Q4_0's below 2^29),
 // and VPSRAVD by gnibshift (0 in lanes 0-7, 4 in 8-15) divides them back exactly.
-DATA gnibmask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA gnibmask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA gnibmask<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA gnibmask<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA gnibmask<>+32(SB)/8, $0xf0f0f0f0f0f0f0f0
-DATA gnibmask<>+40(SB)/8, $0xf0f0f0f0f0f0f0f0
-DATA gnibmask<>+48(SB)/8, $0xf0f0f0f0f0f0f0f0
-DATA gnibmask<>+56(SB)/8, $0xf0f0f0f0f0f0f0f0
-GLOBL gnibmask<>(SB), RODATA|NOPTR, $64
-DATA gnibshift<>+0(SB)/8, $0
-DATA gnibshift<>+8(SB)/8, $0
-DATA gnibshift<>+16(SB)/8, $0
-DATA gnibshift<>+24(SB)/8, $0
-DATA gnibshift<>+32(SB)/8, $0x0000000400000004
-DATA gnibshift<>+40(SB)/8, $0x0000000400000004
-DATA gnibshift<>+48(SB)/8, $0x0000000400000004
-DATA gnibshift<>+56(SB)/8, $0x0000000400000004
-GLOBL gnibshift<>(SB), RODATA|NOPTR, $64
 
 // NQUAD(WADDR, T, AL, AH, LO, HI) adds the nibble quad at WADDR times the broadcast
 // activations AL (lo plane) and AH (hi plane) into LO and HI, through T.
@@ -441,59 +418,13 @@ g8done:
 // in int32, every partial sum within 8·63·(2^20 + 128) < 2^30 (|msum| < 2^29).
 // Z28 holds 0x3f bytes, Z27 k4mperm, Z26 0x30 bytes, Z31 the f64 256.
 
-DATA gbytes3f<>+0(SB)/4, $0x3f3f3f3f
-GLOBL gbytes3f<>(SB), RODATA|NOPTR, $4
-
-// k4mperm: byte 4r+j of the result is byte 16j+r of the source (row r's m_j, j = 0..3).
-DATA k4mperm<>+0(SB)/8, $0x3121110130201000
-DATA k4mperm<>+8(SB)/8, $0x3323130332221202
-DATA k4mperm<>+16(SB)/8, $0x3525150534241404
-DATA k4mperm<>+24(SB)/8, $0x3727170736261606
-DATA k4mperm<>+32(SB)/8, $0x3929190938281808
-DATA k4mperm<>+40(SB)/8, $0x3b2b1b0b3a2a1a0a
-DATA k4mperm<>+48(SB)/8, $0x3d2d1d0d3c2c1c0c
-DATA k4mperm<>+56(SB)/8, $0x3f2f1f0f3e2e1e0e
-GLOBL k4mperm<>(SB), RODATA|NOPTR, $64
-
-// K4DIGITS(OFF) writes the digits of the super-block's A_j to OFF(SP): a0_0..7, then a1,
-// then a2, a byte each, through Z4-Z6.
-#define K4DIGITS(OFF) \
-	VMOVDQU32 (R13), Z4; \
-	VPSRLQ    $32, Z4, Z5; \
-	VPADDD    Z5, Z4, Z4; \
-	VPMOVQD   Z4, Y4; \
-	VPSLLD    $24, Y4, Y5; \
-	VPSRAD    $24, Y5, Y5; \
-	VPSUBD    Y5, Y4, Y4; \
-	VPSRAD    $8, Y4, Y4; \
-	VPSLLD    $24, Y4, Y6; \
-	VPSRAD    $24, Y6, Y6; \
-	VPSUBD    Y6, Y4, Y4; \
-	VPSRAD    $8, Y4, Y4; \
-	VPMOVDB   Y5, OFF(SP); \
-	VPMOVDB   Y6, (OFF+8)(SP); \
-	VPMOVDB   Y4, (OFF+16)(SP)
-
-// K4SCALES(SC, G, OFF, T, C0F) writes the scales of the group at G (its scale bytes at SC
-// G) to OFF(SP), sub-block j's 16 at OFF+16j, through T; C0F holds 0x0f bytes.
-#define K4SCALES(SC, G, OFF, T, C0F) \
-	VPANDD     (SC)G, Z28, T; \
-	VMOVDQU32  T, OFF(SP); \
-	VPSRLW     $2, (SC)G, T; \
-	VPANDD     Z26, T, T; \
-	VPTERNLOGD $0xf8, (SC+128)G, C0F, T; \
-	VMOVDQU32  T, (OFF+64)(SP)
+// K4DIGITS(OFF) writes the digits of the super-block's A_j to OFF(SP) (K4SUMDIGITS).
+#define K4DIGITS(OFF) K4SUMDIGITS((R13), OFF)
 
 // K4MINS(SC, G, DIG, M, T, U, C0F) leaves msum of the group at G in M, the digits at
 // DIG(SP), through T and U.
 #define K4MINS(SC, G, DIG, M, T, U, C0F) \
-	VPANDD        (SC+64)G, Z28, T; \
-	VPERMB        T, Z27, T; \
-	VPSRLW        $2, (SC+64)G, U; \
-	VPANDD        Z26, U, U; \
-	VPSRLW        $4, (SC+128)G, M; \
-	VPTERNLOGD    $0xf8, M, C0F, U; \
-	VPERMB        U, Z27, U; \
+	K4MINBYTES(SC, G, T, U, M, C0F); \
 	VPXORD        M, M, M; \
 	VPDPBUSD.BCST (DIG+16)(SP), T, M; \
 	VPDPBUSD.BCST (DIG+20)(SP), U, M; \
@@ -603,9 +534,6 @@ GLOBL k4mperm<>(SB), RODATA|NOPTR, $64
 	VPXORD Z23, Z23, Z23; \
 	VPXORD Z24, Z24, Z24; \
 	VPXORD Z25, Z25, Z25
-
-DATA gbytes10<>+0(SB)/4, $0x10101010
-GLOBL gbytes10<>(SB), RODATA|NOPTR, $4
 
 // K4BLOCK(QUAD, SC, BB, C0F, FIX) is a Q4_K or Q5_K super-block's work, its scales at
 // SC(R9), its bytes BB, C0F holding 0x0f bytes, FIX(R) NIBFIX for split nibbles; the
@@ -803,28 +731,8 @@ gk5block:
 // 2L+1 of each byte, which a rotation by 4-2L (mod 32, VPROLVD: Z22) brings to bits 4-5,
 // where VPTERNLOGD ORs them (masked by 0x30 bytes, Z20) into the nibbles.
 
-DATA q6Rot<>+0(SB)/8, $0x0000000400000004
-DATA q6Rot<>+8(SB)/8, $0x0000000400000004
-DATA q6Rot<>+16(SB)/8, $0x0000000200000002
-DATA q6Rot<>+24(SB)/8, $0x0000000200000002
-DATA q6Rot<>+32(SB)/8, $0
-DATA q6Rot<>+40(SB)/8, $0
-DATA q6Rot<>+48(SB)/8, $0x0000001e0000001e
-DATA q6Rot<>+56(SB)/8, $0x0000001e0000001e
-GLOBL q6Rot<>(SB), RODATA|NOPTR, $64
-DATA gbytes30<>+0(SB)/4, $0x30303030
-GLOBL gbytes30<>(SB), RODATA|NOPTR, $4
-DATA gf64x32<>+0(SB)/8, $32.0
-GLOBL gf64x32<>(SB), RODATA|NOPTR, $8
-
 #define Q6QUAD(K) \
-	VMOVDQU32       (32*(K))(R9), Y16; \
-	VPSRLW          $4, Y16, Y17; \
-	VINSERTI64X4    $1, Y17, Z16, Z16; \
-	VPANDD          Z29, Z16, Z16; \
-	VBROADCASTI32X4 (2048+16*(K))(R9), Z17; \
-	VPROLVD         Z22, Z17, Z17; \
-	VPTERNLOGD      $0xf8, Z20, Z17, Z16; \
+	Q6READY(K); \
 	VPDPBUSD.BCST   (4*(K))(R11), Z16, Z0; \
 	VPDPBUSD.BCST   (256+4*(K))(R11), Z16, Z1
 

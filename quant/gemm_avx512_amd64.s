@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "blocks_avx512_amd64.h"
 
 // AVX-512 (F, BW, VL, VNNI) GEMM kernels of Dot for Q8_0, Q4_0, Q5_0, Q5_1, Q6_K, Q4_K
 // and Q5_K (gemm_amd64.go): one group of 16 weight rows against four rows of activations,
@@ -25,29 +26,6 @@
 // Z16/Z17 the quad, Z18, Z19, Z21 temps, Z20 the group's dw, Z26 0x10 bytes, Z27 the
 // nibbles' shifts, Z28 the byte mask.
 
-DATA gemmbytes80<>+0(SB)/4, $0x80808080
-GLOBL gemmbytes80<>(SB), RODATA|NOPTR, $4
-
-// The nibble split of the GEMV kernels' NQUAD: [0x0f × 32 | 0xf0 × 32], and the shifts
-// (0 in lanes 0-7, 4 in 8-15) that divide rows 8-15's sums back by 16.
-DATA gemmnibmask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA gemmnibmask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA gemmnibmask<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA gemmnibmask<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA gemmnibmask<>+32(SB)/8, $0xf0f0f0f0f0f0f0f0
-DATA gemmnibmask<>+40(SB)/8, $0xf0f0f0f0f0f0f0f0
-DATA gemmnibmask<>+48(SB)/8, $0xf0f0f0f0f0f0f0f0
-DATA gemmnibmask<>+56(SB)/8, $0xf0f0f0f0f0f0f0f0
-GLOBL gemmnibmask<>(SB), RODATA|NOPTR, $64
-DATA gemmnibshift<>+0(SB)/8, $0
-DATA gemmnibshift<>+8(SB)/8, $0
-DATA gemmnibshift<>+16(SB)/8, $0
-DATA gemmnibshift<>+24(SB)/8, $0
-DATA gemmnibshift<>+32(SB)/8, $0x0000000400000004
-DATA gemmnibshift<>+40(SB)/8, $0x0000000400000004
-DATA gemmnibshift<>+48(SB)/8, $0x0000000400000004
-DATA gemmnibshift<>+56(SB)/8, $0x0000000400000004
-GLOBL gemmnibshift<>(SB), RODATA|NOPTR, $64
 
 // Q8W(K, T) makes quad K's 64 bytes unsigned (w + 128) in T; Q4W(K, T) splits quad K's 32
 // bytes of nibbles into T (rows 0-7 low, 16 times rows 8-15 high).
@@ -184,13 +162,13 @@ block: \
 
 // func gemmQ8_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 TEXT ·gemmQ8_0AVX512(SB), NOSPLIT, $0-64
-	VPBROADCASTD gemmbytes80<>(SB), Z28
+	VPBROADCASTD gbytes80<>(SB), Z28
 	GEMM(Q8W, Q8TERM, 544, 512)
 
 // func gemmQ4_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 TEXT ·gemmQ4_0AVX512(SB), NOSPLIT, $0-64
-	VMOVDQU32 gemmnibmask<>(SB), Z28
-	VMOVDQU32 gemmnibshift<>(SB), Z27
+	VMOVDQU32 gnibmask<>(SB), Z28
+	VMOVDQU32 gnibshift<>(SB), Z27
 	GEMM(Q4W, Q4TERM, 288, 256)
 
 // The word shifts of Q5READY: 0 in words 0-15, 4 in 16-31.
@@ -203,12 +181,10 @@ DATA gemmq5shift<>+40(SB)/8, $0x0004000400040004
 DATA gemmq5shift<>+48(SB)/8, $0x0004000400040004
 DATA gemmq5shift<>+56(SB)/8, $0x0004000400040004
 GLOBL gemmq5shift<>(SB), RODATA|NOPTR, $64
-DATA gemmbytes10<>+0(SB)/4, $0x10101010
-GLOBL gemmbytes10<>(SB), RODATA|NOPTR, $4
 
 #define Q5CONST \
-	VPBROADCASTD gemmbytes0f<>(SB), Z28; \
-	VPBROADCASTD gemmbytes10<>(SB), Z26; \
+	VPBROADCASTD gbytes0f<>(SB), Z28; \
+	VPBROADCASTD gbytes10<>(SB), Z26; \
 	VMOVDQU32    gemmq5shift<>(SB), Z27
 
 // func gemmQ5_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
@@ -234,33 +210,9 @@ TEXT ·gemmQ5_1AVX512(SB), NOSPLIT, $0-64
 // Z28, Z30, Z31, Z21 the rows' outputs; Z16, Z17 the quad; Z18 the group's scales, Z19 a
 // temp; Z22 the rotations, Z20 0x30 bytes, Z29 0x0f bytes.
 
-DATA gemmq6rot<>+0(SB)/8, $0x0000000400000004
-DATA gemmq6rot<>+8(SB)/8, $0x0000000400000004
-DATA gemmq6rot<>+16(SB)/8, $0x0000000200000002
-DATA gemmq6rot<>+24(SB)/8, $0x0000000200000002
-DATA gemmq6rot<>+32(SB)/8, $0
-DATA gemmq6rot<>+40(SB)/8, $0
-DATA gemmq6rot<>+48(SB)/8, $0x0000001e0000001e
-DATA gemmq6rot<>+56(SB)/8, $0x0000001e0000001e
-GLOBL gemmq6rot<>(SB), RODATA|NOPTR, $64
-DATA gemmbytes30<>+0(SB)/4, $0x30303030
-GLOBL gemmbytes30<>(SB), RODATA|NOPTR, $4
-DATA gemmbytes0f<>+0(SB)/4, $0x0f0f0f0f
-GLOBL gemmbytes0f<>(SB), RODATA|NOPTR, $4
-DATA gemmf64x256<>+0(SB)/8, $256.0
-GLOBL gemmf64x256<>(SB), RODATA|NOPTR, $8
-DATA gemmf64x32<>+0(SB)/8, $32.0
-GLOBL gemmf64x32<>(SB), RODATA|NOPTR, $8
-
 // M6QUAD(K) adds quad K of the super-block times the four rows' activations into Z0-Z7.
 #define M6QUAD(K) \
-	VMOVDQU32       (32*(K))(R9), Y16; \
-	VPSRLW          $4, Y16, Y17; \
-	VINSERTI64X4    $1, Y17, Z16, Z16; \
-	VPANDD          Z29, Z16, Z16; \
-	VBROADCASTI32X4 (2048+16*(K))(R9), Z17; \
-	VPROLVD         Z22, Z17, Z17; \
-	VPTERNLOGD      $0xf8, Z20, Z17, Z16; \
+	Q6READY(K); \
 	VPDPBUSD.BCST   (4*(K))(R11), Z16, Z0; \
 	VPDPBUSD.BCST   (256+4*(K))(R11), Z16, Z1; \
 	VPDPBUSD.BCST   (4*(K))(R11)(BX*1), Z16, Z2; \
@@ -309,16 +261,16 @@ GLOBL gemmf64x32<>(SB), RODATA|NOPTR, $8
 	VCVTDQ2PD     LOY, Z2; \
 	VEXTRACTI64X4 $1, LO, Y3; \
 	VCVTDQ2PD     Y3, Z3; \
-	VMULPD.BCST   gemmf64x256<>(SB), Z0, Z0; \
+	VMULPD.BCST   gf64x256<>(SB), Z0, Z0; \
 	VADDPD        Z2, Z0, Z0; \
-	VMULPD.BCST   gemmf64x256<>(SB), Z1, Z1; \
+	VMULPD.BCST   gf64x256<>(SB), Z1, Z1; \
 	VADDPD        Z3, Z1, Z1; \
 	VCVTDQ2PD     TY, Z4; \
 	VEXTRACTI64X4 $1, T, Y5; \
 	VCVTDQ2PD     Y5, Z5; \
-	VMULPD.BCST   gemmf64x32<>(SB), Z4, Z4; \
+	VMULPD.BCST   gf64x32<>(SB), Z4, Z4; \
 	VSUBPD        Z4, Z0, Z0; \
-	VMULPD.BCST   gemmf64x32<>(SB), Z5, Z5; \
+	VMULPD.BCST   gf64x32<>(SB), Z5, Z5; \
 	VSUBPD        Z5, Z1, Z1; \
 	VCVTPD2PS     Z0, Y0; \
 	VCVTPD2PS     Z1, Y1; \
@@ -340,9 +292,9 @@ TEXT ·gemmQ6_KAVX512(SB), NOSPLIT, $0-64
 	MOVQ         ss+48(FP), R13
 	MOVQ         astride+56(FP), BX
 	LEAQ         (BX)(BX*2), R10
-	VMOVDQU32    gemmq6rot<>(SB), Z22
-	VPBROADCASTD gemmbytes30<>(SB), Z20
-	VPBROADCASTD gemmbytes0f<>(SB), Z29
+	VMOVDQU32    q6Rot<>(SB), Z22
+	VPBROADCASTD gbytes30<>(SB), Z20
+	VPBROADCASTD gbytes0f<>(SB), Z29
 	VMOVUPS      (DI), Z28
 	VMOVUPS      (DI)(SI*1), Z30
 	VMOVUPS      (DI)(SI*2), Z31
@@ -409,38 +361,9 @@ m6block:
 // m_0..3 and m_4..7 as bytes; Z21-Z24 the rows' outputs; Z25 the nibbles' shifts; Z26 0x30
 // bytes, Z27 k4mperm, Z28 0x3f bytes, Z29 the nibble mask, Z30 0x0f bytes, Z31 a temp.
 
-DATA gemmbytes3f<>+0(SB)/4, $0x3f3f3f3f
-GLOBL gemmbytes3f<>(SB), RODATA|NOPTR, $4
-
-// gemmk4mperm: byte 4r+j of the result is byte 16j+r of the source (row r's m_j).
-DATA gemmk4mperm<>+0(SB)/8, $0x3121110130201000
-DATA gemmk4mperm<>+8(SB)/8, $0x3323130332221202
-DATA gemmk4mperm<>+16(SB)/8, $0x3525150534241404
-DATA gemmk4mperm<>+24(SB)/8, $0x3727170736261606
-DATA gemmk4mperm<>+32(SB)/8, $0x3929190938281808
-DATA gemmk4mperm<>+40(SB)/8, $0x3b2b1b0b3a2a1a0a
-DATA gemmk4mperm<>+48(SB)/8, $0x3d2d1d0d3c2c1c0c
-DATA gemmk4mperm<>+56(SB)/8, $0x3f2f1f0f3e2e1e0e
-GLOBL gemmk4mperm<>(SB), RODATA|NOPTR, $64
-
 // M4DIGITS(IDX, OFF) writes the digits of the super-block's sub-block sums A_j of the row
-// at IDX (from R13) to OFF(SP), through Z0-Z2: K4DIGITS.
-#define M4DIGITS(IDX, OFF) \
-	VMOVDQU32 (R13)IDX, Z0; \
-	VPSRLQ    $32, Z0, Z1; \
-	VPADDD    Z1, Z0, Z0; \
-	VPMOVQD   Z0, Y0; \
-	VPSLLD    $24, Y0, Y1; \
-	VPSRAD    $24, Y1, Y1; \
-	VPSUBD    Y1, Y0, Y0; \
-	VPSRAD    $8, Y0, Y0; \
-	VPSLLD    $24, Y0, Y2; \
-	VPSRAD    $24, Y2, Y2; \
-	VPSUBD    Y2, Y0, Y0; \
-	VPSRAD    $8, Y0, Y0; \
-	VPMOVDB   Y1, OFF(SP); \
-	VPMOVDB   Y2, (OFF+8)(SP); \
-	VPMOVDB   Y0, (OFF+16)(SP)
+// at IDX (from R13) to OFF(SP): K4SUMDIGITS.
+#define M4DIGITS(IDX, OFF) K4SUMDIGITS((R13)IDX, OFF)
 
 // M4QUAD(K) splits quad K's nibbles as Q4W does (Z29 the nibble mask) and adds it times
 // the four rows' activations into Z0-Z7; M5QUAD(K) makes quad K of a Q5_K block ready
@@ -515,9 +438,9 @@ GLOBL gemmk4mperm<>(SB), RODATA|NOPTR, $64
 	VCVTDQ2PD     SLOY, Z2; \
 	VEXTRACTI64X4 $1, SLO, Y3; \
 	VCVTDQ2PD     Y3, Z3; \
-	VMULPD.BCST   gemmf64x256<>(SB), Z0, Z0; \
+	VMULPD.BCST   gf64x256<>(SB), Z0, Z0; \
 	VADDPD        Z2, Z0, Z0; \
-	VMULPD.BCST   gemmf64x256<>(SB), Z1, Z1; \
+	VMULPD.BCST   gf64x256<>(SB), Z1, Z1; \
 	VADDPD        Z3, Z1, Z1; \
 	VCVTPD2PS     Z0, Y0; \
 	VCVTPD2PS     Z1, Y1; \
@@ -531,16 +454,6 @@ GLOBL gemmk4mperm<>(SB), RODATA|NOPTR, $64
 	VADDPS        Z0, ACC, ACC
 
 #define K4NIBFIX(R) VPSRAVD Z25, R, R
-
-// M4SCALES(SC, OFF) writes the group's scales (its scale bytes at SC(R9)) to OFF(SP), as
-// the GEMV's K4SCALES, sub-block j's 16 at OFF+16j, through Z16.
-#define M4SCALES(SC, OFF) \
-	VPANDD     SC(R9), Z28, Z16; \
-	VMOVDQU32  Z16, OFF(SP); \
-	VPSRLW     $2, SC(R9), Z16; \
-	VPANDD     Z26, Z16, Z16; \
-	VPTERNLOGD $0xf8, (SC+128)(R9), Z30, Z16; \
-	VMOVDQU32  Z16, (OFF+64)(SP)
 
 // GEMMK4(QUAD, FIX, SC, BB) is the body of the Q4_K and Q5_K kernels: blocks of BB bytes
 // whose scale bytes start at SC (d and dmin 192 and 224 bytes on), QUAD(K) taking quad K
@@ -557,10 +470,10 @@ GLOBL gemmk4mperm<>(SB), RODATA|NOPTR, $64
 	MOVQ         ss+48(FP), R13; \
 	MOVQ         astride+56(FP), BX; \
 	LEAQ         (BX)(BX*2), R10; \
-	VPBROADCASTD gemmbytes30<>(SB), Z26; \
-	VMOVDQU32    gemmk4mperm<>(SB), Z27; \
-	VPBROADCASTD gemmbytes3f<>(SB), Z28; \
-	VPBROADCASTD gemmbytes0f<>(SB), Z30; \
+	VPBROADCASTD gbytes30<>(SB), Z26; \
+	VMOVDQU32    k4mperm<>(SB), Z27; \
+	VPBROADCASTD gbytes3f<>(SB), Z28; \
+	VPBROADCASTD gbytes0f<>(SB), Z30; \
 	VMOVUPS      (DI), Z21; \
 	VMOVUPS      (DI)(SI*1), Z22; \
 	VMOVUPS      (DI)(SI*2), Z23; \
@@ -570,7 +483,7 @@ k4block: \
 	M4DIGITS(ROW1, 160); \
 	M4DIGITS(ROW2, 192); \
 	M4DIGITS(ROW3, 224); \
-	M4SCALES(SC, 0); \
+	K4SCALES(SC, (R9), 0, Z16, Z30); \
 	VPXORD       Z8, Z8, Z8; \
 	VPXORD       Z9, Z9, Z9; \
 	VPXORD       Z10, Z10, Z10; \
@@ -587,13 +500,7 @@ k4block: \
 	M4SUB(QUAD, 5); \
 	M4SUB(QUAD, 6); \
 	M4SUB(QUAD, 7); \
-	VPANDD       (SC+64)(R9), Z28, Z19; \
-	VPERMB       Z19, Z27, Z19; \
-	VPSRLW       $2, (SC+64)(R9), Z20; \
-	VPANDD       Z26, Z20, Z20; \
-	VPSRLW       $4, (SC+128)(R9), Z31; \
-	VPTERNLOGD   $0xf8, Z31, Z30, Z20; \
-	VPERMB       Z20, Z27, Z20; \
+	K4MINBYTES(SC, (R9), Z19, Z20, Z31, Z30); \
 	VCVTPH2PS    (SC+192)(R9), Z4; \
 	VCVTPH2PS    (SC+224)(R9), Z5; \
 	M4FIN(Z8, Y8, Z12, Y12, 128, Z21, ROW0, FIX); \
@@ -615,14 +522,14 @@ k4block: \
 
 // func gemmQ4_KAVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 TEXT ·gemmQ4_KAVX512(SB), NOSPLIT, $256-64
-	VMOVDQU32 gemmnibmask<>(SB), Z29
-	VMOVDQU32 gemmnibshift<>(SB), Z25
+	VMOVDQU32 gnibmask<>(SB), Z29
+	VMOVDQU32 gnibshift<>(SB), Z25
 	GEMMK4(M4QUAD, K4NIBFIX, 2048, 2304)
 
 // Q5_K: Q4_K's work with the quads made ready as Q5_0's, whose values (0..31, unsplit)
 // need no factor divided out.
 // func gemmQ5_KAVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 TEXT ·gemmQ5_KAVX512(SB), NOSPLIT, $256-64
-	VPBROADCASTD gemmbytes10<>(SB), Z29
+	VPBROADCASTD gbytes10<>(SB), Z29
 	VMOVDQU32    gemmq5shift<>(SB), Z25
 	GEMMK4(M5QUAD, NOFIX, 2560, 2816)
