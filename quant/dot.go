@@ -14,8 +14,8 @@ import (
 // Products of weights and quantized activations are exact integer sums; the float
 // arithmetic after them has one fixed order per output, so the result is deterministic and
 // the same for any m, any split of [o0, o1) and on every kernel (AVX-512, AVX2, Go): a GEMM
-// row is bitwise the GEMV of that row. From 4 rows of activations (8 for Q6_K, Q5_K, Q5_0
-// and Q5_1), every type runs a GEMM on AVX-512 VNNI CPUs (gemm_avx512_amd64.s: each quad of
+// row is bitwise the GEMV of that row. From 4 rows of activations (8 for Q6_K), every type
+// runs a GEMM on AVX-512 VNNI CPUs (gemm_avx512_amd64.s: each quad of
 // weights made ready once for four rows), fewer rows and other CPUs the GEMV kernel once
 // per row. The reference loops, with qa, da the activation block's values and scale:
 //

@@ -35,8 +35,8 @@ type gemmKernel func(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, 
 // its span of columns. From: BenchmarkGEMMPaths' medians of 5 rounds at medium's shapes
 // (docs/benchmarks/decode.md) put the Q8_0 and Q4_0 kernels at 1.15-2.3× the GEMV once per
 // row at M = 4 (0.81-2.46× in a more loaded round), Q4_K's at 1.56×, Q6_K's at 0.92-0.99×
-// at M = 4 and 1.3× at M = 8; the Q5 types' at 0.74-1.11× at M = 4 and 1.05-1.62× at M =
-// 8. Span: a group's weights of a span (17 KiB of Q8_0, 9 KiB of Q4_0, 11 KiB of Q5_0, 12
+// at M = 4 and 1.3× at M = 8; the Q5 types' (which prefetch their weights, as the GEMVs
+// do) at 1.31-2.21× at M = 4, 0.57-0.71× without the prefetch. Span: a group's weights of a span (17 KiB of Q8_0, 9 KiB of Q4_0, 11 KiB of Q5_0, 12
 // KiB of Q5_1, 13.5 KiB of Q4_K and Q5_K, 13 KiB of Q6_K) stay in L1 while every row of x
 // passes over them, and the rows' activations of it (2.3-3.4 KiB a row, at most 435 KiB
 // for 128 rows) stay in L2 while every group passes over them.
@@ -52,9 +52,9 @@ var avx512GEMMs = map[dtype.DType]gemmType{
 	dtype.Q4_0: {gemmQ4_0AVX512, 4, 32},
 	dtype.Q4_K: {gemmQ4_KAVX512, 4, 6},
 	dtype.Q6_K: {gemmQ6_KAVX512, 8, 4},
-	dtype.Q5_K: {gemmQ5_KAVX512, 8, 5},
-	dtype.Q5_0: {gemmQ5_0AVX512, 8, 32},
-	dtype.Q5_1: {gemmQ5_1AVX512, 8, 32},
+	dtype.Q5_K: {gemmQ5_KAVX512, 4, 5},
+	dtype.Q5_0: {gemmQ5_0AVX512, 4, 32},
+	dtype.Q5_1: {gemmQ5_1AVX512, 4, 32},
 }
 
 // gemmRows rows of activations share each quad of weights a kernel makes ready.

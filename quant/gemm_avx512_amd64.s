@@ -93,6 +93,24 @@
 	VADDPS       Z21, LO, LO; \
 	VADDPS       LO, ACC, ACC
 
+// Q5PF(BB) prefetches the Q5_0 or Q5_1 block four blocks ahead (BB bytes a block), K5PF(J)
+// an eighth of the Q5_K super-block four ahead at its sub-block J, as the GEMVs do; NOPF
+// nothing. Where M is small each weight byte serves one or two tiles, and without them the
+// GEMM waits on the weights' stream (0.6-0.8× the GEMV at M = 4, 1.4-3× with them:
+// docs/benchmarks/decode.md).
+#define NOPF(X)
+#define Q5PF(BB) PF384(4*(BB))
+#define K5PF(J) PF384(4*2816+352*(J))
+
+// PF384(OFF) prefetches the six cache lines of [OFF, OFF+384) of the block.
+#define PF384(OFF) \
+	PREFETCHT0 (OFF)(R9); \
+	PREFETCHT0 (OFF+64)(R9); \
+	PREFETCHT0 (OFF+128)(R9); \
+	PREFETCHT0 (OFF+192)(R9); \
+	PREFETCHT0 (OFF+256)(R9); \
+	PREFETCHT0 (OFF+320)(R9)
+
 #define NIBFIX(R) VPSRAVD Z27, R, R
 #define NOFIX(R)
 
@@ -109,7 +127,7 @@
 
 // GEMM(W, TERM, BB, D) is a kernel's body for blocks of BB bytes whose scales are at D in
 // the block, W making its quads ready and TERM adding a row's term.
-#define GEMM(W, TERM, BB, D) \
+#define GEMM(W, TERM, BB, D, PF) \
 	MOVQ      y+0(FP), DI; \
 	MOVQ      ystride+8(FP), SI; \
 	SHLQ      $2, SI; \
@@ -126,6 +144,7 @@
 	VMOVUPS   (DI)(SI*2), Z10; \
 	VMOVUPS   (DI)(R15*1), Z11; \
 block: \
+	PF(BB); \
 	VPXORD    Z0, Z0, Z0; \
 	VPXORD    Z1, Z1, Z1; \
 	VPXORD    Z2, Z2, Z2; \
@@ -163,13 +182,13 @@ block: \
 // func gemmQ8_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 TEXT ·gemmQ8_0AVX512(SB), NOSPLIT, $0-64
 	VPBROADCASTD gbytes80<>(SB), Z28
-	GEMM(Q8W, Q8TERM, 544, 512)
+	GEMM(Q8W, Q8TERM, 544, 512, NOPF)
 
 // func gemmQ4_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 TEXT ·gemmQ4_0AVX512(SB), NOSPLIT, $0-64
 	VMOVDQU32 gnibmask<>(SB), Z28
 	VMOVDQU32 gnibshift<>(SB), Z27
-	GEMM(Q4W, Q4TERM, 288, 256)
+	GEMM(Q4W, Q4TERM, 288, 256, NOPF)
 
 // The word shifts of Q5READY: 0 in words 0-15, 4 in 16-31.
 DATA gemmq5shift<>+0(SB)/8, $0
@@ -190,12 +209,12 @@ GLOBL gemmq5shift<>(SB), RODATA|NOPTR, $64
 // func gemmQ5_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 TEXT ·gemmQ5_0AVX512(SB), NOSPLIT, $0-64
 	Q5CONST
-	GEMM(Q5W, Q50TERM, 352, 320)
+	GEMM(Q5W, Q50TERM, 352, 320, Q5PF)
 
 // func gemmQ5_1AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 TEXT ·gemmQ5_1AVX512(SB), NOSPLIT, $0-64
 	Q5CONST
-	GEMM(Q5W, M51TERM, 384, 320)
+	GEMM(Q5W, M51TERM, 384, 320, Q5PF)
 
 // Q6_K: per 16-value group S of a super-block, the quads made ready as the GEMV kernel's
 // Q6QUAD does (nibbles split, high bits rotated in: seven instructions a quad, shared by
@@ -394,7 +413,8 @@ m6block:
 	VPMULLD Z18, HI, HI; \
 	VPADDD  HI, SHI, SHI
 
-#define M4SUB(QUAD, J) \
+#define M4SUB(QUAD, PF, J) \
+	PF(J); \
 	VPXORD    Z0, Z0, Z0; \
 	VPXORD    Z1, Z1, Z1; \
 	VPXORD    Z2, Z2, Z2; \
@@ -455,10 +475,10 @@ m6block:
 
 #define K4NIBFIX(R) VPSRAVD Z25, R, R
 
-// GEMMK4(QUAD, FIX, SC, BB) is the body of the Q4_K and Q5_K kernels: blocks of BB bytes
-// whose scale bytes start at SC (d and dmin 192 and 224 bytes on), QUAD(K) taking quad K
-// and FIX the nibbles' factor out.
-#define GEMMK4(QUAD, FIX, SC, BB) \
+// GEMMK4(QUAD, FIX, PF, SC, BB) is the body of the Q4_K and Q5_K kernels: blocks of BB
+// bytes whose scale bytes start at SC (d and dmin 192 and 224 bytes on), QUAD(K) taking
+// quad K, FIX the nibbles' factor out and PF(J) prefetching ahead at sub-block J.
+#define GEMMK4(QUAD, FIX, PF, SC, BB) \
 	MOVQ         y+0(FP), DI; \
 	MOVQ         ystride+8(FP), SI; \
 	SHLQ         $2, SI; \
@@ -492,14 +512,14 @@ k4block: \
 	VPXORD       Z13, Z13, Z13; \
 	VPXORD       Z14, Z14, Z14; \
 	VPXORD       Z15, Z15, Z15; \
-	M4SUB(QUAD, 0); \
-	M4SUB(QUAD, 1); \
-	M4SUB(QUAD, 2); \
-	M4SUB(QUAD, 3); \
-	M4SUB(QUAD, 4); \
-	M4SUB(QUAD, 5); \
-	M4SUB(QUAD, 6); \
-	M4SUB(QUAD, 7); \
+	M4SUB(QUAD, PF, 0); \
+	M4SUB(QUAD, PF, 1); \
+	M4SUB(QUAD, PF, 2); \
+	M4SUB(QUAD, PF, 3); \
+	M4SUB(QUAD, PF, 4); \
+	M4SUB(QUAD, PF, 5); \
+	M4SUB(QUAD, PF, 6); \
+	M4SUB(QUAD, PF, 7); \
 	K4MINBYTES(SC, (R9), Z19, Z20, Z31, Z30); \
 	VCVTPH2PS    (SC+192)(R9), Z4; \
 	VCVTPH2PS    (SC+224)(R9), Z5; \
@@ -524,7 +544,7 @@ k4block: \
 TEXT ·gemmQ4_KAVX512(SB), NOSPLIT, $256-64
 	VMOVDQU32 gnibmask<>(SB), Z29
 	VMOVDQU32 gnibshift<>(SB), Z25
-	GEMMK4(M4QUAD, K4NIBFIX, 2048, 2304)
+	GEMMK4(M4QUAD, K4NIBFIX, NOPF, 2048, 2304)
 
 // Q5_K: Q4_K's work with the quads made ready as Q5_0's, whose values (0..31, unsplit)
 // need no factor divided out.
@@ -532,4 +552,4 @@ TEXT ·gemmQ4_KAVX512(SB), NOSPLIT, $256-64
 TEXT ·gemmQ5_KAVX512(SB), NOSPLIT, $256-64
 	VPBROADCASTD gbytes10<>(SB), Z29
 	VMOVDQU32    gemmq5shift<>(SB), Z25
-	GEMMK4(M5QUAD, NOFIX, 2560, 2816)
+	GEMMK4(M5QUAD, NOFIX, K5PF, 2560, 2816)
