@@ -26,7 +26,6 @@
 // Z16/Z17 the quad, Z18, Z19, Z21 temps, Z20 the group's dw, Z26 0x10 bytes, Z27 the
 // nibbles' shifts, Z28 the byte mask.
 
-
 // Q8W(K, T) makes quad K's 64 bytes unsigned (w + 128) in T; Q4W(K, T) splits quad K's 32
 // bytes of nibbles into T (rows 0-7 low, 16 times rows 8-15 high).
 #define Q8W(K, T) VPXORD (64*(K))(R9), Z28, T
@@ -96,7 +95,7 @@
 // Q5PF(BB) prefetches the Q5_0 or Q5_1 block four blocks ahead (BB bytes a block), K5PF(J)
 // an eighth of the Q5_K super-block four ahead at its sub-block J, as the GEMVs do; NOPF
 // nothing. Where M is small each weight byte serves one or two tiles, and without them the
-// GEMM waits on the weights' stream (0.6-0.8× the GEMV at M = 4, 1.4-3× with them:
+// GEMM waits on the weights' stream (0.4-0.7× the GEMV at M = 4, 1.3-2.2× with them:
 // docs/benchmarks/decode.md).
 #define NOPF(X)
 #define Q5PF(BB) PF384(4*(BB))
@@ -125,8 +124,8 @@
 #define ROW2 (BX*2)
 #define ROW3 (R10*1)
 
-// GEMM(W, TERM, BB, D) is a kernel's body for blocks of BB bytes whose scales are at D in
-// the block, W making its quads ready and TERM adding a row's term.
+// GEMM(W, TERM, BB, D, PF) is a kernel's body for blocks of BB bytes whose scales are at D
+// in the block, W making its quads ready, TERM adding a row's term and PF(BB) prefetching.
 #define GEMM(W, TERM, BB, D, PF) \
 	MOVQ      y+0(FP), DI; \
 	MOVQ      ystride+8(FP), SI; \
