@@ -79,18 +79,23 @@ func Score(logit, temperature float32, seed, pos uint64, id int32) float64 {
 //
 //	best := −Inf; for i := range logits { if s := Score(logits[i], …, v0+i); s > best { best, id = s, v0+i } }
 //
-// It takes the two logarithms of a token's noise only where the token may win: noise of
-// a draw u ≤ uncertain is below gumbelUncertain, so a token whose logit/T trails the best
-// score by more than that needs its draw alone; and it computes each Philox block once
-// for its four tokens.
+// It takes the two logarithms of a token's noise only where the token may win
+// (mayWin: a token whose logit/T trails the best score so far by a gap needs a draw
+// whose noise exceeds that gap, which its draw alone rules out for most tokens), and it
+// computes each Philox block once for its four tokens.
 func (r *RowSampler) Winner(logits []float32, v0 int) (Candidate, error) {
+	win, _, err := r.winner(logits, v0)
+	return win, err
+}
+
+// winner is Winner, also counting the tokens whose noise it computed.
+func (r *RowSampler) winner(logits []float32, v0 int) (win Candidate, noised int, err error) {
 	if err := checkShard("gumbel-max", logits, v0); err != nil {
-		return Candidate{}, err
+		return Candidate{}, 0, err
 	}
 	if len(logits) == 0 || !(r.Temperature > 0) {
-		return Candidate{}, fmt.Errorf("layers: gumbel-max: %d logits at temperature %v: want some, above 0", len(logits), r.Temperature)
+		return Candidate{}, 0, fmt.Errorf("layers: gumbel-max: %d logits at temperature %v: want some, above 0", len(logits), r.Temperature)
 	}
-	const uncertain, gumbelUncertain = 0.999, 6.91 // −log(−log 0.999) = 6.9068
 	t := float64(r.Temperature)
 	win, best := Candidate{logits[0], int32(v0)}, math.Inf(-1)
 	var block [4]uint32
@@ -104,14 +109,15 @@ func (r *RowSampler) Winner(logits []float32, v0 int) (Candidate, error) {
 			block, blockOf = philoxBlock(r.Seed, r.Pos, id), id>>2
 		}
 		x, u := float64(l)/t, unit(block[id&3])
-		if x+gumbelUncertain < best && u <= uncertain {
-			continue // its score is below x + gumbelUncertain
+		if !mayWin(x, u, best) {
+			continue
 		}
+		noised++
 		if s := x + gumbel(u); s > best {
 			win, best = Candidate{l, id}, s
 		}
 	}
-	return win, nil
+	return win, noised, nil
 }
 
 // ShardLogSumExpAt is ShardLogSumExp at a temperature: the shard's largest logit m and
