@@ -53,6 +53,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 // serveOptions are serve's flags beyond the engine's config.
 type serveOptions struct {
 	host, servedName, chatTemplate string
+	cpuProfile                     string // --cpuprofile: the server's CPU profile, written at shutdown
 	port                           int
 	shutdownTimeout                time.Duration
 	srv                            server.Config
@@ -60,11 +61,20 @@ type serveOptions struct {
 }
 
 // serveUntil serves until ctx ends.
-func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func serveUntil(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	cfg, opt, err := parseServeFlags(args, stderr)
 	if err != nil {
 		return err
 	}
+	stopProfile, err := startCPUProfile(opt.cpuProfile)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer func() {
+		if perr := stopProfile(); perr != nil {
+			err = errors.Join(err, fmt.Errorf("serve: %w", perr))
+		}
+	}()
 	ln, err := net.Listen("tcp", net.JoinHostPort(opt.host, strconv.Itoa(opt.port)))
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -151,6 +161,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.DurationVar(&opt.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM/SIGINT, how long requests in flight may take to finish before they are ended")
 	fs.DurationVar(&opt.srv.PingInterval, "ping-interval", server.DefaultPingInterval, "send \": ping\" on a stream silent this long (a long prefill); negative: never")
 	fs.DurationVar(&opt.srv.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "how long a write to a client may make no progress (a client that stopped reading its stream) before the connection is closed and its generation cancelled, freeing its KV cache; negative: never")
+	cpuProfileFlag(fs, &opt.cpuProfile)
 	fs.StringVar(&opt.chatTemplate, "chat-template", "", "a Jinja chat template `FILE` (default: the model's own, else a plain one)")
 	fs.IntVar(&ef.cfg.MaxBatchTokens, "max-batch-tokens", serveMaxBatchTokens, "tokens per step at most: decode tokens first, then prompt chunks fill the rest, in one forward pass (0: the engine's default, 2048)")
 	fs.IntVar(&ef.cfg.MaxBatchTokens, "max-num-batched-tokens", serveMaxBatchTokens, "vLLM's name of --max-batch-tokens")

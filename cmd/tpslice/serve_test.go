@@ -130,6 +130,18 @@ func (srv servedCLI) stop(t *testing.T) {
 	require.Contains(t, srv.stderr.String(), "tpslice: stopped")
 }
 
+// TestServeCPUProfile: --cpuprofile writes the server's CPU profile (pprof's gzipped
+// protocol buffer) when it stops.
+func TestServeCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	srv := startServe(t, "--model", "tiny", "--port", "0", "--cpuprofile", path)
+	srv.stop(t)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Greater(t, len(b), 2)
+	require.Equal(t, []byte{0x1f, 0x8b}, b[:2], "a gzipped profile")
+}
+
 func TestServeBadFlags(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -146,6 +158,7 @@ func TestServeBadFlags(t *testing.T) {
 		{[]string{"--max-body-bytes", "12"}, "--max-body-bytes must be at least 1K, got 12"},
 		{[]string{"--write-timeout", "0"}, "--write-timeout must be > 0 (negative: never), got 0"},
 		{[]string{"--chat-template", "/nonexistent/chat.jinja"}, "--chat-template: open /nonexistent/chat.jinja"},
+		{[]string{"--cpuprofile", "/nonexistent/cpu.pprof", "--port", "0"}, "--cpuprofile: open /nonexistent/cpu.pprof"},
 		{[]string{"--fused", "magic"}, `--fused: unknown fused all-reduce variant "magic"`},
 		{[]string{"--fused-select", "fastest"}, `--fused-select: want comm or tuned, got "fastest"`},
 		{[]string{"--model", "tiny", "--tp", "3", "--port", "0"}, "cannot shard over 3 ranks"},
