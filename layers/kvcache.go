@@ -89,7 +89,8 @@ type PagedKVCache struct {
 	k16, v16 [][]uint16  // bf16 or f16 storage
 }
 
-// NewPagedKVCache allocates host storage for cfg, zeroed.
+// NewPagedKVCache allocates host storage for cfg, zeroed and backed by memory at once
+// (populate), as a GPU's KV cache is.
 func NewPagedKVCache(cfg KVCacheConfig) (*PagedKVCache, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("layers: %w", err)
@@ -98,8 +99,12 @@ func NewPagedKVCache(cfg KVCacheConfig) (*PagedKVCache, error) {
 	for range cfg.Layers {
 		if cfg.ElemType() == dtype.F32 {
 			c.k, c.v = append(c.k, make([]float32, cfg.LayerLen())), append(c.v, make([]float32, cfg.LayerLen()))
+			populate(c.k[len(c.k)-1])
+			populate(c.v[len(c.v)-1])
 		} else {
 			c.k16, c.v16 = append(c.k16, make([]uint16, cfg.LayerLen())), append(c.v16, make([]uint16, cfg.LayerLen()))
+			populate(c.k16[len(c.k16)-1])
+			populate(c.v16[len(c.v16)-1])
 		}
 	}
 	return c, nil
