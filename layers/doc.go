@@ -20,6 +20,8 @@
 //     from a cos/sin table computed in float64 and rounded to f32.
 //   - PagedKVCache (Write, Gather) and Attention / AttentionRange: causal GQA attention for
 //     decode, prefill and mixed batches (Batch: a position and a block table per token).
+//     A new cache's pages are backed at once, as a GPU allocation is, so no step faults
+//     them in.
 //   - SwiGLU, SwiGLUMerged: silu(gate)·up.
 //   - Embedding: the lookup of one vocab shard (quantized rows dequantized), zeros for ids
 //     other shards own.
@@ -28,6 +30,8 @@
 //   - RowSampler (Apply, Winner, Propose), Philox4x32, Gumbel: a rank's part of sampling a
 //     row on its shard: the logit adjustments, then the Gumbel-max winner under noise keyed
 //     by (seed, position, global token id), or the best candidates and the softmax terms.
+//     The winner takes the noise's logarithms only of the tokens whose draw leaves them a
+//     chance against the best score so far, exactly.
 //
 // Every reduction has one fixed order, stated in the kernel's doc comment as a reference
 // loop: Lanes (8) partial sums, element i into partial sum i%8 in increasing i, each product
