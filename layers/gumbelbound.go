@@ -31,10 +31,9 @@ const gapMargin = 1e-9
 // mayWin reports whether a token of scaled logit x and draw u may score above best,
 // that is x + gumbel(u) > best, without taking gumbel's two logarithms where its draw
 // rules it out: with the gap best − x at least k·gapStep, a draw u ≤ gumbelBelow[k] has
-// gumbel(u) < k·gapStep and so a score of at most x + k·gapStep ≤ best (the winner's
-// must be above best). It never
-// rules out a token that would win (a false true only costs the logarithms), so the
-// winner is the plain loop's, bit for bit.
+// gumbel(u) < k·gapStep and so a score of at most x + k·gapStep ≤ best, and a winner's
+// is above best. It never rules out a token that would win (a false true only costs
+// the logarithms), so the winner is the plain loop's, bit for bit.
 func mayWin(x, u, best float64) bool {
 	gap := best - x
 	if !(gap > 0) { // x ahead of best (or best −Inf): it may win whatever its draw
