@@ -224,37 +224,6 @@ func runGraphCalls(spec *procSpec, c *Communicator, ranks []*Rank, mem device.Pe
 	return hashes, nil
 }
 
-// connBoot is a rank process's Bootstrap: the all-gather goes through the driver.
-type connBoot struct {
-	conn       *ipc.Conn
-	rank, size int
-}
-
-func (b *connBoot) Rank() int { return b.rank }
-func (b *connBoot) Size() int { return b.size }
-func (b *connBoot) AllGather(mine []device.IPCHandle) ([][]device.IPCHandle, error) {
-	return ipc.GatherHandles(b.conn, b.rank, b.size, mine)
-}
-
-// relayBoot is the driver's Bootstrap as rank 0: it relays the all-gather among the rank
-// processes (conns[r], nil for itself) and keeps the set.
-type relayBoot struct{ conns []*ipc.Conn }
-
-func (b *relayBoot) Rank() int { return 0 }
-func (b *relayBoot) Size() int { return len(b.conns) }
-func (b *relayBoot) AllGather(mine []device.IPCHandle) ([][]device.IPCHandle, error) {
-	all, err := ipc.RelayGather(b.conns, [][]device.IPCHandle{mine})
-	if err != nil {
-		return nil, err
-	}
-	own := make([]device.IPCHandle, len(mine)) // the caller closes mine itself
-	for i, h := range mine {
-		own[i], own[i].File = h, nil
-	}
-	all[0] = own
-	return all, nil
-}
-
 // TestMain lets the test binary play a rank process (testutil.ChildCommand).
 func TestMain(m *testing.M) {
 	if role := testutil.ChildRole(); role != "" {
@@ -288,7 +257,7 @@ func runRankProcess(role string) error {
 		return err
 	}
 	defer node.Close()
-	c, err := Join(node, spec.config(nil), &connBoot{conn: conn, rank: rank, size: spec.N})
+	c, err := Join(node, spec.config(nil), ipc.RankBootstrap{Conn: conn, Index: rank, World: spec.N})
 	if err != nil {
 		return err
 	}
@@ -393,7 +362,7 @@ func startGroup(t testing.TB, spec *procSpec, roles map[int]string) *procGroup {
 	node, err := spec.node()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = node.Close() })
-	c, err := Join(node, spec.config(nil), &relayBoot{conns: g.conns})
+	c, err := Join(node, spec.config(nil), ipc.DriverBootstrap{Conns: g.conns})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() }) // a failed test's too: the next one checks for mappings
 	g.c = c

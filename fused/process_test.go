@@ -97,36 +97,6 @@ func runFused(ranks []*comm.Rank) (map[int][]uint64, error) {
 	return hashes, nil
 }
 
-// rankBoot is a rank process's Bootstrap through the driver; driverBoot the driver's as
-// rank 0.
-type rankBoot struct {
-	conn       *ipc.Conn
-	rank, size int
-}
-
-func (b rankBoot) Rank() int { return b.rank }
-func (b rankBoot) Size() int { return b.size }
-func (b rankBoot) AllGather(mine []device.IPCHandle) ([][]device.IPCHandle, error) {
-	return ipc.GatherHandles(b.conn, b.rank, b.size, mine)
-}
-
-type driverBoot struct{ conns []*ipc.Conn }
-
-func (b driverBoot) Rank() int { return 0 }
-func (b driverBoot) Size() int { return len(b.conns) }
-func (b driverBoot) AllGather(mine []device.IPCHandle) ([][]device.IPCHandle, error) {
-	all, err := ipc.RelayGather(b.conns, [][]device.IPCHandle{mine})
-	if err != nil {
-		return nil, err
-	}
-	own := make([]device.IPCHandle, len(mine)) // the caller closes mine itself
-	for i, h := range mine {
-		own[i], own[i].File = h, nil
-	}
-	all[0] = own
-	return all, nil
-}
-
 // TestMain lets the test binary play a rank process (testutil.ChildCommand).
 func TestMain(m *testing.M) {
 	if testutil.ChildRole() != "" {
@@ -155,7 +125,7 @@ func runRankProcess() error {
 		return err
 	}
 	defer node.Close()
-	c, err := comm.Join(node, processConfig(nil), rankBoot{conn: conn, rank: rank, size: n})
+	c, err := comm.Join(node, processConfig(nil), ipc.RankBootstrap{Conn: conn, Index: rank, World: n})
 	if err != nil {
 		return err
 	}
@@ -213,7 +183,7 @@ func TestProcessFusedVariants(t *testing.T) {
 			pnode, err := processNode(n)
 			require.NoError(t, err)
 			defer pnode.Close()
-			c, err := comm.Join(pnode, processConfig(nil), driverBoot{conns: conns})
+			c, err := comm.Join(pnode, processConfig(nil), ipc.DriverBootstrap{Conns: conns})
 			require.NoError(t, err)
 			defer c.Close()
 			got, err := runFused([]*comm.Rank{c.Rank(0)})
