@@ -47,27 +47,29 @@ func (p *simplePrims) beginChunk(pieces int) {
 	}
 }
 
-func (p *simplePrims) ready(st *step) (bool, error) {
+func (p *simplePrims) ready(st *step) (bool, stall, error) {
 	if st.word == lockstep {
-		return true, nil // the barrier that ended the step before brought the data
+		return true, stall{}, nil // the barrier that ended the step before brought the data
 	}
 	want := p.base[st.word] + p.ran[st.word] + 1
 	for _, l := range st.from.l[:st.from.n] {
-		if ok, err := p.arrived(l.peer, st.word, want, st.reduce); !ok || err != nil {
-			return false, err
+		flag := p.cl.treeFlag(l.peer, p.b, st.word)
+		f := atomic.LoadUint32(flag)
+		if ok, err := p.arrived(l.peer, st.word, f, want, st.reduce); !ok || err != nil {
+			return false, stall{word: flag, held: f}, err
 		}
 	}
-	return true, nil
+	return true, stall{}, nil
 }
 
-// arrived reports whether peer's flag word has reached want. A legitimate flag lies in
-// [base, base+pieces]: nobody leaves a chunk before its peers in the tree have seen all its
-// parts. A child (whose partial sums this rank reduces) is in this call when its flag has
-// arrived: it needs this rank's sums to leave it; a parent may already be in the next one.
-func (p *simplePrims) arrived(peer, word int, want uint32, child bool) (bool, error) {
+// arrived reports whether peer's flag word, which holds f, has reached want. A legitimate
+// flag lies in [base, base+pieces]: nobody leaves a chunk before its peers in the tree have
+// seen all its parts. A child (whose partial sums this rank reduces) is in this call when
+// its flag has arrived: it needs this rank's sums to leave it; a parent may already be in
+// the next one.
+func (p *simplePrims) arrived(peer, word int, f, want uint32, child bool) (bool, error) {
 	cl := p.cl
 	base := p.base[word]
-	f := atomic.LoadUint32(cl.treeFlag(peer, p.b, word))
 	if f-base > p.pieces {
 		if e := atomic.LoadUint32(cl.enteredWord(peer, p.b)); e != p.entered {
 			return false, cl.skipped(peer, e)
@@ -175,7 +177,8 @@ func (p *simplePrims) endChunk() error {
 	}
 	acked := func() (bool, error) {
 		for _, a := range acks[:n] {
-			if ok, err := p.arrived(a.peer, a.word, a.want, false); !ok || err != nil {
+			f := atomic.LoadUint32(cl.treeFlag(a.peer, b, a.word))
+			if ok, err := p.arrived(a.peer, a.word, f, a.want, false); !ok || err != nil {
 				return false, err
 			}
 		}

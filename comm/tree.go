@@ -86,6 +86,13 @@ type treeState struct {
 	whole    int // pieces both trees have broadcast
 	t        [2]treeCursor
 	steps    *[2][2]step // per tree, its next steps up and down (treeSteps, moveTo)
+	// waiting lists the steps that may run but for their sources, as the last pass over
+	// the steps found them, and what each waits on; nothing moves until one of them can.
+	waiting [4]struct {
+		st    *step
+		stall stall
+	}
+	nwaiting int
 	done     func(x0, x1 int)
 }
 
@@ -131,6 +138,7 @@ func (cl *call) treeReduce(b device.Block, off, lo, hi, unit int, out func(x int
 	pr.treeLinked = true
 	for s.t[0].downAt < s.pieces || s.t[1].downAt < s.pieces {
 		moved := false
+		s.nwaiting = 0
 		for t := range s.t {
 			for _, down := range [2]bool{false, true} {
 				st, ok := s.step(t, down)
@@ -140,11 +148,13 @@ func (cl *call) treeReduce(b device.Block, off, lo, hi, unit int, out func(x int
 				for ; !down && s.begun <= s.t[t].upAt; s.begun++ {
 					p.beginPiece() // numbered before its data is looked for
 				}
-				ready, err := p.ready(st)
+				ready, stall, err := p.ready(st)
 				if err != nil {
 					return cl.fail(fmt.Errorf("%s: %w", cl.locate(b, treeWhat), err))
 				}
 				if !ready {
+					s.waiting[s.nwaiting].st, s.waiting[s.nwaiting].stall = st, stall
+					s.nwaiting++
 					continue
 				}
 				if err := s.run(t, down, st); err != nil {
@@ -244,15 +254,17 @@ func (s *treeState) run(t int, down bool, st *step) error {
 	return nil
 }
 
-// anyReady reports whether some step can run, or must report an error.
+// anyReady reports whether a waiting step may run now, or must report an error: it polls
+// only the steps that the last pass found waiting, each by its stall's one word where the
+// protocol left one, for on 2 cores every poll's cost lengthens every hop of the tree.
 func (s *treeState) anyReady() bool {
-	for t := range s.t {
-		for _, down := range [2]bool{false, true} {
-			if st, ok := s.step(t, down); ok {
-				if ready, err := s.p.ready(st); ready || err != nil {
-					return true
-				}
+	for _, w := range s.waiting[:s.nwaiting] {
+		if w.stall.word != nil {
+			if w.stall.changed() {
+				return true
 			}
+		} else if ready, _, err := s.p.ready(w.st); ready || err != nil {
+			return true
 		}
 	}
 	return false
