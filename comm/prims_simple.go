@@ -53,36 +53,36 @@ func (p *simplePrims) ready(st *step) (bool, stall, error) {
 	}
 	want := p.base[st.word] + p.ran[st.word] + 1
 	for _, l := range st.from.l[:st.from.n] {
-		flag := p.cl.treeFlag(l.peer, p.b, st.word)
-		f := atomic.LoadUint32(flag)
-		if ok, err := p.arrived(l.peer, st.word, f, want, st.reduce); !ok || err != nil {
-			return false, stall{word: flag, held: f}, err
+		if ok, s, err := p.arrived(l.peer, st.word, want, st.reduce); !ok || err != nil {
+			return false, s, err
 		}
 	}
 	return true, stall{}, nil
 }
 
-// arrived reports whether peer's flag word, which holds f, has reached want. A legitimate
-// flag lies in [base, base+pieces]: nobody leaves a chunk before its peers in the tree have
-// seen all its parts. A child (whose partial sums this rank reduces) is in this call when
-// its flag has arrived: it needs this rank's sums to leave it; a parent may already be in
-// the next one.
-func (p *simplePrims) arrived(peer, word int, f, want uint32, child bool) (bool, error) {
+// arrived reports whether peer's flag word has reached want, and where it has not, the
+// word's stall. A legitimate flag lies in [base, base+pieces]: nobody leaves a chunk
+// before its peers in the tree have seen all its parts. A child (whose partial sums this
+// rank reduces) is in this call when its flag has arrived: it needs this rank's sums to
+// leave it; a parent may already be in the next one.
+func (p *simplePrims) arrived(peer, word int, want uint32, child bool) (bool, stall, error) {
 	cl := p.cl
 	base := p.base[word]
+	flag := cl.treeFlag(peer, p.b, word)
+	f := atomic.LoadUint32(flag)
 	if f-base > p.pieces {
 		if e := atomic.LoadUint32(cl.enteredWord(peer, p.b)); e != p.entered {
-			return false, cl.skipped(peer, e)
+			return false, stall{}, cl.skipped(peer, e)
 		}
-		return false, fmt.Errorf("rank %d wrote %#x into its tree flag, rank %d waits for %#x: %w", peer, f, cl.r.rank, want, ErrCorruptFlag)
+		return false, stall{}, fmt.Errorf("rank %d wrote %#x into its tree flag, rank %d waits for %#x: %w", peer, f, cl.r.rank, want, ErrCorruptFlag)
 	}
 	if int32(f-want) < 0 {
-		return false, nil
+		return false, stall{word: flag, held: f}, nil
 	}
 	if e := atomic.LoadUint32(cl.enteredWord(peer, p.b)); child && e != p.entered {
-		return false, cl.skipped(peer, e)
+		return false, stall{}, cl.skipped(peer, e)
 	}
-	return true, nil
+	return true, stall{}, nil
 }
 
 func (p *simplePrims) run(st *step) error {
@@ -175,24 +175,23 @@ func (p *simplePrims) endChunk() error {
 			n++
 		}
 	}
-	acked := func() (bool, error) {
+	acked := func() (bool, stall, error) {
 		for _, a := range acks[:n] {
-			f := atomic.LoadUint32(cl.treeFlag(a.peer, b, a.word))
-			if ok, err := p.arrived(a.peer, a.word, f, a.want, false); !ok || err != nil {
-				return false, err
+			if ok, s, err := p.arrived(a.peer, a.word, a.want, false); !ok || err != nil {
+				return false, s, err
 			}
 		}
-		return true, nil
+		return true, stall{}, nil
 	}
 	for {
-		ok, err := acked()
+		ok, s, err := acked()
 		if err != nil {
 			return cl.fail(fmt.Errorf("%s: %w", cl.locate(b, treeAckWhat), err))
 		}
 		if ok {
 			break
 		}
-		if err := cl.wait(b, treeAckWhat, func() bool { ok, err := acked(); return ok || err != nil }, nil); err != nil {
+		if err := cl.wait(b, treeAckWhat, s.changed, nil); err != nil {
 			return cl.waitError(b, treeAckWhat, cl.notEntered(b, cl.treeNeighbours()...), err)
 		}
 	}
