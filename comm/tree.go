@@ -80,7 +80,7 @@ type treeState struct {
 	lo, hi int // the block's share of the chunk
 	piece  int // elements per piece
 	pieces int
-	// inFlight is the protocol's (prims.inFlight), read once: every poll asks it.
+	// inFlight is the protocol's (prims.inFlight), read once: every pass asks it.
 	inFlight int
 	begun    int // pieces begun
 	whole    int // pieces both trees have broadcast
