@@ -34,7 +34,7 @@ type prims interface {
 	// ready reports whether st can run without waiting: the data of its sources has
 	// arrived. It fails on a flag that no peer writes there, or a peer in another call.
 	// Where st waits on one flag word, ready also returns that word and what it held.
-	ready(st *step) (bool, stall, error)
+	ready(st *step) (bool, watch, error)
 	// run takes step st, waiting for its sources as long as the deadline allows. The step
 	// lives in the rank (blockPrims), not on the schedule's stack: a pointer passed through
 	// an interface moves a local to the heap.
@@ -63,19 +63,19 @@ type step struct {
 	what string // names the step in waits and errors
 }
 
-// A stall is the flag word that a step which cannot run waits on, and the value ready read
+// A watch is the flag word that a step which cannot run waits on, and the value ready read
 // there: until the word changes, the step stays as it was, so a waiter watches one word
 // with one atomic load instead of asking the protocol again. Under Simple a step waits on
 // its first source whose flag has not arrived; under LL and LL128 there is none (word nil:
 // a slot's flags are not one word), and the waiter asks ready.
-type stall struct {
+type watch struct {
 	word *uint32
 	held uint32
 }
 
 // changed reports whether the step may run now, or must report an error: the word it
 // waits on no longer holds what ready read there.
-func (s stall) changed() bool { return atomic.LoadUint32(s.word) != s.held }
+func (w watch) changed() bool { return atomic.LoadUint32(w.word) != w.held }
 
 // lockstep is step.word for a schedule whose ranks take each step together (the ring):
 // under Simple a rank may overwrite what it sent only once its receivers have read it.

@@ -53,19 +53,19 @@ func (p *flaggedPrims) packing(ext extent) (at, m int) {
 
 // ready reports whether every source's slot holds this piece's data, or a flag that run's
 // receive must report: a sender writes in order, so the slot's last element shows it. It
-// returns no stall (see stall).
-func (p *flaggedPrims) ready(st *step) (bool, stall, error) {
+// returns no watch (see watch).
+func (p *flaggedPrims) ready(st *step) (bool, watch, error) {
 	_, m := p.packing(st.ext)
 	if m == 0 {
-		return true, stall{}, nil
+		return true, watch{}, nil
 	}
 	for _, l := range st.from.l[:st.from.n] {
 		f := p.w.flagOf(p.cl.slotOf(p.pc, p.cl.r.rank, p.b, l.slot), m-1)
 		if f != p.pc.flag && staleFlag(f, p.pc.flag) {
-			return false, stall{}, nil
+			return false, watch{}, nil
 		}
 	}
-	return true, stall{}, nil
+	return true, watch{}, nil
 }
 
 func (p *flaggedPrims) run(st *step) error {

@@ -47,42 +47,42 @@ func (p *simplePrims) beginChunk(pieces int) {
 	}
 }
 
-func (p *simplePrims) ready(st *step) (bool, stall, error) {
+func (p *simplePrims) ready(st *step) (bool, watch, error) {
 	if st.word == lockstep {
-		return true, stall{}, nil // the barrier that ended the step before brought the data
+		return true, watch{}, nil // the barrier that ended the step before brought the data
 	}
 	want := p.base[st.word] + p.ran[st.word] + 1
 	for _, l := range st.from.l[:st.from.n] {
-		if ok, s, err := p.arrived(l.peer, st.word, want, st.reduce); !ok || err != nil {
-			return false, s, err
+		if ok, w, err := p.arrived(l.peer, st.word, want, st.reduce); !ok || err != nil {
+			return false, w, err
 		}
 	}
-	return true, stall{}, nil
+	return true, watch{}, nil
 }
 
 // arrived reports whether peer's flag word has reached want, and where it has not, the
-// word's stall. A legitimate flag lies in [base, base+pieces]: nobody leaves a chunk
+// word's watch. A legitimate flag lies in [base, base+pieces]: nobody leaves a chunk
 // before its peers in the tree have seen all its parts. A child (whose partial sums this
 // rank reduces) is in this call when its flag has arrived: it needs this rank's sums to
 // leave it; a parent may already be in the next one.
-func (p *simplePrims) arrived(peer, word int, want uint32, child bool) (bool, stall, error) {
+func (p *simplePrims) arrived(peer, word int, want uint32, child bool) (bool, watch, error) {
 	cl := p.cl
 	base := p.base[word]
 	flag := cl.treeFlag(peer, p.b, word)
 	f := atomic.LoadUint32(flag)
 	if f-base > p.pieces {
 		if e := atomic.LoadUint32(cl.enteredWord(peer, p.b)); e != p.entered {
-			return false, stall{}, cl.skipped(peer, e)
+			return false, watch{}, cl.skipped(peer, e)
 		}
-		return false, stall{}, fmt.Errorf("rank %d wrote %#x into its tree flag, rank %d waits for %#x: %w", peer, f, cl.r.rank, want, ErrCorruptFlag)
+		return false, watch{}, fmt.Errorf("rank %d wrote %#x into its tree flag, rank %d waits for %#x: %w", peer, f, cl.r.rank, want, ErrCorruptFlag)
 	}
 	if int32(f-want) < 0 {
-		return false, stall{word: flag, held: f}, nil
+		return false, watch{word: flag, held: f}, nil
 	}
 	if e := atomic.LoadUint32(cl.enteredWord(peer, p.b)); child && e != p.entered {
-		return false, stall{}, cl.skipped(peer, e)
+		return false, watch{}, cl.skipped(peer, e)
 	}
-	return true, stall{}, nil
+	return true, watch{}, nil
 }
 
 func (p *simplePrims) run(st *step) error {
@@ -175,23 +175,23 @@ func (p *simplePrims) endChunk() error {
 			n++
 		}
 	}
-	acked := func() (bool, stall, error) {
+	acked := func() (bool, watch, error) {
 		for _, a := range acks[:n] {
-			if ok, s, err := p.arrived(a.peer, a.word, a.want, false); !ok || err != nil {
-				return false, s, err
+			if ok, w, err := p.arrived(a.peer, a.word, a.want, false); !ok || err != nil {
+				return false, w, err
 			}
 		}
-		return true, stall{}, nil
+		return true, watch{}, nil
 	}
 	for {
-		ok, s, err := acked()
+		ok, w, err := acked()
 		if err != nil {
 			return cl.fail(fmt.Errorf("%s: %w", cl.locate(b, treeAckWhat), err))
 		}
 		if ok {
 			break
 		}
-		if err := cl.wait(b, treeAckWhat, s.changed, nil); err != nil {
+		if err := cl.wait(b, treeAckWhat, w.changed, nil); err != nil {
 			return cl.waitError(b, treeAckWhat, cl.notEntered(b, cl.treeNeighbours()...), err)
 		}
 	}

@@ -90,7 +90,7 @@ type treeState struct {
 	// the steps found them, and what each waits on; nothing moves until one of them can.
 	waiting [4]struct {
 		st    *step
-		stall stall
+		watch watch
 	}
 	nwaiting int
 	done     func(x0, x1 int)
@@ -148,12 +148,12 @@ func (cl *call) treeReduce(b device.Block, off, lo, hi, unit int, out func(x int
 				for ; !down && s.begun <= s.t[t].upAt; s.begun++ {
 					p.beginPiece() // numbered before its data is looked for
 				}
-				ready, stall, err := p.ready(st)
+				ready, watch, err := p.ready(st)
 				if err != nil {
 					return cl.fail(fmt.Errorf("%s: %w", cl.locate(b, treeWhat), err))
 				}
 				if !ready {
-					s.waiting[s.nwaiting].st, s.waiting[s.nwaiting].stall = st, stall
+					s.waiting[s.nwaiting].st, s.waiting[s.nwaiting].watch = st, watch
 					s.nwaiting++
 					continue
 				}
@@ -255,12 +255,12 @@ func (s *treeState) run(t int, down bool, st *step) error {
 }
 
 // anyReady reports whether a waiting step may run now, or must report an error: it polls
-// only the steps that the last pass found waiting, each by its stall's one word where the
+// only the steps that the last pass found waiting, each by its watch's one word where the
 // protocol left one, for on 2 cores every poll's cost lengthens every hop of the tree.
 func (s *treeState) anyReady() bool {
 	for _, w := range s.waiting[:s.nwaiting] {
-		if w.stall.word != nil {
-			if w.stall.changed() {
+		if w.watch.word != nil {
+			if w.watch.changed() {
 				return true
 			}
 		} else if ready, _, err := s.p.ready(w.st); ready || err != nil {
