@@ -148,12 +148,12 @@ func (cl *call) treeReduce(b device.Block, off, lo, hi, unit int, out func(x int
 				for ; !down && s.begun <= s.t[t].upAt; s.begun++ {
 					p.beginPiece() // numbered before its data is looked for
 				}
-				ready, watch, err := p.ready(st)
+				ready, w, err := p.ready(st)
 				if err != nil {
 					return cl.fail(fmt.Errorf("%s: %w", cl.locate(b, treeWhat), err))
 				}
 				if !ready {
-					s.waiting[s.nwaiting].st, s.waiting[s.nwaiting].watch = st, watch
+					s.waiting[s.nwaiting].st, s.waiting[s.nwaiting].watch = st, w
 					s.nwaiting++
 					continue
 				}
