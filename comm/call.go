@@ -249,7 +249,7 @@ func (cl *call) ahead() error {
 	var w descWords
 	for p := range cl.r.c.n {
 		if cl.r.publishedCall(p, next, &w) {
-			d, _ := w.decode()
+			d := w.decode()
 			return fmt.Errorf("comm: rank %d seq %d %v: rank %d already began seq %d %v, so it skipped seq %d",
 				cl.r.rank, cl.desc.seq, &cl.desc, p, next, &d, cl.desc.seq)
 		}
@@ -269,7 +269,7 @@ func (cl *call) mismatch() error {
 			cl.matched.Or(1 << p) // polls read a peer's slot once, not at every wake-up
 			continue
 		}
-		d, _ := w.decode()
+		d := w.decode()
 		return fmt.Errorf("comm: collective mismatch at seq %d: rank %d issued %v, rank %d issued %v",
 			cl.desc.seq, cl.r.rank, &cl.desc, p, &d)
 	}

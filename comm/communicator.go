@@ -414,12 +414,7 @@ func (c *Communicator) MarkExited(p int) error {
 		return nil // nothing waits any more
 	}
 	ctl := c.local[0].peers[p].ctl
-	var w descWords
-	seq := uint64(0)
-	if loadSlot(ctl[ctlLast:], &w) {
-		seq = w[slotSeq]
-	}
-	setFailed(ctl, failExited, seq)
+	setFailed(ctl, failExited, atomic.LoadUint64(&ctl[ctlLast])&seqMask)
 	c.ringAll()
 	return nil
 }

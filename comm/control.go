@@ -22,7 +22,7 @@ const (
 	ctlBell      = 0  // device.SharedBellWords 32-bit words: the rank's waiters sleep here
 	ctlFailure   = 8  // the failure word (setFailed)
 	ctlMulticast = 16 // rank 0 only: the multicast object's two element counters
-	ctlLast      = 24 // the last-collective record, a descriptor slot
+	ctlLast      = 24 // the last-collective word (recordLast): its seq and state
 	ctlPublished = 32 // publishedDepth descriptor slots, the call of seq s in slot s mod depth
 	ctlWords     = ctlPublished + publishedDepth*slotWords
 )
@@ -43,9 +43,8 @@ const (
 // descWords is a descriptor slot's words as a reader copied them.
 type descWords [slotWords]uint64
 
-// encode writes the call's description (and the record's state, 0 for a published call)
-// into w, all but the version.
-func (d *callDesc) encode(w *descWords, state CallState) {
+// encode writes the call's description into w, all but the version.
+func (d *callDesc) encode(w *descWords) {
 	clear(w[:])
 	w[slotSeq] = d.seq
 	var name [8 * opWords]byte
@@ -55,12 +54,12 @@ func (d *callDesc) encode(w *descWords, state CallState) {
 			w[slotOp+i] |= uint64(name[8*i+j]) << (8 * j)
 		}
 	}
-	w[slotKind] = uint64(d.algo) | uint64(d.proto)<<8 | uint64(d.t)<<16 | uint64(state)<<24
+	w[slotKind] = uint64(d.algo) | uint64(d.proto)<<8 | uint64(d.t)<<16
 	w[slotCount] = uint64(d.count)
 }
 
-// decode is encode's inverse: the call and the state.
-func (w *descWords) decode() (callDesc, CallState) {
+// decode is encode's inverse.
+func (w *descWords) decode() callDesc {
 	var name [8 * opWords]byte
 	for i := range opWords {
 		for j := range 8 {
@@ -71,7 +70,7 @@ func (w *descWords) decode() (callDesc, CallState) {
 	return callDesc{
 		seq: w[slotSeq], op: strings.TrimRight(string(name[:]), "\x00"),
 		algo: Algo(k), proto: Proto(k >> 8), t: dtype.DType(k >> 16), count: int(w[slotCount]),
-	}, CallState(k >> 24)
+	}
 }
 
 // sameCall reports whether two slots describe the same call: the same op, algorithm,
@@ -166,10 +165,8 @@ func (v *peerView) failure(p int) error {
 	}
 	seq, code := w&seqMask, failCode(w>>56&0x7f)
 	last := "no collective started"
-	var d descWords
-	if loadSlot(v.ctl[ctlLast:], &d) {
-		desc, state := d.decode()
-		last = fmt.Sprintf("last collective seq %d %v, %v", desc.seq, &desc, state)
+	if d, state, ok := v.lastCall(); ok {
+		last = fmt.Sprintf("last collective seq %d %v, %v", d.seq, &d, state)
 	}
 	switch code {
 	case failExited:
@@ -207,19 +204,37 @@ func (b bell) WaitUntil(timeout time.Duration, aborted, ready func() bool) error
 }
 
 // publish writes the call's descriptor into this rank's control buffer, in its published
-// slot and as its last collective (Running).
+// slot, and records it as the rank's last collective (Running).
 func (cl *call) publish() {
 	ctl := cl.r.peers[cl.r.rank].ctl
-	cl.desc.encode(&cl.words, 0)
+	cl.desc.encode(&cl.words)
 	storeSlot(ctl[ctlPublished+int(cl.desc.seq%publishedDepth)*slotWords:], &cl.words)
 	cl.recordLast(Running)
 }
 
-// recordLast writes the call as this rank's last collective, in state.
+// The last-collective word: 0 before the rank's first call, else the call's state in the
+// top byte and its sequence number in the low 56 bits. Its description is the call's
+// published slot, which stays the call's until the rank publishes publishedDepth more: one
+// store at a call's start and one at its end, where a copy of the description would take a
+// seqlock's ten (a tenth of a small all-reduce's CPU).
 func (cl *call) recordLast(state CallState) {
+	atomic.StoreUint64(&cl.r.peers[cl.r.rank].ctl[ctlLast], uint64(state)<<56|cl.desc.seq&seqMask)
+}
+
+// lastCall returns the rank's last collective as its control buffer records it, and its
+// state; ok is false before its first call. A description the rank has since overwritten
+// (it moved on while this read) leaves only the sequence number.
+func (v *peerView) lastCall() (d callDesc, state CallState, ok bool) {
+	last := atomic.LoadUint64(&v.ctl[ctlLast])
+	if last == 0 {
+		return callDesc{}, 0, false
+	}
+	seq, state := last&seqMask, CallState(last>>56)
 	var w descWords
-	cl.desc.encode(&w, state)
-	storeSlot(cl.r.peers[cl.r.rank].ctl[ctlLast:], &w)
+	if loadSlot(v.ctl[ctlPublished+int(seq%publishedDepth)*slotWords:], &w) && w[slotSeq] == seq {
+		return w.decode(), state, true
+	}
+	return callDesc{seq: seq, op: "(description overwritten)"}, state, true
 }
 
 // publishedCall copies into w rank p's published call of sequence number seq, and reports

@@ -33,11 +33,10 @@ func (c *Communicator) Flight(last int) Flight {
 // lastRecord returns the last collective the rank's control buffer records: what a rank
 // in another process last did, without its times, wait or error.
 func (v *peerView) lastRecord() (Record, bool) {
-	var w descWords
-	if !loadSlot(v.ctl[ctlLast:], &w) {
+	d, state, ok := v.lastCall()
+	if !ok {
 		return Record{}, false
 	}
-	d, state := w.decode()
 	return Record{Seq: d.seq, Op: d.op, Algo: d.algo, Proto: d.proto, DType: d.t, Count: d.count, State: state}, true
 }
 
