@@ -54,6 +54,38 @@ func (c *Communicator) Bench(streams []*device.Stream, op device.CollectiveOp, c
 	return time.Since(start) / time.Duration(iters), nil
 }
 
+// Bench is Communicator.Bench for one rank of a communicator whose ranks live in processes
+// of their own (Join): every rank's process calls it with the same arguments, and each
+// times its own calls; the slowest rank's time is the call's, as nccl-tests reports it.
+func (r *Rank) Bench(s *device.Stream, op device.CollectiveOp, ch Choice, in, out *device.Buffer, count, warmup, iters int) (time.Duration, error) {
+	issue, err := r.c.issuer(op, ch.Proto)
+	if err != nil {
+		return 0, err
+	}
+	if iters < 1 {
+		return 0, fmt.Errorf("comm: bench needs at least one timed iteration, got %d", iters)
+	}
+	run := func(k int) error {
+		for range k {
+			if err := issue(r, s, ch.Algo, in, out, count); err != nil {
+				return err
+			}
+		}
+		if err := s.Synchronize(); err != nil {
+			return fmt.Errorf("comm: bench %s %v count %d: rank %d: %w", op, ch, count, r.rank, err)
+		}
+		return nil
+	}
+	if err := run(warmup); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := run(iters); err != nil {
+		return 0, err
+	}
+	return time.Since(start) / time.Duration(iters), nil
+}
+
 // issuer returns the Rank method that issues op under protocol proto.
 func (c *Communicator) issuer(op device.CollectiveOp, proto Proto) (func(*Rank, *device.Stream, Algo, *device.Buffer, *device.Buffer, int) error, error) {
 	if proto != ProtoAuto && op != device.OpAllReduce && op != "" {
@@ -98,9 +130,23 @@ type MeasureOptions struct {
 // one's best time per call over the rounds. after, when set, runs once per choice right
 // after a final call of it (the outputs then hold its result), with the choice's index.
 func (c *Communicator) Measure(streams []*device.Stream, choices []Choice, ins, outs []*device.Buffer, count int, o MeasureOptions, after func(i int) error) ([]time.Duration, error) {
-	once := make([]time.Duration, len(choices))
-	for i, ch := range choices {
-		d, err := c.Bench(streams, o.Op, ch, ins, outs, count, o.Warmup, 1)
+	bench := func(i, warmup, iters int) (time.Duration, error) {
+		return c.Bench(streams, o.Op, choices[i], ins, outs, count, warmup, iters)
+	}
+	return MeasureRounds(len(choices), o, bench, after)
+}
+
+// BenchFunc times choice i as Communicator.Bench does: warmup untimed calls, then iters
+// timed ones, and returns the time per call.
+type BenchFunc func(i, warmup, iters int) (time.Duration, error)
+
+// MeasureRounds is Measure's schedule over choices choices that bench times wherever their
+// ranks run (in this process, or in processes of their own that a driver asks): one
+// calibration call each, then rounds that interleave them, each keeping its best.
+func MeasureRounds(choices int, o MeasureOptions, bench BenchFunc, after func(i int) error) ([]time.Duration, error) {
+	once := make([]time.Duration, choices)
+	for i := range choices {
+		d, err := bench(i, o.Warmup, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -113,8 +159,7 @@ func (c *Communicator) Measure(streams []*device.Stream, choices []Choice, ins, 
 		for k := range choices {
 			// Rotate the order, and warm each choice up with one untimed call, so that
 			// no choice always runs in the cache state another one leaves behind.
-			i := (k + round) % len(choices)
-			ch := choices[i]
+			i := (k + round) % choices
 			if o.Prune > 1 && float64(once[i]) > o.Prune*float64(fastest) {
 				continue
 			}
@@ -126,7 +171,7 @@ func (c *Communicator) Measure(streams []*device.Stream, choices []Choice, ins, 
 				iters = max(1, min(iters, int((o.Budget-spent[i])/once[i])))
 			}
 			start := time.Now()
-			d, err := c.Bench(streams, o.Op, ch, ins, outs, count, 1, iters)
+			d, err := bench(i, 1, iters)
 			if err != nil {
 				return nil, err
 			}
@@ -135,8 +180,8 @@ func (c *Communicator) Measure(streams []*device.Stream, choices []Choice, ins, 
 		}
 	}
 	if after != nil {
-		for i, ch := range choices { // one more call each, so the outputs hold each one's result
-			if _, err := c.Bench(streams, o.Op, ch, ins, outs, count, 0, 1); err != nil {
+		for i := range choices { // one more call each, so the outputs hold each one's result
+			if _, err := bench(i, 0, 1); err != nil {
 				return nil, err
 			}
 			if err := after(i); err != nil {

@@ -73,5 +73,5 @@
 // Faults can be injected to rehearse this, as NCCL's and PyTorch's knobs allow:
 // TPSLICE_FAULT=rank:R,call:N,kind:K (read by FaultFromEnv, passed as Config.Fault) makes
 // the N-th collective call of rank R, counting from 1 at start-up across rebuilt
-// communicators, stall, panic, skip or corrupt a peer flag, once.
+// communicators, stall, panic, skip, corrupt a peer flag or end its process, once.
 package comm

@@ -45,7 +45,15 @@ const (
 	// Under LL and LL128, block 0 sends its first step's data with the flag of two pieces
 	// ahead, which the receiver reads as corrupt.
 	FaultCorrupt
+	// FaultExit: block 0 ends the rank's process (exit status FaultExitStatus) as a crash
+	// would, mid-call: a rank of its own process dies, and its peers learn it from whoever
+	// watches the process (Communicator.MarkExited, Watcher.MarkExited). In a process whose
+	// ranks are goroutines it ends them all.
+	FaultExit
 )
+
+// FaultExitStatus is the exit status of a process that FaultExit ended.
+const FaultExitStatus = 86
 
 // String names the kind as TPSLICE_FAULT spells it.
 func (k FaultKind) String() string {
@@ -58,6 +66,8 @@ func (k FaultKind) String() string {
 		return "skip"
 	case FaultCorrupt:
 		return "corrupt"
+	case FaultExit:
+		return "exit"
 	}
 	return fmt.Sprintf("fault(%d)", uint8(k))
 }
@@ -76,7 +86,7 @@ func (f Fault) String() string {
 }
 
 // ParseFault reads a fault as TPSLICE_FAULT spells it: "rank:R,call:N,kind:K", the three
-// fields in any order, N from 1, K one of stall, panic, skip or corrupt.
+// fields in any order, N from 1, K one of stall, panic, skip, corrupt or exit.
 func ParseFault(spec string) (Fault, error) {
 	fail := func(format string, args ...any) (Fault, error) {
 		return Fault{}, fmt.Errorf("%s: %s", EnvFault, fmt.Sprintf(format, args...))
@@ -107,13 +117,13 @@ func ParseFault(spec string) (Fault, error) {
 			}
 			f.Call = n
 		case "kind":
-			for k := FaultStall; k <= FaultCorrupt; k++ {
+			for k := FaultStall; k <= FaultExit; k++ {
 				if strings.EqualFold(val, k.String()) {
 					f.Kind = k
 				}
 			}
 			if f.Kind == 0 {
-				return fail("kind %q: want stall, panic, skip or corrupt", val)
+				return fail("kind %q: want stall, panic, skip, corrupt or exit", val)
 			}
 		default:
 			return fail("field %q: want rank, call or kind", key)

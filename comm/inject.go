@@ -3,6 +3,7 @@ package comm
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/tpslice/tpslice/device"
 )
@@ -21,6 +22,12 @@ func (cl *call) runBlock(body func(*call, device.Block, int, int) error, b devic
 		case FaultPanic:
 			if b.Index == 0 {
 				panic(fmt.Errorf("%w (%s %v)", ErrInjected, EnvFault, cl.r.c.cfg.Fault.fault))
+			}
+		case FaultExit:
+			if b.Index == 0 {
+				cl.locate(b, "exit") // the record the peers read once the process is gone
+				fmt.Fprintf(os.Stderr, "tpslice: rank %d: %s %v: exiting (status %d)\n", cl.r.rank, EnvFault, cl.r.c.cfg.Fault.fault, FaultExitStatus)
+				os.Exit(FaultExitStatus)
 			}
 		}
 	}
