@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -21,6 +23,7 @@ import (
 
 type benchOptions struct {
 	ranks, factor, iters, warmup, rounds, sms int
+	rankList                                  string // -g: one run per world size
 	begin, end, buffer                        sizeFlag
 	target, budget                            time.Duration
 	dtypeName, algos, model, fabric, selector string
@@ -32,7 +35,8 @@ type benchOptions struct {
 	timeout                                   time.Duration
 	hosts                                     int // --hosts: the ranks split over this many
 	wire                                      comm.Wire
-	executor                                  string // --executor: inproc (mp is parsed, not yet run)
+	executor                                  string // --executor: inproc or mp (a worker process per rank)
+	selectorSet                               bool   // --select was given
 }
 
 func allreduceBench(args []string, stdout, stderr io.Writer) error {
@@ -40,7 +44,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("allreduce-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	for _, name := range []string{"g", "ranks"} {
-		fs.IntVar(&o.ranks, name, 8, "number of ranks (devices), 1 to 8")
+		fs.StringVar(&o.rankList, name, "8", "number of ranks (devices), 1 to 8, or a comma-separated list: a table each")
 	}
 	for _, name := range []string{"b", "begin"} {
 		fs.Var(&o.begin, name, "smallest message size per rank, in bytes (8, 64K, 1M, …)")
@@ -79,9 +83,48 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("allreduce-bench: unexpected argument %q", fs.Arg(0))
 	}
-	if err := checkExecutor(o.executor); err != nil {
+	fs.Visit(func(f *flag.Flag) { o.selectorSet = o.selectorSet || f.Name == "select" })
+	if err := checkBenchExecutor(&o); err != nil {
 		return fmt.Errorf("allreduce-bench: %w", err)
 	}
+	ranks, err := parseIntList("ranks", o.rankList, math.MinInt32, math.MaxInt32) // each checked below, with --hosts
+	if err != nil {
+		return fmt.Errorf("allreduce-bench: %w", err)
+	}
+	for i, n := range ranks {
+		if i > 0 && !o.asJSON {
+			fmt.Fprintln(stdout)
+		}
+		o.ranks = n
+		if err := allreduceBenchRanks(o, stdout, stderr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkBenchExecutor checks --executor, and what worker processes cannot honour: auto's
+// table is vLLM's rule under mp unless --select says otherwise (autotuning needs every
+// rank in one process), and --trace and --model run no worker.
+func checkBenchExecutor(o *benchOptions) error {
+	if err := validExecutor(o.executor); err != nil || o.executor != executorProcesses {
+		return err
+	}
+	switch {
+	case o.trace != "":
+		return errors.New("--trace: tracing records every rank's kernels in one process; use --executor inproc")
+	case o.model != "":
+		return errors.New("--model prices the collectives and runs no worker: drop --executor mp")
+	case o.selectorSet && o.selector == "tuned":
+		return errors.New("--select tuned autotunes with every rank in one process; under --executor mp give --select default or model:PROFILE")
+	case !o.selectorSet:
+		o.selector = "default"
+	}
+	return nil
+}
+
+// allreduceBenchRanks measures or prices one world size (o.ranks) and prints its table.
+func allreduceBenchRanks(o benchOptions, stdout, stderr io.Writer) error {
 	t, err := dtype.ParseScalar(o.dtypeName)
 	if err != nil {
 		return fmt.Errorf("allreduce-bench: --dtype: %w", err)
@@ -156,6 +199,9 @@ func measure(o benchOptions, op collective.Op, t dtype.DType, sizes []int64, std
 		Hosts: o.hosts, SMs: o.sms, Fabric: fabric, BufferBytes: int(o.buffer), Timeout: o.timeout, Wire: o.wire,
 		Measure: comm.MeasureOptions{Warmup: o.warmup, MinIters: o.iters, Target: o.target, Budget: o.budget, Rounds: o.rounds},
 		Check:   o.check, Selector: o.selector, TuneCache: o.tuneCache, Log: stderr}
+	if o.executor == executorProcesses {
+		return collective.MeasureProcesses(context.Background(), opts)
+	}
 	if o.trace == "" {
 		return collective.Measure(opts)
 	}

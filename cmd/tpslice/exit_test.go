@@ -36,7 +36,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"generate", "--executor", "mp"}, 1, "generate: --executor mp: process ranks are not yet supported by this command"},
 		{[]string{"serve", "--executor", "mp"}, 1, "serve: --executor mp: process ranks are not yet supported by this command"},
 		{[]string{"bench", "--executor", "mp"}, 1, "bench: --executor mp: process ranks are not yet supported by this command"},
-		{[]string{"allreduce-bench", "--executor", "mp"}, 1, "allreduce-bench: --executor mp: process ranks are not yet supported by this command (comm cannot yet join ranks across processes); use --executor inproc"},
+		{[]string{"allreduce-bench", "--executor", "mp", "--trace", "t.json"}, 1, "allreduce-bench: --trace: tracing records every rank's kernels in one process; use --executor inproc"},
 		{[]string{"allreduce-bench", "--executor", "threads"}, 1, `allreduce-bench: --executor: want inproc or mp, got "threads"`},
 		{[]string{"generate", "--model", "gpt-9"}, 1, `model "gpt-9" is not a file, a directory or a built-in model (stories260K, the default`},
 	} {

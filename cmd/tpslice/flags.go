@@ -152,19 +152,28 @@ const (
 // executorFlag adds --executor, how the ranks run, for the engine commands and
 // allreduce-bench.
 func executorFlag(fs *flag.FlagSet, kind *string) {
-	fs.StringVar(kind, "executor", executorInProcess, "how the ranks run: inproc (goroutines of this process) or mp (a worker process per rank; not yet supported)")
+	fs.StringVar(kind, "executor", executorInProcess, "how the ranks run: inproc (goroutines of this process) or mp (a worker process per rank; allreduce-bench only for now)")
 }
 
-// checkExecutor refuses an --executor other than inproc: mp is parsed, but no command runs
-// its ranks as processes until comm joins a communicator across them.
-func checkExecutor(kind string) error {
+// validExecutor refuses an --executor that is neither inproc nor mp.
+func validExecutor(kind string) error {
 	switch kind {
-	case executorInProcess:
+	case executorInProcess, executorProcesses:
 		return nil
-	case executorProcesses:
-		return errors.New("--executor mp: process ranks are not yet supported by this command (comm cannot yet join ranks across processes); use --executor inproc")
 	}
 	return fmt.Errorf("--executor: want %s or %s, got %q", executorInProcess, executorProcesses, kind)
+}
+
+// checkExecutor is the engine commands' --executor: mp is parsed, but the engine does not
+// run its ranks as processes yet (allreduce-bench does: checkBenchExecutor).
+func checkExecutor(kind string) error {
+	if err := validExecutor(kind); err != nil {
+		return err
+	}
+	if kind == executorProcesses {
+		return errors.New("--executor mp: process ranks are not yet supported by this command (the engine does not yet run its ranks as worker processes; allreduce-bench does); use --executor inproc")
+	}
+	return nil
 }
 
 // smsFlag adds --sms, the SMs (worker goroutines) of every device.

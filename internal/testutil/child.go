@@ -2,9 +2,12 @@ package testutil
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // childRoleVar names the environment variable that makes a test binary play a child's role
@@ -31,4 +34,28 @@ func ChildCommand(role string, env ...string) *exec.Cmd {
 func Reaped(pid int) bool {
 	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
 	return errors.Is(err, os.ErrNotExist)
+}
+
+// ChildPids lists this process's children, of every thread (the kernel files a child
+// under the thread that forked it), from /proc.
+func ChildPids() ([]int, error) {
+	files, err := filepath.Glob("/proc/self/task/*/children")
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil && !errors.Is(err, os.ErrNotExist) { // a thread that exited meanwhile
+			return nil, err
+		}
+		for _, s := range strings.Fields(string(b)) {
+			pid, err := strconv.Atoi(s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %q: %w", f, s, err)
+			}
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
 }

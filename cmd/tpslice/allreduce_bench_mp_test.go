@@ -1,0 +1,97 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/bench/collective"
+	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/internal/testutil"
+)
+
+// mpBenchArgs is a short sweep: two sizes, every algorithm, one round.
+var mpBenchArgs = []string{"allreduce-bench", "-g", "2,4", "-b", "1K", "-e", "64K", "-f", "64", "--algo", "all", "--check", "--json",
+	"--select", "default", "--iters", "2", "--warmup", "1", "--rounds", "1", "--target", "1ms"}
+
+// decodeReports reads the JSON objects allreduce-bench prints, one per world size.
+func decodeReports(t *testing.T, out string) []collective.Report {
+	t.Helper()
+	var reps []collective.Report
+	dec := json.NewDecoder(strings.NewReader(out))
+	for {
+		var r collective.Report
+		err := dec.Decode(&r)
+		if errors.Is(err, io.EOF) {
+			return reps
+		}
+		require.NoError(t, err)
+		reps = append(reps, r)
+	}
+}
+
+// requireNothingLeft: no child process and no shared memory of a rank is left here.
+func requireNothingLeft(t *testing.T) {
+	t.Helper()
+	kids, err := testutil.ChildPids()
+	require.NoError(t, err)
+	require.Empty(t, kids, "worker processes left behind")
+	left, err := testutil.MemfdLeft("memfd:tpslice-device")
+	require.NoError(t, err)
+	require.Empty(t, left, "shared memory left mapped or open")
+}
+
+// TestAllreduceBenchProcesses runs allreduce-bench with a worker process per rank (this
+// test binary's worker subcommand) at 2 and 4 ranks: every algorithm right under --check,
+// the same rows and columns as with the ranks in this process, and nothing left behind.
+func TestAllreduceBenchProcesses(t *testing.T) {
+	out, _, err := runCLI(t, append(mpBenchArgs, "--executor", "mp")...)
+	require.NoError(t, err)
+	mp := decodeReports(t, out)
+	requireNothingLeft(t)
+	out, _, err = runCLI(t, append(mpBenchArgs, "--executor", "inproc")...)
+	require.NoError(t, err)
+	inproc := decodeReports(t, out)
+	require.Len(t, mp, 2)
+	require.Len(t, inproc, 2)
+	for i, rep := range mp {
+		want := inproc[i]
+		require.Equal(t, want.Ranks, rep.Ranks)
+		require.Equal(t, want.Selector, rep.Selector)
+		require.Equal(t, "emulated", rep.NVLS)
+		require.Len(t, rep.Rows, len(want.Rows))
+		for j, row := range rep.Rows {
+			require.Equal(t, want.Rows[j].SizeBytes, row.SizeBytes)
+			require.Equal(t, want.Rows[j].Auto, row.Auto, "%d ranks, %d bytes", rep.Ranks, row.SizeBytes)
+			require.Len(t, row.Results, len(want.Rows[j].Results))
+			for k, res := range row.Results {
+				require.Equal(t, want.Rows[j].Results[k].Algo, res.Algo)
+				require.NotNil(t, res.Wrong)
+				require.Zero(t, *res.Wrong, "%d ranks, %d bytes, %s", rep.Ranks, row.SizeBytes, res.Algo)
+				require.Positive(t, res.TimeUS)
+			}
+		}
+	}
+}
+
+// TestAllreduceBenchProcessDies: a worker that exits mid-sweep (TPSLICE_FAULT kind:exit)
+// fails the command with its rank, pid, exit status and last collective; the survivors'
+// waits end at once (no worker had to be killed), and nothing is left behind.
+func TestAllreduceBenchProcessDies(t *testing.T) {
+	t.Setenv(comm.EnvFault, "rank:1,call:20,kind:exit")
+	_, _, err := runCLI(t, "allreduce-bench", "--executor", "mp", "-g", "4", "-b", "1K", "-e", "64K", "-f", "8",
+		"--algo", "oneshot,twoshot", "--rounds", "3", "--target", "1ms", "--timeout", "1m")
+	require.Error(t, err)
+	msg := err.Error()
+	require.Regexp(t, `worker rank 1 \(pid \d+\) exited: exit status 86`, msg)
+	require.Contains(t, msg, "comm: rank 1's process exited (last collective seq 19 allreduce f32")
+	require.NotContains(t, msg, "did not exit", "a survivor waited for its deadline")
+	require.Equal(t, 1, exitCode(err))
+	requireNothingLeft(t)
+}
