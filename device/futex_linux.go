@@ -40,3 +40,8 @@ func futexWait(addr *uint32, val uint32, timeout time.Duration) error {
 func futexWake(addr *uint32) {
 	_, _, _ = unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWakeOp, math.MaxInt32, 0, 0, 0)
 }
+
+// yieldCPU gives this thread's core to another runnable thread (sched_yield): the peer a
+// shared bell's waiter polls for is another process, which runtime.Gosched, a yield to
+// this process's goroutines, leaves waiting for the core when ranks outnumber the cores.
+func yieldCPU() { _, _, _ = unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }

@@ -2,7 +2,10 @@
 
 package device
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // futexWait stands in for a futex off Linux, where no memory is shared between processes
 // (AllocShareable fails): it naps briefly and lets the caller look again.
@@ -16,3 +19,6 @@ func futexWait(_ *uint32, _ uint32, timeout time.Duration) error {
 }
 
 func futexWake(*uint32) {}
+
+// yieldCPU yields to this process's goroutines: off Linux no peer is another process.
+func yieldCPU() { runtime.Gosched() }

@@ -2,21 +2,24 @@ package device
 
 import (
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
 )
+
+// sharedSpinRounds is how often a shared bell's waiter polls before it sleeps, giving the
+// core away between polls (yieldCPU).
+const sharedSpinRounds = 64
 
 // SharedBellWords is how many 32-bit words of shared memory a SharedBell occupies.
 const SharedBellWords = 2
 
 // SharedBell is a doorbell whose state lives in memory that processes share: the form of a
 // Device's doorbell (Device.Ring, Device.WaitUntil) that works across address spaces, with the
-// same semantics. A waiter polls briefly, then sleeps on the bell's sequence word in the
-// kernel (FUTEX_WAIT, not process-private, so the key is the shared page, not the address);
-// Ring bumps the word and, when someone sleeps, wakes them (FUTEX_WAKE). Every word is
-// accessed with sync/atomic.
+// same semantics. A waiter polls briefly, giving its core away between polls (sched_yield),
+// then sleeps on the bell's sequence word in the kernel (FUTEX_WAIT, not process-private,
+// so the key is the shared page, not the address); Ring bumps the word and, when someone
+// sleeps, wakes them (FUTEX_WAKE). Every word is accessed with sync/atomic.
 type SharedBell struct {
 	name string
 	// seq changes on every ring: a waiter that read it before a ring finds it changed when it
@@ -57,11 +60,11 @@ func (b *SharedBell) Ring() {
 // name the bell. Whoever makes aborted() true rings the bell so that sleepers see it. Both
 // conditions must read shared state with sync/atomic.
 func (b *SharedBell) WaitUntil(timeout time.Duration, aborted func() bool, ready func() bool) error {
-	for range spinRounds {
+	for range sharedSpinRounds {
 		if ready() {
 			return nil
 		}
-		runtime.Gosched()
+		yieldCPU()
 	}
 	var deadline time.Time
 	if timeout > 0 {
