@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -21,7 +23,9 @@ import (
 // handles that joins their communicator, and runs Measure's schedule (comm.MeasureRounds)
 // by asking every worker to time each choice; a call's time is the slowest rank's. With
 // Check every worker checks its own output against the reference of every rank's seeded
-// inputs, and an all-reduce's outputs must be bitwise alike across ranks. A worker that
+// inputs, and an all-reduce's outputs must be bitwise alike across ranks. Each worker runs
+// on its share of this process's GOMAXPROCS (at least one thread), with as many SMs unless
+// o.SMs says otherwise. A worker that
 // dies fails the run at once, naming its rank, pid, exit status and last collective; the
 // workers are reaped and their memory unmapped before it returns.
 func MeasureProcesses(ctx context.Context, o Options) (_ *Report, err error) {
@@ -29,7 +33,15 @@ func MeasureProcesses(ctx context.Context, o Options) (_ *Report, err error) {
 		return nil, err
 	}
 	sizes := o.Sizes
-	e, err := executor.Launch(ctx, executor.Config{Workers: o.Op.N, Job: JobName, Log: o.Log})
+	// The workers share this process's cores (GOMAXPROCS) as the ranks of a run in one
+	// process share its threads: n runtimes of GOMAXPROCS threads each, their blocks
+	// yielding to each other's, would outnumber the cores n times.
+	share := max(1, runtime.GOMAXPROCS(0)/o.Op.N)
+	if o.SMs == 0 {
+		o.SMs = share
+	}
+	e, err := executor.Launch(ctx, executor.Config{Workers: o.Op.N, Job: JobName, Log: o.Log,
+		Env: []string{"GOMAXPROCS=" + strconv.Itoa(share)}})
 	if err != nil {
 		return nil, err
 	}
