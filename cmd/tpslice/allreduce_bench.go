@@ -71,7 +71,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.fabric, "fabric", "nvswitch", "simulated interconnect: nvswitch (offers NVLS), nvlink or pcie")
 	smsFlag(fs, &o.sms)
 	fs.Var(&o.buffer, "buffer", "registered peer buffer per rank; larger messages run in chunks")
-	fs.StringVar(&o.selector, "select", "tuned", "how auto picks: tuned (measure once, cache), default (vLLM's rule), or model:PROFILE")
+	fs.StringVar(&o.selector, "select", "tuned", "how auto picks: tuned (measure once, cache; inproc only), default (vLLM's rule; mp's default), or model:PROFILE")
 	fs.StringVar(&o.tuneCache, "tune-cache", "", "autotuning cache file (default: the user cache directory)")
 	fs.DurationVar(&o.timeout, "timeout", comm.DefaultTimeout, "deadline of every wait on a peer")
 	fs.StringVar(&o.trace, "trace", "", "after measuring, trace one call of each algorithm at the largest size into `FILE` ("+traceFormats+")")

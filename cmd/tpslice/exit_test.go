@@ -37,6 +37,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"serve", "--executor", "mp"}, 1, "serve: --executor mp: process ranks are not yet supported by this command"},
 		{[]string{"bench", "--executor", "mp"}, 1, "bench: --executor mp: process ranks are not yet supported by this command"},
 		{[]string{"allreduce-bench", "--executor", "mp", "--trace", "t.json"}, 1, "allreduce-bench: --trace: tracing records every rank's kernels in one process; use --executor inproc"},
+		{[]string{"allreduce-bench", "--executor", "mp", "--select", "tuned"}, 1, "allreduce-bench: --select tuned autotunes with every rank in one process; under --executor mp give --select default or model:PROFILE"},
+		{[]string{"allreduce-bench", "--executor", "mp", "--model", "h100-sxm"}, 1, "allreduce-bench: --model prices the collectives and runs no worker: drop --executor mp"},
 		{[]string{"allreduce-bench", "--executor", "threads"}, 1, `allreduce-bench: --executor: want inproc or mp, got "threads"`},
 		{[]string{"generate", "--model", "gpt-9"}, 1, `model "gpt-9" is not a file, a directory or a built-in model (stories260K, the default`},
 	} {
