@@ -7,8 +7,10 @@
 // nccl-tests. Auto's choice per size comes from the selector it installs: a table tuned on
 // this node once and cached, vLLM's rule, or a GPU profile's cost model.
 //
-// Measure takes Options and returns a Report; Price takes ModelOptions and returns the same
-// Report priced by perf's collective model for a GPU profile instead, nothing measured.
+// Measure takes Options and returns a Report; MeasureProcesses measures the same with a
+// worker process per rank (package executor; WorkerJob is the workers' side, the job
+// JobName the CLI registers); Price takes ModelOptions and returns the same Report priced by
+// perf's collective model for a GPU profile instead, nothing measured.
 // The CLI's allreduce-bench parses its flags into either (with Op's Algos, Sizes and
 // Choices) and prints the Report.
 package collective

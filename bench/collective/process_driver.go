@@ -25,9 +25,9 @@ import (
 // Check every worker checks its own output against the reference of every rank's seeded
 // inputs, and an all-reduce's outputs must be bitwise alike across ranks. Each worker runs
 // on its share of this process's GOMAXPROCS (at least one thread), with as many SMs unless
-// o.SMs says otherwise. A worker that
-// dies fails the run at once, naming its rank, pid, exit status and last collective; the
-// workers are reaped and their memory unmapped before it returns.
+// o.SMs says otherwise. A worker that dies fails the run at once, naming its rank, pid,
+// exit status and last collective; the workers are reaped and their memory unmapped before
+// it returns.
 func MeasureProcesses(ctx context.Context, o Options) (_ *Report, err error) {
 	if err := o.checkProcesses(); err != nil {
 		return nil, err
