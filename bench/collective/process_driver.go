@@ -45,7 +45,7 @@ func MeasureProcesses(ctx context.Context, o Options) (_ *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &driver{e: e, done: make(chan struct{})}
+	d := &driver{e: e, done: make(chan struct{}), dead: -1}
 	defer func() { err = errors.Join(err, d.close()) }()
 	s := setup{Op: o.Op.Kind, DType: o.DType, MaxSize: sizes[len(sizes)-1], Choices: o.Choices, Hosts: o.Hosts, SMs: o.SMs,
 		Fabric: o.Fabric, BufferBytes: o.BufferBytes, Timeout: o.Timeout, Wire: o.Wire, Selector: o.Selector}
@@ -142,7 +142,7 @@ func (d *driver) watchDeaths(handles [][]device.IPCHandle) error {
 	if err != nil {
 		return errors.Join(err, node.Close())
 	}
-	d.watcher, d.dead = w, -1
+	d.watcher = w
 	d.watch.Add(1)
 	go func() {
 		defer d.watch.Done()
