@@ -413,8 +413,7 @@ func (c *Communicator) MarkExited(p int) error {
 	if c.closed {
 		return nil // nothing waits any more
 	}
-	ctl := c.local[0].peers[p].ctl
-	setFailed(ctl, failExited, atomic.LoadUint64(&ctl[ctlLast])&seqMask)
+	markExited(c.local[0].peers[p].ctl)
 	c.ringAll()
 	return nil
 }

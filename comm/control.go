@@ -157,6 +157,11 @@ func setFailed(ctl []uint64, code failCode, seq uint64) {
 	atomic.CompareAndSwapUint64(&ctl[ctlFailure], 0, failedBit|uint64(code)<<56|seq&seqMask)
 }
 
+// markExited sets the failure word of a rank whose process ended, in its last collective.
+func markExited(ctl []uint64) {
+	setFailed(ctl, failExited, atomic.LoadUint64(&ctl[ctlLast])&seqMask)
+}
+
 // failure returns rank p's failure, as its control buffer tells it, or nil.
 func (v *peerView) failure(p int) error {
 	w := atomic.LoadUint64(&v.ctl[ctlFailure])

@@ -64,13 +64,7 @@ func (w *Watcher) MarkExited(p int) error {
 	if p < 0 || p >= len(w.views) {
 		return fmt.Errorf("comm: mark exited: rank %d, but the watcher has %d ranks", p, len(w.views))
 	}
-	ctl := w.views[p].ctl
-	var d descWords
-	seq := uint64(0)
-	if loadSlot(ctl[ctlLast:], &d) {
-		seq = d[slotSeq]
-	}
-	setFailed(ctl, failExited, seq)
+	markExited(w.views[p].ctl)
 	for _, b := range w.bells {
 		b.Ring()
 	}
