@@ -399,6 +399,24 @@ func (g *procGroup) finish(t *testing.T) {
 	g.requireClean(t)
 }
 
+// finishAfterFailure waits for rank 1's process, which a test made fail or killed, to exit,
+// closes the communicator and checks that nothing is left.
+func (g *procGroup) finishAfterFailure(t *testing.T) {
+	t.Helper()
+	g.awaitExits(t, 1)
+	require.NoError(t, g.c.Close())
+	g.requireClean(t)
+}
+
+// requireFailureReport reads rank r's report of its failure and checks that it says what.
+func (g *procGroup) requireFailureReport(t *testing.T, r int, what string) {
+	t.Helper()
+	m, err := g.conns[r].Recv()
+	require.NoError(t, err)
+	require.EqualValues(t, kindFailed, m.Kind)
+	require.Contains(t, string(m.Body), what)
+}
+
 // awaitExits waits for k exits.
 func (g *procGroup) awaitExits(t *testing.T, k int) {
 	t.Helper()

@@ -73,9 +73,7 @@ func TestProcessRankKilled(t *testing.T) {
 	require.Error(t, err)
 	require.Less(t, took, spec.Timeout/2, "the wait ended at its deadline, not at the death")
 	require.ErrorContains(t, err, "rank 1's process exited (last collective seq 0 allreduce f32 count 256 (oneshot), done)")
-	g.awaitExits(t, 1)
-	require.NoError(t, g.c.Close())
-	g.requireClean(t)
+	g.finishAfterFailure(t)
 }
 
 // TestProcessRankStopped SIGSTOPs rank 1 (a hang, not a death): rank 0's call fails at the
@@ -91,9 +89,7 @@ func TestProcessRankStopped(t *testing.T) {
 	require.ErrorIs(t, err, device.ErrDeadline)
 	require.ErrorContains(t, err, "rank(s) [1] did not arrive within 300ms")
 	require.NoError(t, g.kids.Signal(g.pids[1], 9))
-	g.awaitExits(t, 1)
-	require.NoError(t, g.c.Close())
-	g.requireClean(t)
+	g.finishAfterFailure(t)
 }
 
 // TestProcessGraphBuffers captures one-shot and two-shot all-reduces into graphs in every
@@ -138,14 +134,9 @@ func TestProcessGraphInputNotShareable(t *testing.T) {
 	g := startGroup(t, spec, nil)
 	_, err := runGraphCalls(spec, g.c, []*Rank{g.c.Rank(0)}, device.InProcessMemory{})
 	require.ErrorContains(t, err, "rank 0: the input of captured collective 0 cannot be shared (allocate it with Config.Memory)")
-	m, err := g.conns[1].Recv()
-	require.NoError(t, err)
-	require.EqualValues(t, kindFailed, m.Kind)
-	require.Contains(t, string(m.Body), "rank 0 captured 0 collectives with inputs it could share, rank 1 captured 1")
+	g.requireFailureReport(t, 1, "rank 0 captured 0 collectives with inputs it could share, rank 1 captured 1")
 	g.expectExit.Store(true)
-	g.awaitExits(t, 1)
-	require.NoError(t, g.c.Close())
-	g.requireClean(t)
+	g.finishAfterFailure(t)
 }
 
 // TestProcessMismatch: a rank process that issues another call than rank 0 under the same
@@ -159,12 +150,7 @@ func TestProcessMismatch(t *testing.T) {
 	_, err := runCalls(spec, []*Rank{g.c.Rank(0)}, 1)
 	require.Less(t, time.Since(start), spec.Timeout/2, "a mismatch must not wait for the deadline")
 	require.ErrorContains(t, err, "collective mismatch at seq 0: rank 0 issued allreduce f32 count 256 (oneshot), rank 1 issued allreduce f32 count 512 (oneshot)")
-	m, err := g.conns[1].Recv()
-	require.NoError(t, err)
-	require.EqualValues(t, kindFailed, m.Kind)
-	require.Contains(t, string(m.Body), "collective mismatch at seq 0")
+	g.requireFailureReport(t, 1, "collective mismatch at seq 0")
 	g.expectExit.Store(true)
-	g.awaitExits(t, 1)
-	require.NoError(t, g.c.Close())
-	g.requireClean(t)
+	g.finishAfterFailure(t)
 }
