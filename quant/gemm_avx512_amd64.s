@@ -269,10 +269,10 @@ TEXT ·gemmQ5_1AVX512(SB), NOSPLIT, $0-64
 	M6SCALE(Z4, Z5, Z10, Z14, Z26, S, ROW2); \
 	M6SCALE(Z6, Z7, Z11, Z15, Z27, S, ROW3)
 
-// M6FIN(LOY, LO, HIY, HI, TY, T, ACC, IDX) adds one row's term of the super-block into
-// ACC: isum = 256·hi + lo - 32·term in f64 (exact), rounded to f32, times float32(d·da)
-// (Z19 holding d), through Z0-Z7 and Z18.
-#define M6FIN(LOY, LO, HIY, HI, TY, T, ACC, IDX) \
+// HI256LO(HIY, HI, LOY, LO) leaves 256·hi + lo of the sixteen int32 lanes of HI and LO in
+// f64, exact, in Z0 (lanes 0-7) and Z1 (lanes 8-15), through Z2 and Z3: the super-block sums
+// that the K-quant GEMMs split in two halves to keep them exact in int32.
+#define HI256LO(HIY, HI, LOY, LO) \
 	VCVTDQ2PD     HIY, Z0; \
 	VEXTRACTI64X4 $1, HI, Y1; \
 	VCVTDQ2PD     Y1, Z1; \
@@ -282,7 +282,13 @@ TEXT ·gemmQ5_1AVX512(SB), NOSPLIT, $0-64
 	VMULPD.BCST   gf64x256<>(SB), Z0, Z0; \
 	VADDPD        Z2, Z0, Z0; \
 	VMULPD.BCST   gf64x256<>(SB), Z1, Z1; \
-	VADDPD        Z3, Z1, Z1; \
+	VADDPD        Z3, Z1, Z1
+
+// M6FIN(LOY, LO, HIY, HI, TY, T, ACC, IDX) adds one row's term of the super-block into
+// ACC: isum = 256·hi + lo - 32·term in f64 (exact), rounded to f32, times float32(d·da)
+// (Z19 holding d), through Z0-Z7 and Z18.
+#define M6FIN(LOY, LO, HIY, HI, TY, T, ACC, IDX) \
+	HI256LO(HIY, HI, LOY, LO); \
 	VCVTDQ2PD     TY, Z4; \
 	VEXTRACTI64X4 $1, T, Y5; \
 	VCVTDQ2PD     Y5, Z5; \
@@ -451,16 +457,7 @@ m6block:
 	VPDPBUSD.BCST (DIG+4)(SP), Z20, Z16; \
 	FIX(SLO); \
 	FIX(SHI); \
-	VCVTDQ2PD     SHIY, Z0; \
-	VEXTRACTI64X4 $1, SHI, Y1; \
-	VCVTDQ2PD     Y1, Z1; \
-	VCVTDQ2PD     SLOY, Z2; \
-	VEXTRACTI64X4 $1, SLO, Y3; \
-	VCVTDQ2PD     Y3, Z3; \
-	VMULPD.BCST   gf64x256<>(SB), Z0, Z0; \
-	VADDPD        Z2, Z0, Z0; \
-	VMULPD.BCST   gf64x256<>(SB), Z1, Z1; \
-	VADDPD        Z3, Z1, Z1; \
+	HI256LO(SHIY, SHI, SLOY, SLO); \
 	VCVTPD2PS     Z0, Y0; \
 	VCVTPD2PS     Z1, Y1; \
 	VINSERTF64X4  $1, Y1, Z0, Z0; \
