@@ -17,6 +17,10 @@
 // `--select model:PROFILE` runs). A TP group may span several hosts (Collective.Hosts,
 // Config.Hosts): its hops across hosts are priced with the profile's InterHost network.
 //
+// Sweep predicts a configuration over TP degrees and batch sizes; NewPlan reports the sweep
+// (plan's JSON rows) and Plan.WriteTable prints it as plan's table, with the fastest TP
+// degree per batch and, where rows span hosts, whether crossing hosts pays.
+//
 // A low-precision all-reduce wire (Config.AllReduceWire) is priced through the bytes its
 // kernels declare; its encoding runs in registers on a GPU and is not priced.
 //

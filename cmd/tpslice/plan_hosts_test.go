@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tpslice/tpslice/bench/collective"
+	"github.com/tpslice/tpslice/perf"
 )
 
 // TestPlanAcrossHosts: --hosts 2 prices TP 16 over two 8-GPU hosts beside TP 8 in one,
@@ -24,7 +25,7 @@ func TestPlanAcrossHosts(t *testing.T) {
 
 	js, _, err := runCLI(t, "plan", "--hw", "h100-sxm", "--model", "llama-3-8b", "--hosts", "2", "--tp", "8,16", "--batch", "8", "--json")
 	require.NoError(t, err)
-	var rep planReport
+	var rep perf.Plan
 	require.NoError(t, json.Unmarshal([]byte(js), &rep))
 	require.Len(t, rep.Rows, 2)
 	require.Equal(t, 0, rep.Rows[0].Hosts)
@@ -33,7 +34,7 @@ func TestPlanAcrossHosts(t *testing.T) {
 
 	single, _, err := runCLI(t, "plan", "--hw", "h100-sxm", "--model", "llama-3-8b", "--tp", "8", "--batch", "8", "--json")
 	require.NoError(t, err)
-	var one planReport
+	var one perf.Plan
 	require.NoError(t, json.Unmarshal([]byte(single), &one))
 	require.Equal(t, one.Rows[0], rep.Rows[0], "TP 8 inside one host is priced alike with or without --hosts")
 }

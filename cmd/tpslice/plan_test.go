@@ -11,6 +11,7 @@ import (
 
 	"github.com/tpslice/tpslice/hw"
 	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/perf"
 	"github.com/tpslice/tpslice/topo"
 )
 
@@ -44,7 +45,7 @@ func TestPlanJSONAndPlots(t *testing.T) {
 	out, _, err := runCLI(t, "plan", "--hw", "h100-sxm", "--model", "llama-3-70b", "--tp", "1,2,4,8", "--batch", "1,8,32",
 		"--json", "--plot", dir)
 	require.NoError(t, err)
-	var rep planReport
+	var rep perf.Plan
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Equal(t, "h100-sxm", rep.HW)
 	require.Equal(t, "llama-3-70b", rep.Model)
@@ -77,10 +78,10 @@ func TestPlanJSONAndPlots(t *testing.T) {
 // weight (Q4_K 4.5, Q8_0 8.5: 70B fits one 80 GB GPU at 4.5 bits), with a bf16 KV cache;
 // decode, bound by weight bytes, runs faster than bf16.
 func TestPlanQuantizedWeights(t *testing.T) {
-	plan := func(dt string) planReport {
+	plan := func(dt string) perf.Plan {
 		out, _, err := runCLI(t, "plan", "--hw", "h100-sxm", "--model", "llama-3-70b", "--tp", "1,8", "--batch", "1", "--dtype", dt, "--json")
 		require.NoError(t, err)
-		var rep planReport
+		var rep perf.Plan
 		require.NoError(t, json.Unmarshal([]byte(out), &rep))
 		require.Len(t, rep.Rows, 2)
 		return rep
