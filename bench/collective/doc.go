@@ -12,5 +12,6 @@
 // JobName the CLI registers); Price takes ModelOptions and returns the same Report priced by
 // perf's collective model for a GPU profile instead, nothing measured.
 // The CLI's allreduce-bench parses its flags into either (with Op's Algos, Sizes and
-// Choices) and prints the Report.
+// Choices, and WireAlgos on a compressed wire) and prints the Report as JSON or as its
+// table (Report.WriteTable).
 package collective

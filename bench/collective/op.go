@@ -204,3 +204,18 @@ func parseAlgos(spec string, fabric device.Fabric, hosts int) ([]comm.Algo, erro
 	}
 	return out, nil
 }
+
+// WireAlgos keeps, of algos, those that run wire w: of all the algorithms (all) one-shot,
+// two-shot and auto; an algorithm named that does not run w is an error.
+func WireAlgos(algos []comm.Algo, w comm.Wire, all bool) ([]comm.Algo, error) {
+	var out []comm.Algo
+	for _, a := range algos {
+		switch {
+		case w.Supports(a):
+			out = append(out, a)
+		case !all:
+			return nil, fmt.Errorf("--algo %v does not run --allreduce-dtype %v (oneshot, twoshot and auto do)", a, w)
+		}
+	}
+	return out, nil
+}

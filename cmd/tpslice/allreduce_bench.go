@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/tpslice/tpslice/bench/collective"
@@ -175,7 +174,7 @@ func allreduceBenchRanks(o benchOptions, stdout, stderr io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(report)
 	}
-	return printReport(stdout, report)
+	return report.WriteTable(stdout)
 }
 
 // measure resolves --fabric, --algo and --proto and measures (package collective).
@@ -186,7 +185,7 @@ func measure(o benchOptions, op collective.Op, t dtype.DType, sizes []int64, std
 	}
 	algos, err := op.Algos(o.algos, fabric, o.hosts)
 	if err == nil && o.wire != comm.WireExact {
-		algos, err = wireAlgos(algos, o)
+		algos, err = collective.WireAlgos(algos, o.wire, o.algos == "all")
 	}
 	if err != nil {
 		return nil, err
@@ -248,82 +247,4 @@ func price(o benchOptions, op collective.Op, t dtype.DType, sizes []int64) (*col
 	}
 	return collective.Price(collective.ModelOptions{Op: op, DType: t, Sizes: sizes, Profile: p, Hosts: o.hosts,
 		Named: named, Protos: protos, Wire: o.wire})
-}
-
-func printReport(w io.Writer, r *collective.Report) error {
-	allReduce := r.Op == string(device.OpAllReduce)
-	title := "allreduce-bench"
-	if !allReduce {
-		title += " --op " + r.Op
-	}
-	fmt.Fprintf(w, "# tpslice %s: %d ranks, %s, %s", title, r.Ranks, r.DType, r.Source)
-	if r.Hosts > 1 {
-		fmt.Fprintf(w, ", over %d hosts of %d (InfiniBand between them)", r.Hosts, r.Ranks/r.Hosts)
-	}
-	if r.Source == "measured" {
-		fmt.Fprintf(w, " on the CPU device runtime (%s fabric", r.Fabric)
-		if r.NVLS != "" {
-			fmt.Fprintf(w, "; nvls is %s: the multicast object sums in software", r.NVLS)
-		}
-		fmt.Fprintf(w, ")\n# auto: %s\n", r.Selector)
-	} else {
-		fmt.Fprintf(w, " (%s fabric)\n# %s; nccl X: NCCL's ring with protocol X\n", r.Fabric, r.Model)
-	}
-	factor, wrong := "2(n-1)/n", "elements off the float64 reference or differing between ranks"
-	if !allReduce {
-		fmt.Fprintln(w, "# size: the whole n·count buffer, as nccl-tests counts it, and count its elements; oneshot is the direct algorithm")
-		factor, wrong = "(n-1)/n", "elements off the float64 reference"
-		if r.Op == string(device.OpAllGather) {
-			wrong = "elements that are not the gathered input's bits"
-		}
-	}
-	fmt.Fprintf(w, "# time in µs; algbw = size/time and busbw = algbw·%s in GB/s\n", factor)
-	wrongHead := "#wrong"
-	switch {
-	case r.Wire != "":
-		fmt.Fprintf(w, "# wire: %s (%s); size, algbw and busbw count the %s bytes, not the wire's\n", r.Wire, wireUsageOf(r.Wire), r.DType)
-		if r.Source == "measured" {
-			wrongHead = "maxrel"
-			fmt.Fprintln(w, "# maxrel: largest relative error against the exact wire's result, of elements of at least its RMS (--check; - without it)")
-		}
-	case r.Source == "measured":
-		fmt.Fprintf(w, "# #wrong: %s (--check; - without it)\n", wrong)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
-	if len(r.Rows) == 0 {
-		return nil
-	}
-	measured := r.Source == "measured"
-	head := "size\tcount\ttype\tauto\t"
-	if !measured {
-		head += "w/o nvls\tnccl\t"
-	}
-	for _, res := range r.Rows[0].Results {
-		head += "|\t" + res.Algo + "\talgbw\tbusbw\t"
-		if measured {
-			head += wrongHead + "\t"
-		}
-	}
-	fmt.Fprintln(tw, head)
-	for _, row := range r.Rows {
-		line := fmt.Sprintf("%d\t%d\t%s\t%s\t", row.SizeBytes, row.Count, r.DType, row.Auto)
-		if !measured {
-			line += row.FastestWithoutNVLS + "\t" + row.NCCL + "\t"
-		}
-		for _, res := range row.Results {
-			line += fmt.Sprintf("|\t%.1f\t%.2f\t%.2f\t", res.TimeUS, res.AlgBWGBps, res.BusBWGBps)
-			if measured {
-				wrong := "-"
-				if res.Wrong != nil {
-					wrong = fmt.Sprint(*res.Wrong)
-				}
-				if res.Error != nil {
-					wrong = fmt.Sprintf("%.2g", res.Error.MaxRel)
-				}
-				line += wrong + "\t"
-			}
-		}
-		fmt.Fprintln(tw, line)
-	}
-	return tw.Flush()
 }
