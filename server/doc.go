@@ -22,5 +22,9 @@
 // server is doing. Shutdown stops accepting and lets streams finish, or ends them with a
 // final event.
 //
+// tpslice chat-template renders a conversation offline as the server would:
+// ReadConversation reads its messages file, ModelChatTemplate finds a model's template and
+// its BOS and EOS text.
+//
 // Nothing here knows about kernels: the engine is the only way down.
 package server

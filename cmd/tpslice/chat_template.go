@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/tpslice/tpslice/engine"
-	"github.com/tpslice/tpslice/models/tokenizer"
 	"github.com/tpslice/tpslice/server"
 )
 
@@ -54,7 +49,7 @@ func chatTemplate(args []string, stdout, stderr io.Writer) error {
 		printHelp(fs, help)
 		return fail("--messages is required")
 	}
-	messages, tools, err := readConversation(*messagesPath)
+	messages, tools, err := server.ReadConversation(*messagesPath)
 	if err != nil {
 		return fail("--messages %s: %w", *messagesPath, err)
 	}
@@ -66,7 +61,7 @@ func chatTemplate(args []string, stdout, stderr io.Writer) error {
 			return fail("--template: %w", err)
 		}
 		src, origin = string(b), *templatePath
-	} else if src, origin, *bos, *eos, err = modelChatTemplate(*model); err != nil {
+	} else if src, origin, *bos, *eos, err = server.ModelChatTemplate(*model); err != nil {
 		return fail("%w", err)
 	}
 	if src == "" {
@@ -82,48 +77,4 @@ func chatTemplate(args []string, stdout, stderr io.Writer) error {
 	}
 	_, err = io.WriteString(stdout, prompt)
 	return err
-}
-
-// readConversation reads a messages file: a JSON array of messages, or an object holding
-// "messages" and optionally "tools".
-func readConversation(path string) (messages, tools json.RawMessage, err error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	b = bytes.TrimSpace(b)
-	if !json.Valid(b) {
-		return nil, nil, errors.New("not valid JSON")
-	}
-	if len(b) > 0 && b[0] == '[' {
-		return b, nil, nil
-	}
-	var body struct {
-		Messages json.RawMessage `json:"messages"`
-		Tools    json.RawMessage `json:"tools"`
-	}
-	if err := json.Unmarshal(b, &body); err != nil || len(body.Messages) == 0 {
-		return nil, nil, errors.New(`want a JSON array of messages or an object with "messages"`)
-	}
-	return body.Messages, body.Tools, nil
-}
-
-// modelChatTemplate finds the template serve would use for model, and the text of its
-// vocabulary's BOS and EOS. The embedded model, presets and llama2.c checkpoints have no
-// template (src ""), as do model files that ship none.
-func modelChatTemplate(model string) (src, origin, bos, eos string, err error) {
-	if _, statErr := os.Stat(model); statErr != nil {
-		if _, err := engine.LoadConfig(model); err != nil { // the built-in models, or the error naming them
-			return "", "", "", "", fmt.Errorf("--model: %w", err)
-		}
-	}
-	src, origin, err = server.LoadChatTemplate(model)
-	if err != nil || src == "" {
-		return "", "", "", "", err
-	}
-	tok, err := tokenizer.Load(model) // only GGUF files and HF directories carry templates
-	if err != nil {
-		return "", "", "", "", fmt.Errorf("the vocabulary of %s (for bos_token and eos_token): %w", model, err)
-	}
-	return src, origin, tok.Piece(tok.BOS()), tok.Piece(tok.EOS()), nil
 }
