@@ -18,6 +18,9 @@
 // the runtime's (device.NodeConfig.CPUs pins each device's SM workers in the process) or,
 // for a rank that is a process of its own, PinProcess at the worker's start-up.
 //
+// Report is what tpslice topo --json prints: a topology, the fabric and profile derived
+// from it, the machine's NUMA nodes and the ranks' placement.
+//
 // It imports device and hw (and go-nvml); the command line and the engine import it, never
 // the reverse.
 package topo

@@ -12,17 +12,6 @@ import (
 	"github.com/tpslice/tpslice/topo"
 )
 
-// topoReport is topo's --json output: the topology and what it means for tpslice.
-type topoReport struct {
-	topo.Topology
-	Fabric  string `json:"fabric"`
-	Profile string `json:"profile,omitempty"` // absent when no hw profile describes the GPUs
-	Note    string `json:"note,omitempty"`    // why the topology is simulated
-	// NUMA is this machine's CPUs by NUMA node, Placement where a rank a GPU would run.
-	NUMA      topo.Machine   `json:"numa"`
-	Placement topo.Placement `json:"placement"`
-}
-
 // topologyUsage documents --topology for every command that takes it.
 func topologyUsage() string {
 	return fmt.Sprintf("the node's GPU topology: %s (NVML, else a simulated nvswitch node), a fabric (%s) or a hw profile (%s)",
@@ -76,13 +65,9 @@ func topoCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return placement.Render(stdout)
 	}
-	rep := topoReport{Topology: t, Fabric: t.Fabric().String(), Note: t.Note(), NUMA: m, Placement: placement}
-	if p, ok := t.Profile(); ok {
-		rep.Profile = p.Name
-	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	return enc.Encode(topo.NewReport(t, m, placement))
 }
 
 // resolveFabric is the interconnect generate and serve simulate for tp ranks: the node's
