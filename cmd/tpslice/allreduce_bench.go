@@ -82,7 +82,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("allreduce-bench: unexpected argument %q", fs.Arg(0))
 	}
-	fs.Visit(func(f *flag.Flag) { o.selectorSet = o.selectorSet || f.Name == "select" })
+	o.selectorSet = flagSet(fs, "select")
 	if err := checkBenchExecutor(&o); err != nil {
 		return fmt.Errorf("allreduce-bench: %w", err)
 	}

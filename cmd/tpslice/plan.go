@@ -33,7 +33,7 @@ func plan(args []string, stdout, stderr io.Writer) error {
 	context := fs.Int("context", 0, "positions each sequence attends to (0: 512, or the model's context if shorter)")
 	dt := fs.String("dtype", "bf16", "weight dtype: "+dtype.Names(dtype.DType.Scalar)+", or a GGML block type priced at its bits per weight: "+dtype.Names(dtype.DType.Quantized))
 	var kvDType dtype.DType
-	fs.Var(dtypeFlag{&kvDType}, "kv-dtype", "KV cache dtype: f32, bf16 or f16 (default: the weights', bf16 for quantized weights)")
+	fs.Var(dtypeFlag{&kvDType}, "kv-dtype", "KV cache dtype: "+dtype.Names(dtype.DType.Scalar)+" (default: the weights', bf16 for quantized weights)")
 	coll := fs.String("collectives", "tpslice", "whose all-reduce to price: tpslice (custom one-shot/two-shot/NVLS) or nccl (ring with the fastest of LL, LL128, Simple)")
 	var collectives collectiveFlags
 	collectives.register(fs)
