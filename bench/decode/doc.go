@@ -7,6 +7,6 @@
 // (trace.go), with the share of collective time spent waiting on peers from comm's flight
 // records.
 //
-// Run takes Options and returns a Report; the CLI's bench parses its flags into Options
-// and prints and plots the Report.
+// Run takes Options and returns a Report; the CLI's bench parses its flags into Options,
+// prints the Report as JSON or as its table (WriteTable) and plots it.
 package decode
