@@ -219,3 +219,27 @@ func WireAlgos(algos []comm.Algo, w comm.Wire, all bool) ([]comm.Algo, error) {
 	}
 	return out, nil
 }
+
+// ParseOpOver is ParseOp for ranks split evenly over hosts hosts (up to device.MaxDevices
+// a host) on wire w: only the all-reduce crosses hosts or runs a compressed wire. The
+// error names the flag: --ranks, --hosts, --op or --allreduce-dtype.
+func ParseOpOver(name string, ranks, hosts int, w comm.Wire) (Op, error) {
+	switch {
+	case hosts > 1 && (ranks < hosts || ranks%hosts != 0 || ranks/hosts > device.MaxDevices):
+		return Op{}, fmt.Errorf("--ranks %d over --hosts %d: want a multiple of %d up to %d", ranks, hosts, hosts, hosts*device.MaxDevices)
+	case hosts < 1:
+		return Op{}, fmt.Errorf("--hosts: want at least 1, got %d", hosts)
+	case hosts == 1 && (ranks < 1 || ranks > device.MaxDevices):
+		return Op{}, fmt.Errorf("--ranks: want 1 to %d, got %d", device.MaxDevices, ranks)
+	}
+	op, err := ParseOp(name, ranks)
+	switch {
+	case err != nil:
+		return Op{}, err
+	case hosts > 1 && !op.AllReduce():
+		return Op{}, fmt.Errorf("--op %s over --hosts %d: only the all-reduce is modelled across hosts", op.Kind, hosts)
+	case w != comm.WireExact && !op.AllReduce():
+		return Op{}, fmt.Errorf("--op %s: --allreduce-dtype %v is the all-reduce's wire; %s runs exact", op.Kind, w, op.Kind)
+	}
+	return op, nil
+}

@@ -135,22 +135,7 @@ func allreduceBenchRanks(o benchOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("allreduce-bench: %w", err)
 	}
-	if o.hosts > 1 {
-		if o.ranks < o.hosts || o.ranks%o.hosts != 0 || o.ranks/o.hosts > device.MaxDevices {
-			return fmt.Errorf("allreduce-bench: --ranks %d over --hosts %d: want a multiple of %d up to %d", o.ranks, o.hosts, o.hosts, o.hosts*device.MaxDevices)
-		}
-	} else if o.hosts < 1 {
-		return fmt.Errorf("allreduce-bench: --hosts: want at least 1, got %d", o.hosts)
-	} else if o.ranks < 1 || o.ranks > device.MaxDevices {
-		return fmt.Errorf("allreduce-bench: --ranks: want 1 to %d, got %d", device.MaxDevices, o.ranks)
-	}
-	op, err := collective.ParseOp(o.op, o.ranks)
-	if err == nil && o.hosts > 1 && !op.AllReduce() {
-		err = fmt.Errorf("--op %s over --hosts %d: only the all-reduce is modelled across hosts", op.Kind, o.hosts)
-	}
-	if err == nil && o.wire != comm.WireExact && !op.AllReduce() {
-		err = fmt.Errorf("--op %s: --allreduce-dtype %v is the all-reduce's wire; %s runs exact", op.Kind, o.wire, op.Kind)
-	}
+	op, err := collective.ParseOpOver(o.op, o.ranks, o.hosts, o.wire)
 	if err == nil && o.trace != "" && o.model != "" {
 		err = errors.New("--trace records measured calls; --model measures nothing")
 	}
