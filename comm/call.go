@@ -37,14 +37,13 @@ func (d *callDesc) String() string {
 type call struct {
 	r     *Rank
 	desc  callDesc
-	words descWords // desc as the control buffer publishes it
-	wire  Wire      // the format inputs travel in (callWire)
+	tag   uint64 // desc's tag as the control buffer publishes it
+	wire  Wire   // the format inputs travel in (callWire)
 	in    *device.Buffer
 	out   *device.Buffer
 	start time.Time
 
 	verified [MaxBlocks]bool // per block: the peers' calls were compared with this one
-	matched  atomic.Uint64   // bit p: rank p's call of this seq was found the same (it stays so)
 	reg      *graphInput     // set when captured with an input peers can read in place
 
 	lamportPhase int // flag-free phase (0..2) of the chunk that runs now
@@ -69,13 +68,15 @@ func (cl *call) begin() error {
 	r := cl.r
 	cl.desc.seq = r.seq
 	r.seq++
-	if err := r.c.Err(); err != nil {
-		return fmt.Errorf("comm: rank %d seq %d %v: %w: %v", r.rank, cl.desc.seq, &cl.desc, ErrFailed, err)
+	// Only this process's failure: the peers' failure words were read when the call was
+	// enqueued, and a peer that failed since ends the call's first wait that does not pass
+	// at once (aborted).
+	if p := r.c.failed.Load(); p != nil {
+		return fmt.Errorf("comm: rank %d seq %d %v: %w: %v", r.rank, cl.desc.seq, &cl.desc, ErrFailed, *p)
 	}
 	cl.fault, cl.corrupted = r.c.cfg.Fault.next(r.rank), false
 	cl.publish()
 	clear(cl.verified[:])
-	cl.matched.Store(0)
 	cl.start, cl.waited, cl.where = time.Now(), 0, ""
 	r.rec.add(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, Proto: cl.desc.proto, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start, Fault: cl.fault})
 	cl.recorded = true
@@ -246,32 +247,37 @@ func (cl *call) verify(b device.Block, barrier bool) error {
 // one's.
 func (cl *call) ahead() error {
 	next := cl.desc.seq + 1
-	var w descWords
 	for p := range cl.r.c.n {
-		if cl.r.publishedCall(p, next, &w) {
-			d := w.decode()
-			return fmt.Errorf("comm: rank %d seq %d %v: rank %d already began seq %d %v, so it skipped seq %d",
-				cl.r.rank, cl.desc.seq, &cl.desc, p, next, &d, cl.desc.seq)
+		if !tagOf(cl.r.publishedTag(p, next), next) {
+			continue
 		}
+		desc := "(call unknown)"
+		if w := (descWords{}); cl.r.publishedCall(p, next, &w) {
+			d := w.decode(next)
+			desc = d.String()
+		}
+		return fmt.Errorf("comm: rank %d seq %d %v: rank %d already began seq %d %s, so it skipped seq %d",
+			cl.r.rank, cl.desc.seq, &cl.desc, p, next, desc, cl.desc.seq)
 	}
 	return nil
 }
 
-// mismatch returns an error when a peer's call with this sequence number differs.
+// mismatch returns an error when a peer's call with this sequence number differs: its tag
+// says so in one word, its slot then says how.
 func (cl *call) mismatch() error {
-	var w descWords
-	matched := cl.matched.Load()
+	seq := cl.desc.seq
 	for p := range cl.r.c.n {
-		if matched&(1<<p) != 0 || !cl.r.publishedCall(p, cl.desc.seq, &w) {
+		tag := cl.r.publishedTag(p, seq)
+		if tag == cl.tag || !tagOf(tag, seq) {
+			continue // the same call, or p has not published this one yet
+		}
+		var w, mine descWords
+		if cl.desc.encode(&mine); !cl.r.publishedCall(p, seq, &w) || w.sameCall(&mine) {
 			continue
 		}
-		if w.sameCall(&cl.words) {
-			cl.matched.Or(1 << p) // polls read a peer's slot once, not at every wake-up
-			continue
-		}
-		d := w.decode()
+		d := w.decode(seq)
 		return fmt.Errorf("comm: collective mismatch at seq %d: rank %d issued %v, rank %d issued %v",
-			cl.desc.seq, cl.r.rank, &cl.desc, p, &d)
+			seq, cl.r.rank, &cl.desc, p, &d)
 	}
 	return nil
 }

@@ -372,6 +372,9 @@ func (c *Communicator) Err() error {
 	if p := c.failed.Load(); p != nil {
 		return *p
 	}
+	if !c.local[0].anyFailed() {
+		return nil
+	}
 	if err := c.local[0].peerFailure(); err != nil {
 		c.failed.CompareAndSwap(nil, &err)
 		return *c.failed.Load()

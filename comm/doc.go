@@ -67,8 +67,9 @@
 // does). Every word a peer reads lives in registered memory: besides data and flags, each
 // rank's control buffer (control.go) holds its doorbell (a device.SharedBell between
 // processes), its failure word, the call descriptors it published for mismatch checks
-// (seqlock slots) and its last collective, which names a dead rank's last call when the
-// driver marks it (MarkExited). Config.Memory allocates, exports and opens the buffers.
+// (callslot.go: a peer compares one tag word, the sequence number and a digest) and its
+// last collective, which names a dead rank's last call when the driver marks it
+// (MarkExited). Config.Memory allocates, exports and opens the buffers.
 //
 // Faults can be injected to rehearse this, as NCCL's and PyTorch's knobs allow:
 // TPSLICE_FAULT=rank:R,call:N,kind:K (read by FaultFromEnv, passed as Config.Fault) makes

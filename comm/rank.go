@@ -22,16 +22,17 @@ type Rank struct {
 	staging, tmp, signal, lamport, ctl *device.Buffer
 	peers                              []peerView // index p: rank p's buffers as this rank maps them
 
-	seq              uint64                // host side: the sequence number of the next call
-	counter          [MaxBlocks]uint32     // kernel side: barriers passed per block (private)
-	lamportPhase     uint64                // kernel side: flag-free chunks issued so far
-	lamportPrevWords int                   // kernel side: words the last flag-free chunk wrote
-	treeEpoch        [2][MaxBlocks]uint32  // kernel side: tree parts per tree and block so far
-	twoLevelEpoch    [MaxBlocks]uint32     // kernel side: two-level chunks per block so far
-	protoBuf         *device.Buffer        // LL and LL128 slots that peers write (protobuf.go)
-	pieces           [2][MaxBlocks]uint64  // kernel side: LL, LL128 pieces per block so far
-	scratch          [][3][]float32        // kernel side: per block, LL/LL128 working rows
-	prims            [MaxBlocks]blockPrims // kernel side: per block, the ring's and the tree's protocol
+	seq              uint64                    // host side: the sequence number of the next call
+	published        [publishedDepth]descWords // kernel side: what each descriptor slot holds (storeSlot)
+	counter          [MaxBlocks]uint32         // kernel side: barriers passed per block (private)
+	lamportPhase     uint64                    // kernel side: flag-free chunks issued so far
+	lamportPrevWords int                       // kernel side: words the last flag-free chunk wrote
+	treeEpoch        [2][MaxBlocks]uint32      // kernel side: tree parts per tree and block so far
+	twoLevelEpoch    [MaxBlocks]uint32         // kernel side: two-level chunks per block so far
+	protoBuf         *device.Buffer            // LL and LL128 slots that peers write (protobuf.go)
+	pieces           [2][MaxBlocks]uint64      // kernel side: LL, LL128 pieces per block so far
+	scratch          [][3][]float32            // kernel side: per block, LL/LL128 working rows
+	prims            [MaxBlocks]blockPrims     // kernel side: per block, the ring's and the tree's protocol
 	rec              Recorder
 	graphInputs      []*graphInput // captured, not yet registered (host side)
 	bytesSaved       atomic.Int64  // staging copies replays skipped

@@ -349,7 +349,7 @@ func (cl *call) skipped(p int, e uint32) error {
 	}
 	desc := "(call unknown)"
 	if w := (descWords{}); cl.r.publishedCall(ahead, aheadSeq, &w) {
-		d := w.decode()
+		d := w.decode(aheadSeq)
 		desc = d.String()
 	}
 	return fmt.Errorf("rank %d already began seq %d %s, so it skipped seq %d", ahead, aheadSeq, desc, behind)
