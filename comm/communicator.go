@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -310,7 +311,22 @@ func (c *Communicator) bellOf(p int, ctl []uint64) bell {
 	}
 	words := unsafe.Slice((*uint32)(unsafe.Pointer(&ctl[ctlBell])), device.SharedBellWords)
 	b, _ := device.NewSharedBell(fmt.Sprintf("rank %d", p), words) // aligned and long enough
+	if c.ranksFitCores() {
+		b.SpinFirst(sharedSpin)
+	}
 	return bell{shared: b}
+}
+
+// sharedSpin is how long a rank's waiter spins before it yields, where the ranks' threads
+// fit on the cores: a peer that runs on its own core answers within a microsecond or two
+// (the call's skew), while a sched_yield between polls costs that much itself.
+const sharedSpin = 20 * time.Microsecond
+
+// ranksFitCores reports whether every rank's process, as many threads as this one runs
+// Go code on, has cores of its own; else a spinning waiter would hold the core its peer
+// needs.
+func (c *Communicator) ranksFitCores() bool {
+	return c.n*runtime.GOMAXPROCS(0) <= runtime.NumCPU()
 }
 
 func (c *Communicator) free() {

@@ -16,17 +16,24 @@ const SharedBellWords = 2
 
 // SharedBell is a doorbell whose state lives in memory that processes share: the form of a
 // Device's doorbell (Device.Ring, Device.WaitUntil) that works across address spaces, with the
-// same semantics. A waiter polls briefly, giving its core away between polls (sched_yield),
-// then sleeps on the bell's sequence word in the kernel (FUTEX_WAIT, not process-private,
-// so the key is the shared page, not the address); Ring bumps the word and, when someone
-// sleeps, wakes them (FUTEX_WAKE). Every word is accessed with sync/atomic.
+// same semantics. A waiter polls briefly (spinning first where SpinFirst says its peers have
+// cores of their own), giving its core away between polls (sched_yield), then sleeps on the
+// bell's sequence word in the kernel (FUTEX_WAIT, not process-private, so the key is the
+// shared page, not the address); Ring, when someone sleeps, bumps the word and wakes them
+// (FUTEX_WAKE). Every word is accessed with sync/atomic.
 type SharedBell struct {
 	name string
-	// seq changes on every ring: a waiter that read it before a ring finds it changed when it
-	// goes to sleep, and the kernel returns at once, so no wake-up is lost.
+	// seq changes on every ring that finds a sleeper: a waiter that read it before such a
+	// ring finds it changed when it goes to sleep, and the kernel returns at once, so no
+	// wake-up is lost.
 	seq *uint32
-	// sleepers counts waiters past their polls: a ring with none makes no system call.
+	// sleepers counts waiters past their polls: a ring with none writes nothing (a waiter
+	// counts itself before its last check, and a writer stores its flag before it looks).
 	sleepers *uint32
+	// spin is how long a waiter polls without giving its core away first (SpinFirst);
+	// unspun counts the waits left that skip it after one whose spin did not end it.
+	spin   time.Duration
+	unspun atomic.Int32
 }
 
 // NewSharedBell places a bell named name (what errors say was waited for) on the first
@@ -48,9 +55,51 @@ func (b *SharedBell) String() string { return fmt.Sprintf("shared bell %q", b.na
 // Ring wakes the waiters of the bell in every process. Writers call it after they store the
 // flag a waiter may be polling.
 func (b *SharedBell) Ring() {
-	atomic.AddUint32(b.seq, 1)
 	if atomic.LoadUint32(b.sleepers) > 0 {
+		atomic.AddUint32(b.seq, 1)
 		futexWake(b.seq)
+	}
+}
+
+// SpinFirst makes the bell's waiters poll for up to d without giving their core away
+// before their yielding polls. It is for waiters whose peers each run on a core of their
+// own, where a flag comes within a cache miss and a sched_yield's system call only delays
+// seeing it; where processes outnumber the cores, the peer may need this very core, and a
+// waiter must not spin. After a spin that runs out, the next spinSkips waits do not spin.
+func (b *SharedBell) SpinFirst(d time.Duration) { b.spin = d }
+
+// spinSkips is how many waits skip their spin after one whose spin ran out: a peer that
+// did not come within it had lost its core (the cores are busy with other work), and
+// spinning then only uses up this process's share of the scheduler's time, which the
+// kernel takes back as late wake-ups on every later call.
+const spinSkips = 64
+
+// spinFirst spins as SpinFirst says, unless a recent spin ran out, and reports whether
+// ready held.
+func (b *SharedBell) spinFirst(ready func() bool) bool {
+	if b.unspun.Load() > 0 {
+		b.unspun.Add(-1)
+		return false
+	}
+	if spinUntil(b.spin, ready) {
+		return true
+	}
+	b.unspun.Store(spinSkips)
+	return false
+}
+
+// spinUntil polls ready without yielding for up to d and reports whether it held.
+func spinUntil(d time.Duration, ready func() bool) bool {
+	start := time.Now()
+	for {
+		for range 64 {
+			if ready() {
+				return true
+			}
+		}
+		if time.Since(start) >= d {
+			return false
+		}
 	}
 }
 
@@ -60,6 +109,9 @@ func (b *SharedBell) Ring() {
 // name the bell. Whoever makes aborted() true rings the bell so that sleepers see it. Both
 // conditions must read shared state with sync/atomic.
 func (b *SharedBell) WaitUntil(timeout time.Duration, aborted func() bool, ready func() bool) error {
+	if b.spin > 0 && b.spinFirst(ready) {
+		return nil
+	}
 	for range sharedSpinRounds {
 		if ready() {
 			return nil

@@ -85,9 +85,18 @@ func TestSharedBellRingBeforeSleep(t *testing.T) {
 // TestSharedBellPingPong bounces a counter in shared memory between two bells many times,
 // each side dawdling a varying while, so that waiters are caught polling, about to sleep and
 // asleep in the kernel; a lost wake-up would leave one side asleep until its deadline.
+// With SpinFirst the waiters also end waits spinning.
 func TestSharedBellPingPong(t *testing.T) {
+	for _, spin := range []time.Duration{0, 20 * time.Microsecond} {
+		t.Run(fmt.Sprint("spin ", spin), func(t *testing.T) { pingPong(t, spin) })
+	}
+}
+
+func pingPong(t *testing.T, spin time.Duration) {
 	words := sharedWords(t, 2*device.SharedBellWords+1)
 	bells := []*device.SharedBell{newBell(t, "side 0", words[0:]), newBell(t, "side 1", words[device.SharedBellWords:])}
+	bells[0].SpinFirst(spin)
+	bells[1].SpinFirst(spin)
 	flag := &words[2*device.SharedBellWords]
 	const rounds = 5000
 	errc := make(chan error, 2)
@@ -112,6 +121,57 @@ func TestSharedBellPingPong(t *testing.T) {
 	require.NoError(t, <-errc)
 	require.NoError(t, <-errc)
 	require.EqualValues(t, 2*rounds, atomic.LoadUint32(flag))
+}
+
+// TestSharedBellSpinFirst: a waiter told to spin first polls well past the yielding polls
+// without counting itself a sleeper; one not told does count itself after them.
+func TestSharedBellSpinFirst(t *testing.T) {
+	for _, spin := range []time.Duration{0, time.Minute} {
+		words := sharedWords(t, device.SharedBellWords)
+		bell := newBell(t, "flag", words)
+		bell.SpinFirst(spin)
+		calls, slept := 0, false
+		require.NoError(t, bell.WaitUntil(waitLimit, nil, func() bool {
+			slept = slept || atomic.LoadUint32(&words[1]) > 0 // the sleepers word
+			calls++
+			return slept || calls > 2*device.SpinRounds // nothing rings: end before the futex
+		}))
+		require.Equal(t, spin == 0, slept, "spin %v", spin)
+	}
+}
+
+// TestSharedBellSpinSkipped: after a wait whose spin ran out, the next waits do not spin
+// (the waiter counts itself a sleeper right after its yielding polls).
+func TestSharedBellSpinSkipped(t *testing.T) {
+	words := sharedWords(t, device.SharedBellWords)
+	bell := newBell(t, "flag", words)
+	slept := func() bool { return atomic.LoadUint32(&words[1]) > 0 }
+	bell.SpinFirst(time.Microsecond)
+	require.NoError(t, bell.WaitUntil(waitLimit, nil, slept)) // the spin runs out
+	bell.SpinFirst(time.Minute)
+	calls, sleeper := 0, false
+	require.NoError(t, bell.WaitUntil(waitLimit, nil, func() bool {
+		sleeper = sleeper || slept()
+		calls++
+		return sleeper || calls > 2*device.SpinRounds
+	}))
+	require.True(t, sleeper, "a wait right after a spin that ran out spun again")
+}
+
+// TestSharedBellRingWithoutSleepers: a ring that finds no sleeper writes nothing into the
+// bell; one that finds a sleeper bumps its sequence word and wakes it.
+func TestSharedBellRingWithoutSleepers(t *testing.T) {
+	words := sharedWords(t, device.SharedBellWords+1)
+	bell, flag := newBell(t, "flag", words), &words[device.SharedBellWords]
+	bell.Ring()
+	require.Zero(t, atomic.LoadUint32(&words[0]), "a ring with no sleeper")
+	done := make(chan error, 1)
+	go func() { done <- bell.WaitUntil(waitLimit, nil, func() bool { return atomic.LoadUint32(flag) == 1 }) }()
+	require.Eventually(t, func() bool { return atomic.LoadUint32(&words[1]) == 1 }, waitLimit, time.Millisecond)
+	atomic.StoreUint32(flag, 1)
+	bell.Ring()
+	require.NoError(t, <-done)
+	require.NotZero(t, atomic.LoadUint32(&words[0]), "a ring with a sleeper")
 }
 
 // TestSharedBellManyWaiters has several goroutines sleep on one bell for distinct turns.
