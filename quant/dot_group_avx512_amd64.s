@@ -558,54 +558,60 @@ g8done:
 
 // Q4_K: four groups go in lockstep while four are left (as Q4_0's eight, for the streams),
 // their nibbles split as Q4_0's (NQUAD), so that the planes' sums of lanes 8-15 are 16
-// times theirs until the super-block's end (|lo|, |hi| < 16·8·63·15·128·32 < 2^31).
-// Registers of the four: R9 group 0, R10 group 2, AX the bytes between them, R15 between
-// their outputs (SPREAD); Z0-Z3 a
-// sub-block's sums (two pairs, alternate quads), Z4 its scales, Z8-Z11 the groups' scaled
-// lo sums, Z12-Z15 the hi, Z16-Z19 the rows' sums, Z24 a quad, Z29 the nibble mask, Z25
-// gnibshift, Z20 0x0f bytes; the rest as the one-group loop's. The stack holds the four
-// groups' scales (128 bytes each) and, at 512, the digits.
+// times theirs until the super-block's end (|lo|, |hi| < 16·8·63·15·128·32 < 2^31). A
+// quad's activations are broadcast once for the four groups (Z21 lo, Z22 hi), so a quad of
+// a group costs one load, not three. Registers of the four: R9 group 0, R10 group 2, AX the
+// bytes between them, R15 between their outputs (SPREAD); Z0-Z7 a sub-block's lo and hi
+// sums of each group, Z23 its scales, Z8-Z11 the groups' scaled lo sums, Z12-Z15 the hi,
+// Z16-Z19 the rows' sums, Z24 and Z30 a quad, Z29 the nibble mask, Z25 gnibshift, Z20
+// 0x0f bytes; the rest as the one-group loop's. The stack holds the four groups' scales
+// (128 bytes each) and, at 512, the digits.
 
-// K4FQUAD(Q, G, LO, HI) adds quad Q of the group at G into LO and HI.
-#define K4FQUAD(Q, G, LO, HI) \
-	VBROADCASTI64X4 (32*(Q))G, Z24; \
-	VPANDD          Z29, Z24, Z24; \
-	VPDPBUSD.BCST   (4*(Q))(R11), Z24, LO; \
-	VPDPBUSD.BCST   (256+4*(Q))(R11), Z24, HI
-
-// K4FSUB(J, G, SC, L, H) is sub-block J of the group at G, its scales at SC(SP): its sums
-// scaled into L (lo) and H (hi); it prefetches its bytes of the next block.
-#define K4FSUB(J, G, SC, L, H) \
+// K4FPF(J, G) prefetches sub-block J's bytes of the next block of the group at G.
+#define K4FPF(J, G) \
 	PREFETCHT0 (2304+288*(J))G; \
 	PREFETCHT0 (2368+288*(J))G; \
 	PREFETCHT0 (2432+288*(J))G; \
 	PREFETCHT0 (2496+288*(J))G; \
-	PREFETCHT0 (2560+288*(J))G; \
-	VPXORD     Z0, Z0, Z0; \
-	VPXORD     Z1, Z1, Z1; \
-	VPXORD     Z2, Z2, Z2; \
-	VPXORD     Z3, Z3, Z3; \
-	K4FQUAD(8*(J), G, Z0, Z1); \
-	K4FQUAD(8*(J)+1, G, Z2, Z3); \
-	K4FQUAD(8*(J)+2, G, Z0, Z1); \
-	K4FQUAD(8*(J)+3, G, Z2, Z3); \
-	K4FQUAD(8*(J)+4, G, Z0, Z1); \
-	K4FQUAD(8*(J)+5, G, Z2, Z3); \
-	K4FQUAD(8*(J)+6, G, Z0, Z1); \
-	K4FQUAD(8*(J)+7, G, Z2, Z3); \
-	VPADDD     Z2, Z0, Z0; \
-	VPADDD     Z3, Z1, Z1; \
-	VPMOVZXBD  (SC+16*(J))(SP), Z4; \
-	VPMULLD    Z4, Z0, Z0; \
-	VPADDD     Z0, L, L; \
-	VPMULLD    Z4, Z1, Z1; \
-	VPADDD     Z1, H, H
+	PREFETCHT0 (2560+288*(J))G
 
+// K4FQUAD(Q) adds quad Q of the four groups into Z0-Z7.
+#define K4FQUAD(Q) \
+	VPBROADCASTD (4*(Q))(R11), Z21; \
+	VPBROADCASTD (256+4*(Q))(R11), Z22; \
+	NQUAD((32*(Q))(R9), Z24, Z21, Z22, Z0, Z1); \
+	NQUAD((32*(Q))(R9)(AX*1), Z30, Z21, Z22, Z2, Z3); \
+	NQUAD((32*(Q))(R10), Z24, Z21, Z22, Z4, Z5); \
+	NQUAD((32*(Q))(R10)(AX*1), Z30, Z21, Z22, Z6, Z7)
+
+// K4FSCALE(J, SC, LO, HI, L, H) adds a group's sub-block J sums LO and HI times its scales
+// at SC(SP) into L and H.
+#define K4FSCALE(J, SC, LO, HI, L, H) \
+	VPMOVZXBD (SC+16*(J))(SP), Z23; \
+	VPMULLD   Z23, LO, LO; \
+	VPADDD    LO, L, L; \
+	VPMULLD   Z23, HI, HI; \
+	VPADDD    HI, H, H
+
+// K4FSTEP(J) is sub-block J of the four groups.
 #define K4FSTEP(J) \
-	K4FSUB(J, (R9), 0, Z8, Z12); \
-	K4FSUB(J, (R9)(AX*1), 128, Z9, Z13); \
-	K4FSUB(J, (R10), 256, Z10, Z14); \
-	K4FSUB(J, (R10)(AX*1), 384, Z11, Z15)
+	K4FPF(J, (R9)); \
+	K4FPF(J, (R9)(AX*1)); \
+	K4FPF(J, (R10)); \
+	K4FPF(J, (R10)(AX*1)); \
+	ZERO8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7); \
+	K4FQUAD(8*(J)); \
+	K4FQUAD(8*(J)+1); \
+	K4FQUAD(8*(J)+2); \
+	K4FQUAD(8*(J)+3); \
+	K4FQUAD(8*(J)+4); \
+	K4FQUAD(8*(J)+5); \
+	K4FQUAD(8*(J)+6); \
+	K4FQUAD(8*(J)+7); \
+	K4FSCALE(J, 0, Z0, Z1, Z8, Z12); \
+	K4FSCALE(J, 128, Z2, Z3, Z9, Z13); \
+	K4FSCALE(J, 256, Z4, Z5, Z10, Z14); \
+	K4FSCALE(J, 384, Z6, Z7, Z11, Z15)
 
 // K4FTERM(L, YL, H, YH, ACC, G): K4TERM for the group at G, through Z0-Z7 and Z21; YL and
 // YH name L and H as Y registers.
