@@ -19,10 +19,11 @@ import (
 // medium preset at TP 1 (BenchmarkDecodeGEMVs' 33 matrices, in layers), on one worker and
 // on two, with the kernels of every instruction set this CPU runs as Dot runs them
 // ("lockstep": AVX-512's Q8_0 and Q4_0 eight groups at a time and Q4_K four, AVX2's Q8_0
-// eight and Q4_0 four; AVX2's Q4_K one) beside the same kernels called one group at a time
-// ("onegroup": one stream of weight bytes, the order of the kernels before them). cpuGB/s divides the bytes
-// by the process's CPU time per worker, which holds still on a machine whose neighbours
-// take the cores away for a while (the wall-clock MB/s then drops, cpuGB/s barely moves).
+// eight and Q4_0 four; the other kernels one, Q5_K and Q6_K here for their cpuGB/s) beside
+// the same kernels called one group at a time ("onegroup": one stream of weight bytes, the
+// order of the kernels before them). cpuGB/s divides the bytes by the process's CPU time per
+// worker, which holds still on a machine whose neighbours take the cores away for a while
+// (the wall-clock MB/s then drops, cpuGB/s barely moves).
 // Pair it with the read probe in the same command:
 //
 //	go test -run '^$' -bench 'DotLockstep|ReadBandwidth/256MiB' -benchtime 10x ./quant/ ./vec/
@@ -34,7 +35,7 @@ func BenchmarkDotLockstep(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	x := randValues(r, 5632, 1)
 	y := make([]float32, 16384)
-	for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K} {
+	for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q5_K, dtype.Q6_K} {
 		ws := make([][]byte, len(shapes))
 		var total int64
 		for k, s := range shapes {
