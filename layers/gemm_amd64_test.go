@@ -28,8 +28,8 @@ func isaLinearKernels() []linearKernel {
 }
 
 // TestGEMMAVX512Kernels calls the packing kernels and the micro-kernel directly: for 0 to
-// 9 rows of x (blocks of 4 and the single rows after them) at any stride, from non-zero
-// partial sums, tile after tile, with any 8 weight rows (repeated ones included) at
+// 9 rows of x (blocks of 2 and the odd row after them) at any stride, from non-zero
+// partial sums, tile after tile, with any 16 weight rows (repeated ones included) at
 // unaligned element offsets, they must leave exactly dotAcc's partial sums for every (row
 // of x, weight row).
 func TestGEMMAVX512Kernels(t *testing.T) {
@@ -48,7 +48,7 @@ func TestGEMMAVX512Kernels(t *testing.T) {
 		}
 		base := unsafe.Pointer(unsafe.SliceData(w.Data))
 		x := randF32(r, maxM*(cols+8), 2)
-		var panel [gemmTileK * gemmCols]float32
+		panel := make([]float32, 512*gemmCols) // room for the longest tile below
 		for _, tiles := range [][]int{{8}, {16, 8}, {512, 16}, {504, 512}, {8, 8, 8, 512}} {
 			for m := 0; m <= maxM; m++ {
 				var off [gemmCols]int
@@ -56,7 +56,7 @@ func TestGEMMAVX512Kernels(t *testing.T) {
 					off[i] = r.IntN(rows)*cols + r.IntN(3)
 				}
 				if r.IntN(2) == 0 {
-					off[7], off[6] = off[5], off[5] // a padded tile
+					off[15], off[14] = off[13], off[13] // a padded tile
 				}
 				x0, stride := r.IntN(3), cols+r.IntN(5)
 				var got, want [maxM][gemmCols][Lanes]float32
@@ -76,11 +76,12 @@ func TestGEMMAVX512Kernels(t *testing.T) {
 							dotAcc(&want[mi][j], xr, wide[off[j]+k:off[j]+k+n])
 						}
 					}
-					toff := off
-					for j := range toff {
-						toff[j] += k
+					var toff [2][gemmPackRows]int
+					for j, o := range off {
+						toff[j/gemmPackRows][j%gemmPackRows] = o + k
 					}
-					gemmPackAVX512(dt, &panel[0], base, &toff, n)
+					gemmPackAVX512(dt, &panel[0], base, &toff[0], n)
+					gemmPackAVX512(dt, &panel[n*gemmPackRows], base, &toff[1], n)
 					gemmTileAVX512(&got[0], &x[x0+k], 4*stride, m, &panel[0], n)
 					k += n
 				}

@@ -3,8 +3,8 @@
 #include "textflag.h"
 
 // The AVX-512 GEMM of LinearRows (gemm_amd64.go): a packing kernel per weight dtype that
-// widens a tile of 8 weight rows to f32 once, and one micro-kernel that multiplies the
-// packed tile with any number of rows of x.
+// widens 8 weight rows to f32 once (a tile is two such halves), and one micro-kernel that
+// multiplies the packed tile of 16 weight rows with any number of rows of x.
 //
 // The package's reduction order keeps 8 partial sums per output, element i in lane i%8. A
 // ZMM register holds two such 8-lane groups, so that one VMULPS and one VADDPS advance 2
@@ -13,8 +13,9 @@
 // both halves. Every product is a VMULPS (x first) and every sum a VADDPS (the partial sum
 // first), never FMA: bitwise the reference loop's partial sums, and the GEMV's.
 
-// The packed tile: for each step s of 8 elements, 4 pairs of 16 f32, pair p holding
-// elements 8s..8s+7 of weight row 2p and then of row 2p+1 (256 bytes a step).
+// A packed half: for each step s of 8 elements, 4 pairs of 16 f32, pair p holding elements
+// 8s..8s+7 of weight row 2p and then of row 2p+1 (256 bytes a step). The tile is half A
+// (rows 0-7) followed by half B (rows 8-15), each of n elements.
 
 // PACK_ROWS points BX, DX, SI, R8-R12 at the 8 weight rows: W + OFF[r]·SCALE.
 #define PACK_ROWS(W, OFF, SCALE) \
@@ -90,56 +91,77 @@ TEXT ·gemmPackBF16AVX512(SB), NOSPLIT, $0-32
 
 // The micro-kernel:
 //
-//	func gemmTileAVX512(acc *[8][8]float32, x *float32, xstride, m int, panel *float32, n int)
+//	func gemmTileAVX512(acc *[16][8]float32, x *float32, xstride, m int, panel *float32, n int)
 //
 // continues the partial sums of m ≥ 0 rows of x (row mi at byte offset mi·xstride from x,
-// its sums the mi-th [8][8] block from acc: output j's 8 lanes) against the packed tile of
-// 8 weight rows over n elements, n > 0 and a multiple of 8:
+// its sums the mi-th [16][8] block from acc: output j's 8 lanes) against the packed tile of
+// 16 weight rows over n elements, n > 0 and a multiple of 8:
 //
-//	for mi := range m { for j := range 8 { for i := range n {
+//	for mi := range m { for j := range 16 { for i := range n {
 //		acc[mi][j][i%8] += float32(x[mi][i] * w_j[i])
 //	} } }
 //
-// Blocks of 4 rows of x run with 16 accumulators (Z0-Z15: row r, pair p in Z(4r+p)), each
-// step loading the tile's 4 pairs once (Z16-Z19) for the 4 rows; the last m%4 rows run one
-// at a time (Z0-Z3).
+// Blocks of 2 rows of x run with 16 accumulators (Z0-Z15: row r, pair p in Z(8r+p)), each
+// step loading the tile's 8 pairs once (Z16-Z23) for the 2 rows; a last odd row runs alone
+// (Z0-Z7). Two rows by 16 outputs, not 4 by 8, because the broadcast of x takes a slot of
+// the FP pipes that VMULPS and VADDPS need: one broadcast per 8 products instead of 4.
 //
-// Registers: AX element index, CX n, DX rows of x left, BX xstride, SI x (row 0), R9-R11
-// rows 1-3, DI acc, R8 the tile's step, R12 the tile.
+// Registers: AX element index, CX n, DX rows of x left, BX xstride, SI x (row 0), R9 row 1,
+// DI acc, R8 the tile's step in half A, R13 half B's byte offset from half A, R12 the tile.
 
-// ROW4 multiplies the broadcast 8 elements of x at R (into Z20) with the 4 pairs and adds
-// the products onto A0-A3.
-#define ROW4(R, A0, A1, A2, A3) \
-	VBROADCASTF64X4 (R)(AX*4), Z20; \
-	VMULPS Z16, Z20, Z24; \
-	VMULPS Z17, Z20, Z25; \
-	VMULPS Z18, Z20, Z26; \
-	VMULPS Z19, Z20, Z27; \
-	VADDPS Z24, A0, A0; \
-	VADDPS Z25, A1, A1; \
-	VADDPS Z26, A2, A2; \
-	VADDPS Z27, A3, A3
+// ROW8 multiplies the broadcast 8 elements of x at R (into Z24) with the 8 pairs and adds
+// the products onto A0-A7.
+#define ROW8(R, A0, A1, A2, A3, A4, A5, A6, A7) \
+	VBROADCASTF64X4 (R)(AX*4), Z24; \
+	VMULPS Z16, Z24, Z25; \
+	VMULPS Z17, Z24, Z26; \
+	VMULPS Z18, Z24, Z27; \
+	VMULPS Z19, Z24, Z28; \
+	VADDPS Z25, A0, A0; \
+	VADDPS Z26, A1, A1; \
+	VADDPS Z27, A2, A2; \
+	VADDPS Z28, A3, A3; \
+	VMULPS Z20, Z24, Z29; \
+	VMULPS Z21, Z24, Z30; \
+	VMULPS Z22, Z24, Z31; \
+	VMULPS Z23, Z24, Z25; \
+	VADDPS Z29, A4, A4; \
+	VADDPS Z30, A5, A5; \
+	VADDPS Z31, A6, A6; \
+	VADDPS Z25, A7, A7
 
 #define LOAD_PAIRS \
 	VMOVUPS 0(R8), Z16; \
 	VMOVUPS 64(R8), Z17; \
 	VMOVUPS 128(R8), Z18; \
-	VMOVUPS 192(R8), Z19
+	VMOVUPS 192(R8), Z19; \
+	VMOVUPS 0(R8)(R13*1), Z20; \
+	VMOVUPS 64(R8)(R13*1), Z21; \
+	VMOVUPS 128(R8)(R13*1), Z22; \
+	VMOVUPS 192(R8)(R13*1), Z23
 
-// LOAD_ACC and STORE_ACC move the 4 pairs of partial sums at byte OFF from DI.
-#define LOAD_ACC(OFF, A0, A1, A2, A3) \
+// LOAD_ACC and STORE_ACC move the 8 pairs of partial sums (one row of x) at byte OFF from DI.
+#define LOAD_ACC(OFF, A0, A1, A2, A3, A4, A5, A6, A7) \
 	VMOVUPS OFF+0(DI), A0; \
 	VMOVUPS OFF+64(DI), A1; \
 	VMOVUPS OFF+128(DI), A2; \
-	VMOVUPS OFF+192(DI), A3
+	VMOVUPS OFF+192(DI), A3; \
+	VMOVUPS OFF+256(DI), A4; \
+	VMOVUPS OFF+320(DI), A5; \
+	VMOVUPS OFF+384(DI), A6; \
+	VMOVUPS OFF+448(DI), A7
 
-#define STORE_ACC(OFF, A0, A1, A2, A3) \
+#define STORE_ACC(OFF, A0, A1, A2, A3, A4, A5, A6, A7) \
 	VMOVUPS A0, OFF+0(DI); \
 	VMOVUPS A1, OFF+64(DI); \
 	VMOVUPS A2, OFF+128(DI); \
-	VMOVUPS A3, OFF+192(DI)
+	VMOVUPS A3, OFF+192(DI); \
+	VMOVUPS A4, OFF+256(DI); \
+	VMOVUPS A5, OFF+320(DI); \
+	VMOVUPS A6, OFF+384(DI); \
+	VMOVUPS A7, OFF+448(DI)
 
-// func gemmTileAVX512(acc *[8][8]float32, x *float32, xstride, m int, panel *float32, n int)
+// func gemmTileAVX512(acc *[16][8]float32, x *float32, xstride, m int, panel *float32, n int)
 TEXT ·gemmTileAVX512(SB), NOSPLIT, $0-48
 	MOVQ acc+0(FP), DI
 	MOVQ x+8(FP), SI
@@ -147,58 +169,48 @@ TEXT ·gemmTileAVX512(SB), NOSPLIT, $0-48
 	MOVQ m+24(FP), DX
 	MOVQ panel+32(FP), R12
 	MOVQ n+40(FP), CX
+	MOVQ CX, R13
+	SHLQ $5, R13 // half A's bytes: n/8 steps of 256
 
-quad:
-	CMPQ DX, $4
+pair:
+	CMPQ DX, $2
 	JB   single
 	LEAQ (SI)(BX*1), R9
-	LEAQ (SI)(BX*2), R10
-	LEAQ (R9)(BX*2), R11
-	LOAD_ACC(0, Z0, Z1, Z2, Z3)
-	LOAD_ACC(256, Z4, Z5, Z6, Z7)
-	LOAD_ACC(512, Z8, Z9, Z10, Z11)
-	LOAD_ACC(768, Z12, Z13, Z14, Z15)
+	LOAD_ACC(0, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	LOAD_ACC(512, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	MOVQ R12, R8
 	XORQ AX, AX
 
-quadloop:
+pairloop:
 	LOAD_PAIRS
-	ROW4(SI, Z0, Z1, Z2, Z3)
-	ROW4(R9, Z4, Z5, Z6, Z7)
-	ROW4(R10, Z8, Z9, Z10, Z11)
-	ROW4(R11, Z12, Z13, Z14, Z15)
+	ROW8(SI, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	ROW8(R9, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	ADDQ $256, R8
 	ADDQ $8, AX
 	CMPQ AX, CX
-	JB   quadloop
-	STORE_ACC(0, Z0, Z1, Z2, Z3)
-	STORE_ACC(256, Z4, Z5, Z6, Z7)
-	STORE_ACC(512, Z8, Z9, Z10, Z11)
-	STORE_ACC(768, Z12, Z13, Z14, Z15)
+	JB   pairloop
+	STORE_ACC(0, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	STORE_ACC(512, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15)
 	ADDQ $1024, DI
-	LEAQ (R11)(BX*1), SI
-	SUBQ $4, DX
-	JMP  quad
+	LEAQ (R9)(BX*1), SI
+	SUBQ $2, DX
+	JMP  pair
 
 single:
 	TESTQ DX, DX
 	JZ    done
-	LOAD_ACC(0, Z0, Z1, Z2, Z3)
+	LOAD_ACC(0, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	MOVQ  R12, R8
 	XORQ  AX, AX
 
 singleloop:
 	LOAD_PAIRS
-	ROW4(SI, Z0, Z1, Z2, Z3)
+	ROW8(SI, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 	ADDQ $256, R8
 	ADDQ $8, AX
 	CMPQ AX, CX
 	JB   singleloop
-	STORE_ACC(0, Z0, Z1, Z2, Z3)
-	ADDQ $256, DI
-	ADDQ BX, SI
-	DECQ DX
-	JMP  single
+	STORE_ACC(0, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
 
 done:
 	VZEROUPPER
