@@ -81,8 +81,10 @@ type Llama struct {
 	fullLogitRows atomic.Int64
 }
 
-// NewLlama loads every rank's shard of the weights from src (rank workers read in
-// parallel) and allocates the KV caches and activations.
+// NewLlama loads every local rank's shard of the weights from src (rank workers read in
+// parallel) and allocates the KV caches and activations: every rank of a group built in
+// one process, and only its own rank of a group joined by a worker process
+// (tp.JoinGroup), whose other ranks' weights are never read.
 func NewLlama(g *tp.Group, cfg Config, src format.Source, opt LlamaOptions) (*Llama, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -167,12 +169,14 @@ func (m *Llama) Group() *tp.Group { return m.group }
 // Options returns the runtime sizes the model was built with.
 func (m *Llama) Options() LlamaOptions { return m.opt }
 
-// WeightBytes returns the bytes of weights each rank holds.
-// (For a ShapeOnly model: the bytes it would hold.)
+// WeightBytes returns the bytes of weights each rank holds (0 for a rank of another
+// process). (For a ShapeOnly model: the bytes it would hold.)
 func (m *Llama) WeightBytes() []int64 {
 	out := make([]int64, len(m.ranks))
 	for r, rk := range m.ranks {
-		out[r] = rk.weightBytes
+		if rk != nil {
+			out[r] = rk.weightBytes
+		}
 	}
 	return out
 }
@@ -192,6 +196,9 @@ func (m *Llama) LoadNotes() []string {
 	var order []kind
 	extra, shard := map[kind]int{}, map[kind]int{}
 	for _, rk := range m.ranks {
+		if rk == nil { // a rank of another process
+			continue
+		}
 		for _, n := range rk.notes {
 			k := kind{layerPattern(n.tensor), n.dtype, n.block, n.cols}
 			if _, seen := shard[k]; !seen {

@@ -166,7 +166,7 @@ func (m *Llama) check(st Step) error {
 			return fmt.Errorf("models: forward: token %d at position %d, outside the context of %d", i, pos, m.cfg.ContextLength)
 		}
 	}
-	if err := m.ranks[0].kv.Check(st.Batch); err != nil {
+	if err := m.ranks[m.group.Local()[0]].kv.Check(st.Batch); err != nil {
 		return fmt.Errorf("models: forward: %w", err)
 	}
 	return nil
@@ -469,51 +469,15 @@ func (m *Llama) checkSamplers(st Step) error {
 
 // SamplerTerms returns, after a Forward with Samplers, every rank's ShardLogSumExpAt terms
 // of each sampled token's adjusted logits, in rank order (m, sum pairs).
-func (m *Llama) SamplerTerms(st Step) [][]float32 {
-	S, k, n, w := len(st.Sample), st.Candidates, m.plan.World, st.stride(m.plan.VocabPerRank)
-	g := m.ranks[0].act.gathered.Float32s()
-	out := make([][]float32, S)
-	for i := range S {
-		for r := range n {
-			out[i] = append(out[i], g[(r*S+i)*w+2*k:][:2]...)
-		}
-	}
-	return out
-}
+func (m *Llama) SamplerTerms(st Step) [][]float32 { return m.gathered(st).SamplerTerms() }
 
 // Candidates returns, after a Forward with Candidates = k > 0, every rank's proposals for
 // each sampled token (up to World·k of them).
-func (m *Llama) Candidates(st Step) [][]layers.Candidate {
-	S, k, n, w := len(st.Sample), st.Candidates, m.plan.World, st.stride(m.plan.VocabPerRank)
-	g := m.ranks[0].act.gathered.Float32s()
-	out := make([][]layers.Candidate, S)
-	for i := range S {
-		for r := range n {
-			row := g[(r*S+i)*w:][:k*2]
-			for j := range k {
-				if id := int32(row[2*j+1]); id >= 0 {
-					out[i] = append(out[i], layers.Candidate{Logit: row[2*j], ID: id})
-				}
-			}
-		}
-	}
-	return out
-}
+func (m *Llama) Candidates(st Step) [][]layers.Candidate { return m.gathered(st).Candidates() }
 
 // Logits returns, after a Forward with Candidates = 0, the full-vocabulary logits of each
 // sampled token.
-func (m *Llama) Logits(st Step) [][]float32 {
-	S, vpr, w := len(st.Sample), m.plan.VocabPerRank, st.stride(m.plan.VocabPerRank)
-	full := m.ranks[0].act.full.Float32s()
-	out := make([][]float32, S)
-	for i := range S {
-		for r := range m.plan.World {
-			out[i] = append(out[i], full[(r*S+i)*w:][:vpr]...)
-		}
-		out[i] = out[i][:m.cfg.Vocab]
-	}
-	return out
-}
+func (m *Llama) Logits(st Step) [][]float32 { return m.gathered(st).Logits() }
 
 // FullLogitRows returns how many sampled tokens had their full-vocabulary logits
 // all-gathered (Step.Candidates = 0), eagerly or in a replayed graph, since the model was
@@ -524,24 +488,7 @@ func (m *Llama) FullLogitRows() int64 { return m.fullLogitRows.Load() }
 // over the whole vocabulary, from the two terms every rank gathered for its shard
 // (layers.CombineLogSumExp, in rank order): a token's log-probability is its logit minus
 // this. No rank gathers the full logits for it.
-func (m *Llama) LogSumExp(st Step) []float64 {
-	S, n, w := len(st.Sample), m.plan.World, st.stride(m.plan.VocabPerRank)
-	buf := m.ranks[0].act.gathered
-	if st.Candidates == 0 {
-		buf = m.ranks[0].act.full
-	}
-	g := buf.Float32s()
-	out := make([]float64, S)
-	terms := make([]float32, 2*n)
-	for i := range S {
-		for r := range n {
-			row := g[(r*S+i)*w:][:w]
-			terms[2*r], terms[2*r+1] = row[w-2], row[w-1]
-		}
-		out[i] = layers.CombineLogSumExp(terms)
-	}
-	return out
-}
+func (m *Llama) LogSumExp(st Step) []float64 { return m.gathered(st).LogSumExp() }
 
 // single returns an op that launches fn as a one-block kernel doing w.
 func (rk *llamaRank) single(s *device.Stream, name string, w device.Work, fn func() error) func() error {

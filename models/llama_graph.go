@@ -98,7 +98,7 @@ func (g *DecodeGraph) Replay() error {
 func (g *DecodeGraph) Replays() int64 { return g.replays.Load() }
 
 // Nodes returns the kernels (and collectives) one rank replays per step.
-func (g *DecodeGraph) Nodes() int { return g.execs[0].Nodes() }
+func (g *DecodeGraph) Nodes() int { return g.execs[g.m.group.Local()[0]].Nodes() }
 
 // Graph returns what rank r captured: the kernels it replays per step, with their Work
 // and dependencies (what a performance model prices).

@@ -34,8 +34,9 @@ type GroupConfig struct {
 type Group struct {
 	node    *device.Node
 	comm    *comm.Communicator
-	compute []*device.Stream
-	commS   []*device.Stream // nil without CommSMs
+	local   []int            // the ranks this process runs: all of them, or one (JoinGroup)
+	compute []*device.Stream // by rank; nil for a rank of another process
+	commS   []*device.Stream // by rank; nil without CommSMs
 }
 
 // NewGroup builds the node, the communicator and one compute stream per rank.
@@ -51,29 +52,52 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 		return nil, fmt.Errorf("tp: %w", err)
 	}
 	g := &Group{node: node, comm: c}
-	for r := range cfg.World {
-		dev := c.Rank(r).Device()
-		if cfg.CommSMs < 0 || (cfg.CommSMs > 0 && cfg.CommSMs >= dev.NumSMs()) {
-			_ = g.Close()
-			return nil, fmt.Errorf("tp: %d comm SMs leave none of the %d SMs per device to compute", cfg.CommSMs, dev.NumSMs())
-		}
-		s, err := dev.NewStream("compute", dev.NumSMs()-cfg.CommSMs)
-		if err != nil {
-			_ = g.Close()
-			return nil, fmt.Errorf("tp: rank %d: %w", r, err)
-		}
-		g.compute = append(g.compute, s)
-		if cfg.CommSMs > 0 {
-			cs, err := dev.NewStream("comm", cfg.CommSMs)
-			if err != nil {
-				_ = g.Close()
-				return nil, fmt.Errorf("tp: rank %d: %w", r, err)
-			}
-			g.commS = append(g.commS, cs)
-		}
+	if err := g.addStreams(cfg, rangeOf(cfg.World)); err != nil {
+		_ = g.Close()
+		return nil, err
 	}
 	return g, nil
 }
+
+// rangeOf returns 0, 1, …, n−1.
+func rangeOf(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// addStreams gives each of the local ranks its compute stream (and comm stream with
+// CommSMs).
+func (g *Group) addStreams(cfg GroupConfig, local []int) error {
+	g.local = local
+	g.compute = make([]*device.Stream, cfg.World)
+	if cfg.CommSMs > 0 {
+		g.commS = make([]*device.Stream, cfg.World)
+	}
+	for _, r := range local {
+		dev := g.comm.Rank(r).Device()
+		if cfg.CommSMs < 0 || (cfg.CommSMs > 0 && cfg.CommSMs >= dev.NumSMs()) {
+			return fmt.Errorf("tp: %d comm SMs leave none of the %d SMs per device to compute", cfg.CommSMs, dev.NumSMs())
+		}
+		s, err := dev.NewStream("compute", dev.NumSMs()-cfg.CommSMs)
+		if err != nil {
+			return fmt.Errorf("tp: rank %d: %w", r, err)
+		}
+		g.compute[r] = s
+		if cfg.CommSMs > 0 {
+			if g.commS[r], err = dev.NewStream("comm", cfg.CommSMs); err != nil {
+				return fmt.Errorf("tp: rank %d: %w", r, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Local returns the ranks this process runs, in order: every rank of a group NewGroup
+// built, the one rank of a JoinGroup.
+func (g *Group) Local() []int { return g.local }
 
 // CommStream returns rank r's comm stream, or nil when the group has none (CommSMs = 0).
 func (g *Group) CommStream(r int) *device.Stream {
@@ -98,13 +122,13 @@ func (g *Group) Device(r int) *device.Device { return g.comm.Rank(r).Device() }
 // Stream returns rank r's compute stream.
 func (g *Group) Stream(r int) *device.Stream { return g.compute[r] }
 
-// Run calls fn for every rank, each on its own goroutine (the rank workers: each rank's
-// host issues its own kernels and collectives, as one process per GPU would), and returns
-// the errors of all ranks that failed, each naming its rank.
+// Run calls fn for every local rank (Local), each on its own goroutine (the rank
+// workers: each rank's host issues its own kernels and collectives, as one process per
+// GPU would), and returns the errors of all ranks that failed, each naming its rank.
 func (g *Group) Run(fn func(rank int) error) error {
 	errs := make([]error, g.World())
 	var wg sync.WaitGroup
-	for r := range g.World() {
+	for _, r := range g.local {
 		wg.Go(func() {
 			if err := fn(r); err != nil {
 				errs[r] = fmt.Errorf("rank %d: %w", r, err)
@@ -123,7 +147,7 @@ func (g *Group) RunPinned(fn func(rank int) error) error {
 	return g.Run(func(r int) error { return g.Device(r).RunOnCPUs(func() error { return fn(r) }) })
 }
 
-// Synchronize waits for every rank's compute stream and returns their errors.
+// Synchronize waits for every local rank's compute stream and returns their errors.
 func (g *Group) Synchronize() error {
 	return g.Run(func(r int) error { return g.compute[r].Synchronize() })
 }
