@@ -16,7 +16,6 @@ import (
 
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/internal/ipc"
-	"github.com/tpslice/tpslice/internal/stepwire"
 	"github.com/tpslice/tpslice/internal/testutil"
 )
 
@@ -242,11 +241,10 @@ func devNull(t *testing.T) *os.File {
 // ping workers and gathers their replies, as a decode step's host side will.
 func BenchmarkStepRoundTrip(b *testing.B) {
 	s := step(1, 16)
-	s.Forward.Batch.Seq, s.Forward.Batch.Tables, s.Forward.Sample, s.Sampling = nil, nil, nil, nil
+	s.Forward.Batch.Seq, s.Forward.Batch.Tables, s.Forward.Sample = nil, nil, nil
 	for i := range 16 { // a table of 32 blocks per token, a greedy row per token
 		s.Forward.Batch.Tables = append(s.Forward.Batch.Tables, make([]int32, 32))
 		s.Forward.Sample = append(s.Forward.Sample, i)
-		s.Sampling = append(s.Sampling, stepwire.Sampling{})
 	}
 	for _, n := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {

@@ -143,8 +143,7 @@ func launch(t *testing.T, cfg Config) *Executor {
 // step is a step of n tokens of one sequence, its ids and positions drawn from number.
 func step(number uint64, n int) stepwire.Step {
 	s := stepwire.Step{Number: number, Forward: models.Step{Candidates: 1, Sample: []int{n - 1},
-		Batch: layers.Batch{Seq: make([]int32, n), Tables: [][]int32{{int32(number % 7)}}}},
-		Sampling: []stepwire.Sampling{{}}}
+		Batch: layers.Batch{Seq: make([]int32, n), Tables: [][]int32{{int32(number % 7)}}}}}
 	for i := range n {
 		s.Forward.IDs = append(s.Forward.IDs, int32(number)*31+int32(i))
 		s.Forward.Batch.Pos = append(s.Forward.Batch.Pos, int32(i))

@@ -30,7 +30,7 @@ func TestWorkerSubcommand(t *testing.T) {
 	require.NoError(t, err)
 	defer e.Close()
 	step := stepwire.Step{Number: 9, Forward: models.Step{IDs: []int32{5, 6}, Candidates: 1, Sample: []int{1},
-		Batch: layers.Batch{Pos: []int32{0, 1}, Seq: []int32{0, 0}, Tables: [][]int32{{0}}}}, Sampling: []stepwire.Sampling{{}}}
+		Batch: layers.Batch{Pos: []int32{0, 1}, Seq: []int32{0, 0}, Tables: [][]int32{{0}}}}}
 	require.NoError(t, e.Steps().Send(step))
 	replies, err := e.Steps().Gather()
 	require.NoError(t, err)

@@ -5,24 +5,28 @@ import (
 	"fmt"
 )
 
-// Reply is what a rank sends back for a step: the ids it sampled, one per sampled row, or
-// the error that ended its step.
+// Reply is what a rank sends back for a step: its rows of what the step gathered (its
+// candidates or logits shard and their terms, models.Llama.RankRows), ids, or the error
+// that ended its step.
 type Reply struct {
 	// Number is the step's.
 	Number uint64
-	// IDs are the sampled tokens, in the order of the step's sampled rows.
+	// IDs are ids a job answers with (the ping job's digest).
 	IDs []int32
+	// Rows are the rank's rows of the step's gathered result.
+	Rows []float32
 	// Err is the rank's error ("" for none).
 	Err string
 }
 
-const replyMagic = "RPL1"
+const replyMagic = "RPL2"
 
 // AppendBinary appends r in the wire format to b (encoding.BinaryAppender).
 func (r Reply) AppendBinary(b []byte) ([]byte, error) {
 	b = append(b, replyMagic...)
 	b = binary.LittleEndian.AppendUint64(b, r.Number)
 	b = appendI32s(appendU32(b, len(r.IDs)), r.IDs)
+	b = appendF32(appendU32(b, len(r.Rows)), r.Rows...)
 	return append(appendU32(b, len(r.Err)), r.Err...), nil
 }
 
@@ -35,6 +39,7 @@ func (r *Reply) UnmarshalBinary(b []byte) error {
 	var rp Reply
 	rp.Number = d.u64("number")
 	rp.IDs = d.i32s("ids", d.count("ids", 4))
+	rp.Rows = d.f32s("rows", d.count("rows", 4))
 	rp.Err = string(d.bytes("error", d.count("error", 1)))
 	if err := d.done(); err != nil {
 		return fmt.Errorf("stepwire: reply: %w", err)

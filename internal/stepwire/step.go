@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tpslice/tpslice/layers"
 	"github.com/tpslice/tpslice/models"
 )
 
@@ -14,33 +15,21 @@ type Step struct {
 	Number uint64
 	// Bucket is the batch size of the decode graph the ranks replay (0: run eagerly).
 	Bucket int
-	// Forward is the forward pass every rank runs.
+	// Forward is the forward pass every rank runs, with its samplers (each sampled row's
+	// logit adjustments and draw, which every rank applies to its own vocabulary shard).
 	Forward models.Step
-	// Sampling holds the sampling parameters of each row of Forward.Sample, in its order.
-	Sampling []Sampling
-}
-
-// Sampling is one sampled row's parameters: engine.Sampling's fields, the logit biases
-// sorted by token, and Draw, which draw of Seed's generator the row's next token is (the
-// tokens it generated so far).
-type Sampling struct {
-	Temperature, TopP, RepetitionPenalty, FrequencyPenalty, PresencePenalty float32
-	TopK, MinTokens                                                         int
-	Seed                                                                    uint64
-	Draw                                                                    int
-	LogitBias                                                               []Bias
-}
-
-// Bias is one logit bias: Value added to the logit of token ID.
-type Bias struct {
-	ID    int32
-	Value float32
 }
 
 const (
-	stepMagic    = "STP1"
+	stepMagic    = "STP2"
 	flagLogprobs = 1
 	flagSeq      = 2
+	flagSamplers = 4
+
+	samplerDraw  = 1
+	samplerTerms = 2
+	adjustMask   = 1
+	adjustRepeat = 2
 )
 
 // AppendBinary appends s in the wire format to b (encoding.BinaryAppender). It refuses a
@@ -53,8 +42,8 @@ func (s Step) AppendBinary(b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("stepwire: step %d has %d ids and %d positions", s.Number, n, len(f.Batch.Pos))
 	case f.Batch.Seq != nil && len(f.Batch.Seq) != n:
 		return nil, fmt.Errorf("stepwire: step %d has %d ids and %d sequence indices", s.Number, n, len(f.Batch.Seq))
-	case len(s.Sampling) != len(f.Sample):
-		return nil, fmt.Errorf("stepwire: step %d samples %d rows with %d sets of sampling parameters", s.Number, len(f.Sample), len(s.Sampling))
+	case f.Samplers != nil && len(f.Samplers) != len(f.Sample):
+		return nil, fmt.Errorf("stepwire: step %d samples %d rows with %d samplers", s.Number, len(f.Sample), len(f.Samplers))
 	case s.Bucket < 0 || s.Bucket > math.MaxUint32 || f.Candidates < 0 || f.Candidates > math.MaxUint32:
 		return nil, fmt.Errorf("stepwire: step %d: bucket %d or candidates %d out of range", s.Number, s.Bucket, f.Candidates)
 	}
@@ -67,6 +56,9 @@ func (s Step) AppendBinary(b []byte) ([]byte, error) {
 	}
 	if f.Batch.Seq != nil {
 		flags |= flagSeq
+	}
+	if f.Samplers != nil {
+		flags |= flagSamplers
 	}
 	b = append(b, stepMagic...)
 	b = binary.LittleEndian.AppendUint64(b, s.Number)
@@ -81,17 +73,8 @@ func (s Step) AppendBinary(b []byte) ([]byte, error) {
 	}
 	b = appendU32(b, len(f.Sample))
 	b = appendU32(b, f.Sample...)
-	for i, sp := range s.Sampling {
-		if sp.TopK < 0 || sp.MinTokens < 0 || sp.Draw < 0 || sp.TopK > math.MaxUint32 || sp.MinTokens > math.MaxUint32 || sp.Draw > math.MaxUint32 {
-			return nil, fmt.Errorf("stepwire: step %d, sampled row %d: top_k %d, min_tokens %d or draw %d out of range", s.Number, i, sp.TopK, sp.MinTokens, sp.Draw)
-		}
-		b = appendF32(b, sp.Temperature, sp.TopP, sp.RepetitionPenalty, sp.FrequencyPenalty, sp.PresencePenalty)
-		b = appendU32(b, sp.TopK, sp.MinTokens, sp.Draw)
-		b = binary.LittleEndian.AppendUint64(b, sp.Seed)
-		b = appendU32(b, len(sp.LogitBias))
-		for _, bias := range sp.LogitBias {
-			b = appendF32(binary.LittleEndian.AppendUint32(b, uint32(bias.ID)), bias.Value)
-		}
+	for _, sp := range f.Samplers {
+		b = appendSampler(b, sp)
 	}
 	return b, nil
 }
@@ -108,7 +91,7 @@ func (s *Step) UnmarshalBinary(b []byte) error {
 	st.Number = r.u64("number")
 	st.Bucket, st.Forward.Candidates = r.int("bucket"), r.int("candidates")
 	flags := r.u8("flags")
-	if r.err == nil && flags&^(flagLogprobs|flagSeq) != 0 {
+	if r.err == nil && flags&^(flagLogprobs|flagSeq|flagSamplers) != 0 {
 		return fmt.Errorf("stepwire: step %d: unknown flags %#x", st.Number, flags)
 	}
 	st.Forward.Logprobs = flags&flagLogprobs != 0
@@ -127,25 +110,21 @@ func (s *Step) UnmarshalBinary(b []byte) error {
 	for i := range tables {
 		st.Forward.Batch.Tables[i] = r.i32s(fmt.Sprintf("table %d", i), r.count(fmt.Sprintf("table %d's blocks", i), 4))
 	}
-	sampled := r.count("sampled rows", 4+sampleRowBytes)
+	rowBytes := 4
+	if flags&flagSamplers != 0 {
+		rowBytes += samplerBytes
+	}
+	sampled := r.count("sampled rows", rowBytes)
 	if sampled > 0 {
-		st.Forward.Sample, st.Sampling = make([]int, sampled), make([]Sampling, sampled)
+		st.Forward.Sample = make([]int, sampled)
 	}
 	for i := range sampled {
 		st.Forward.Sample[i] = r.int("sampled row")
 	}
-	for i := range sampled {
-		sp := &st.Sampling[i]
-		sp.Temperature, sp.TopP, sp.RepetitionPenalty = r.f32("temperature"), r.f32("top_p"), r.f32("repetition_penalty")
-		sp.FrequencyPenalty, sp.PresencePenalty = r.f32("frequency_penalty"), r.f32("presence_penalty")
-		sp.TopK, sp.MinTokens, sp.Draw = r.int("top_k"), r.int("min_tokens"), r.int("draw")
-		sp.Seed = r.u64("seed")
-		biases := r.count(fmt.Sprintf("row %d's logit biases", i), 8)
-		if biases > 0 {
-			sp.LogitBias = make([]Bias, biases)
-		}
-		for j := range biases {
-			sp.LogitBias[j] = Bias{ID: int32(r.u32("bias token")), Value: r.f32("bias value")}
+	if flags&flagSamplers != 0 {
+		st.Forward.Samplers = make([]layers.RowSampler, sampled)
+		for i := range sampled {
+			st.Forward.Samplers[i] = r.sampler(i)
 		}
 	}
 	if err := r.done(); err != nil {
@@ -157,10 +136,6 @@ func (s *Step) UnmarshalBinary(b []byte) error {
 	*s = st
 	return nil
 }
-
-// sampleRowBytes is the least a sampled row's parameters take: the fixed fields and the
-// count of its biases.
-const sampleRowBytes = 5*4 + 3*4 + 8 + 4
 
 // check names the first index that points outside the step.
 func (s Step) check() error {

@@ -24,13 +24,12 @@ func decodeStep(batch, blocks int) stepwire.Step {
 		}
 		s.Forward.Batch.Tables = append(s.Forward.Batch.Tables, table)
 		s.Forward.Sample = append(s.Forward.Sample, i)
-		s.Sampling = append(s.Sampling, stepwire.Sampling{})
 	}
 	return s
 }
 
 // mixedStep is a step of every feature: a prefill chunk and decodes sharing tables through
-// Seq, logprobs, sampling with every parameter and logit biases.
+// Seq, logprobs, samplers with every field and logit adjustments.
 func mixedStep() stepwire.Step {
 	return stepwire.Step{
 		Number: 1 << 40,
@@ -38,14 +37,14 @@ func mixedStep() stepwire.Step {
 			IDs:        []int32{5, 6, 7, 8, 9},
 			Batch:      layers.Batch{Pos: []int32{0, 1, 2, 40, 7}, Seq: []int32{0, 0, 0, 1, 2}, Tables: [][]int32{{3}, {4, 5, 6}, {9}}},
 			Sample:     []int{2, 3, 4},
-			Candidates: 0,
+			Candidates: 4,
 			Logprobs:   true,
-		},
-		Sampling: []stepwire.Sampling{
-			{},
-			{Temperature: 0.7, TopP: 0.9, TopK: 40, Seed: 1<<63 + 5, Draw: 12},
-			{Temperature: 1, MinTokens: 3, RepetitionPenalty: 1.1, FrequencyPenalty: -0.5, PresencePenalty: 2,
-				LogitBias: []stepwire.Bias{{ID: 3, Value: -100}, {ID: 70000, Value: 2.5}}},
+			Samplers: []layers.RowSampler{
+				{},
+				{Temperature: 0.7, Draw: true, Seed: 1<<63 + 5, Pos: 12},
+				{Temperature: 1, Terms: true, RepetitionPenalty: 1.1, Adjust: []layers.LogitAdjust{
+					{ID: 3, Bias: -100}, {ID: 70000, Bias: 2.5, Repeat: true, Sub: 0.5}, {ID: 9, Mask: true}}},
+			},
 		},
 	}
 }
@@ -67,9 +66,9 @@ func TestStepRoundTrip(t *testing.T) {
 }
 
 // TestDecodeStepBytes is the size of a typical decode step: batch 16 at 512 tokens of
-// context (32 blocks of 16), what shmring's BenchmarkStepRoundTrip sends.
+// context (32 blocks of 16), greedy (no samplers), what shmring's BenchmarkStepRoundTrip sends.
 func TestDecodeStepBytes(t *testing.T) {
-	require.Equal(t, 3041, len(encode(t, decodeStep(16, 32))))
+	require.Equal(t, 2337, len(encode(t, decodeStep(16, 32))))
 }
 
 // TestStepTruncated cuts a step at every byte: each prefix is an error, none a panic.
@@ -96,7 +95,7 @@ func TestStepRejects(t *testing.T) {
 		b    []byte
 		want string
 	}{
-		{"magic", patch(0, 'X'), `not a step: magic "XTP1"`},
+		{"magic", patch(0, 'X'), `not a step: magic "XTP2"`},
 		{"flags", patch(20, 0x80), "unknown flags 0x80"},
 		{"huge count", patch(21, 0xff, 0xff, 0xff, 0x7f), "tokens: 2147483647 of at least 4 bytes each at offset 25"},
 		{"sequence out of range", patch(25+2*4*5+4*4, 7), "token 4 belongs to sequence 7 of 3"},
@@ -106,9 +105,9 @@ func TestStepRejects(t *testing.T) {
 	}
 
 	bad := mixedStep()
-	bad.Sampling = bad.Sampling[:1]
+	bad.Forward.Samplers = bad.Forward.Samplers[:1]
 	_, err := bad.AppendBinary(nil)
-	require.ErrorContains(t, err, "samples 3 rows with 1 sets of sampling parameters")
+	require.ErrorContains(t, err, "samples 3 rows with 1 samplers")
 	bad = mixedStep()
 	bad.Forward.Sample[0] = 5
 	_, err = bad.AppendBinary(nil)
@@ -124,7 +123,8 @@ func TestStepRejects(t *testing.T) {
 }
 
 func TestReplyRoundTrip(t *testing.T) {
-	for _, r := range []stepwire.Reply{{Number: 3, IDs: []int32{1, -2, 3}}, {Number: 4, Err: "rank 2: fused all-reduce: deadline"}} {
+	for _, r := range []stepwire.Reply{{Number: 3, IDs: []int32{1, -2, 3}}, {Number: 5, Rows: []float32{1.5, -3, 7}},
+		{Number: 4, Err: "rank 2: fused all-reduce: deadline"}} {
 		b, err := r.AppendBinary(nil)
 		require.NoError(t, err)
 		var got stepwire.Reply
@@ -135,7 +135,7 @@ func TestReplyRoundTrip(t *testing.T) {
 		}
 	}
 	var r stepwire.Reply
-	require.ErrorContains(t, r.UnmarshalBinary([]byte("STP1")), `not a reply: magic "STP1", want "RPL1"`)
+	require.ErrorContains(t, r.UnmarshalBinary([]byte("STP2")), `not a reply: magic "STP2", want "RPL2"`)
 }
 
 // FuzzStep decodes anything: what decodes must encode back to the same bytes (the format is

@@ -98,6 +98,19 @@ func (r *reader) i32s(field string, n int) []int32 {
 	return vs
 }
 
+// f32s reads n float32s; nil for none.
+func (r *reader) f32s(field string, n int) []float32 {
+	b := r.bytes(field, 4*n)
+	if len(b) == 0 {
+		return nil
+	}
+	vs := make([]float32, n)
+	for i := range vs {
+		vs[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return vs
+}
+
 // done returns the first error, or one for bytes left over.
 func (r *reader) done() error {
 	if r.err == nil && r.off != len(r.b) {
