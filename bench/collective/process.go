@@ -3,9 +3,6 @@
 package collective
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/tpslice/tpslice/comm"
@@ -70,26 +67,7 @@ type benchReply struct {
 }
 
 // send sends v as a message of kind.
-func send(c *ipc.Conn, kind uint32, v any) error {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return c.Send(ipc.Message{Kind: kind, Body: body})
-}
+func send(c *ipc.Conn, kind uint32, v any) error { return ipc.SendJSON(c, kind, v) }
 
 // recv receives a message of kind into v; a worker's kindFailed becomes its error.
-func recv(c *ipc.Conn, kind uint32, v any) error {
-	m, err := c.Recv()
-	if err != nil {
-		return err
-	}
-	_ = m.Close() // no files travel in this protocol
-	switch m.Kind {
-	case kind:
-		return json.Unmarshal(m.Body, v)
-	case kindFailed:
-		return errors.New(string(m.Body))
-	}
-	return fmt.Errorf("got a message of kind %d, want %d", m.Kind, kind)
-}
+func recv(c *ipc.Conn, kind uint32, v any) error { return ipc.RecvJSON(c, kind, kindFailed, v) }
