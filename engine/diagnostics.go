@@ -26,6 +26,10 @@ func (e *Engine) logStartup(rebuild int) {
 	if rebuild > 0 {
 		mark = fmt.Sprintf("rebuild %d: ", rebuild)
 	}
+	if e.group == nil {
+		d.Infof(diag.Init, "%sTP group of %d worker processes (pids %v), every step eager", mark, e.cfg.TP, e.model.(interface{ Pids() []int }).Pids())
+		return
+	}
 	g, c, mc, opt := e.group, e.group.Comm(), e.model.Config(), e.model.Options()
 	d.Infof(diag.Init, "%sTP group of %d ranks on %v, %d SMs per device, NVLS %v, overlap %v, all-reduce wire %v", mark,
 		g.World(), c.Fabric(), g.Device(0).NumSMs(), c.HasNVLS(), opt.Overlap, c.Wire())

@@ -4,7 +4,10 @@
 // end-of-turn token, the token limit, stop strings or the context length, and streams
 // detokenized text. It reaches the model through the small Model interface it declares (a
 // step, the sampled rows, decode graphs, what the model is), which *models.Llama
-// implements for every architecture.
+// implements for every architecture. With Config.Processes each rank runs in a worker
+// process of its own (RankJob, started through package executor), and the driver's Model
+// (procmodel.go) sends each step through the shared-memory step ring and reads the rows
+// the workers send back; those steps run eagerly.
 //
 // Data enters as a Request (prompt text and sampling parameters) and leaves as a stream of
 // Tokens, whose text continues the prompt's (tokenizer.NewStreamAfter), and a Result with

@@ -73,6 +73,13 @@ type Config struct {
 	Fabric device.Fabric
 	// Eager turns decode graphs off: every step launches its kernels from the host.
 	Eager bool
+	// Processes runs each rank in a worker process of its own (--executor mp, vLLM's
+	// multiprocessing executor): this process keeps the scheduler and Pick and sends each
+	// step to the workers (procmodel.go). The workers run every step eagerly (no decode
+	// graph yet), read TPSLICE_FAULT themselves (Fault is not sent), and use no fused
+	// table (FusedTable and FusedTuneDir are refused): Auto takes the fused form of comm's
+	// pick, which sums in rank order as the tuned variants do, so the tokens are the same.
+	Processes bool
 	// Overlap splits steps of two or more tokens into two micro-batches whose all-reduces
 	// run on a comm stream of CommSMs SMs (default 1) while the other's compute runs.
 	Overlap bool
@@ -220,11 +227,18 @@ func New(cfg Config) (*Engine, error) {
 // failed step makes anew.
 func (e *Engine) build(src format.Source) error {
 	cfg := e.cfg
-	gc := tp.GroupConfig{World: cfg.TP, SMs: cfg.SMs, Fabric: cfg.Fabric, CPUs: e.placement.CPUs(),
-		Comm: comm.Config{Algo: cfg.Algo, Timeout: cfg.CollectiveTimeout, Fault: cfg.Fault, Wire: cfg.AllReduceWire}}
-	if cfg.Overlap {
-		gc.CommSMs = max(cfg.CommSMs, 1)
+	if cfg.Processes {
+		m, err := launchRanks(cfg, e.mcfg)
+		if err != nil {
+			return err
+		}
+		e.mu.Lock() // no group of this process's, no decode graph: every step runs eagerly
+		e.group, e.model, e.decodeGraphs, e.graphs = nil, m, nil, Graphs{}
+		e.mu.Unlock()
+		return nil
 	}
+	gc := groupConfig(cfg)
+	gc.CPUs = e.placement.CPUs()
 	g, err := tp.NewGroup(gc)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -234,9 +248,7 @@ func (e *Engine) build(src format.Source) error {
 		_ = g.Close()
 		return err
 	}
-	m, err := models.NewLlama(g, e.mcfg, src, models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens,
-		MaxSeqs: cfg.MaxRunning, BlockSize: BlockSize, KVBlocks: cfg.KVBlocks + 1, KVDType: cfg.KVDType,
-		Fused: cfg.Fused, FusedTable: table, Overlap: cfg.Overlap})
+	m, err := models.NewLlama(g, e.mcfg, src, llamaOptions(cfg, table))
 	if err != nil {
 		_ = g.Close()
 		return fmt.Errorf("engine: %w", err)
@@ -254,6 +266,23 @@ func (e *Engine) build(src format.Source) error {
 	e.group, e.model, e.decodeGraphs, e.graphs = g, m, graphs, info
 	e.mu.Unlock()
 	return nil
+}
+
+// groupConfig is the TP group cfg asks for, in this process or in each worker process.
+func groupConfig(cfg Config) tp.GroupConfig {
+	gc := tp.GroupConfig{World: cfg.TP, SMs: cfg.SMs, Fabric: cfg.Fabric,
+		Comm: comm.Config{Algo: cfg.Algo, Timeout: cfg.CollectiveTimeout, Fault: cfg.Fault, Wire: cfg.AllReduceWire}}
+	if cfg.Overlap {
+		gc.CommSMs = max(cfg.CommSMs, 1)
+	}
+	return gc
+}
+
+// llamaOptions are the model's runtime sizes cfg asks for, with the fused table chosen.
+func llamaOptions(cfg Config, table *fused.Table) models.LlamaOptions {
+	return models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens,
+		MaxSeqs: cfg.MaxRunning, BlockSize: BlockSize, KVBlocks: cfg.KVBlocks + 1, KVDType: cfg.KVDType,
+		Fused: cfg.Fused, FusedTable: table, Overlap: cfg.Overlap}
 }
 
 // captureGraphs captures the decode step of every batch bucket, 1, 2, 4, … up to
@@ -304,8 +333,24 @@ func (e *Engine) DecodeGraphReplays() map[int]int64 {
 }
 
 // StagingBytesSaved returns the bytes that replayed decode graphs read from peers in place
-// instead of copying them into staging buffers first (summed over ranks).
-func (e *Engine) StagingBytesSaved() int64 { return e.Model().Group().Comm().GraphBytesSaved() }
+// instead of copying them into staging buffers first (summed over ranks); 0 with worker
+// processes, which replay no graph.
+func (e *Engine) StagingBytesSaved() int64 {
+	g := e.Model().Group()
+	if g == nil {
+		return 0
+	}
+	return g.Comm().GraphBytesSaved()
+}
+
+// closeModel frees the model and the TP group (or ends the worker processes).
+func (e *Engine) closeModel() error {
+	e.model.Close()
+	if e.group == nil {
+		return nil
+	}
+	return e.group.Close()
+}
 
 // Graphs returns what was captured at start-up (or at the last rebuild).
 func (e *Engine) Graphs() Graphs {
@@ -482,8 +527,7 @@ func (e *Engine) Close() error {
 		select {
 		case <-e.failed: // the rebuild that failed closed them
 		default:
-			e.model.Close()
-			err = e.group.Close()
+			err = e.closeModel()
 		}
 	})
 	return err

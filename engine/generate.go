@@ -297,9 +297,13 @@ func toInts(ids []int32) []int {
 }
 
 // callSites names the all-reduce of every call site for a prefill of n tokens and for a
-// one-token decode step: the fused variant (or the plain algorithm when unfused).
+// one-token decode step: the fused variant (or the plain algorithm when unfused). None
+// with worker processes: the communicators are theirs.
 func (e *Engine) callSites(prefill int) map[string]string {
 	m := e.Model()
+	if m.Group() == nil {
+		return nil
+	}
 	c, h := m.Group().Comm(), e.mcfg.Hidden
 	name := func(tokens int) string {
 		v, wire := m.Options().Fused.Resolve(c, m.Options().FusedTable, tokens, h), ""

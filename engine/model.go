@@ -14,7 +14,8 @@ type Model interface {
 	// Config is the model's shape and architecture; Options how it was built.
 	Config() models.Config
 	Options() models.LlamaOptions
-	// Group is the TP group the model runs on.
+	// Group is the TP group the model runs on; nil where the ranks run in worker
+	// processes (Config.Processes), whose groups are theirs.
 	Group() *tp.Group
 	// Forward runs one step on every rank and waits for it.
 	Forward(models.Step) error

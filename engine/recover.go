@@ -78,7 +78,7 @@ func (e *Engine) setHealth(err error) {
 // reports false when the rebuild failed: queued sequences then end with the error, and
 // Failed is closed.
 func (e *Engine) recoverFrom(inFlight []*sequence, start time.Time, err error) bool {
-	rec := Recovery{Err: err, Detection: time.Since(start), InFlight: len(inFlight), Flight: e.group.Comm().Flight(flightCalls)}
+	rec := Recovery{Err: err, Detection: time.Since(start), InFlight: len(inFlight), Flight: e.Flight(flightCalls)}
 	failedAt := time.Now()
 	lines := firstLines(err)
 	first, _, _ := strings.Cut(strings.TrimSpace(lines), "\n")
@@ -118,8 +118,7 @@ func (e *Engine) recoverFrom(inFlight []*sequence, start time.Time, err error) b
 // rebuild frees the model and the TP group of a failed step and builds them again from the
 // checkpoint's weights; the tokenizer, no part of the group, stays as it is.
 func (e *Engine) rebuild() error {
-	e.model.Close()
-	_ = e.group.Close() // a failed communicator closes without waiting on its peers
+	_ = e.closeModel() // a failed communicator closes without waiting on its peers
 	_, src, err := openWeights(e.cfg)
 	if err != nil {
 		return err
@@ -130,7 +129,13 @@ func (e *Engine) rebuild() error {
 
 // Flight returns the flight recorder's last calls of every rank (0: all it holds), what
 // GET /debug/flight and SIGUSR1 dump.
-func (e *Engine) Flight(last int) comm.Flight { return e.Model().Group().Comm().Flight(last) }
+func (e *Engine) Flight(last int) comm.Flight {
+	g := e.Model().Group()
+	if g == nil { // the ranks' recorders live in the worker processes
+		return comm.Flight{}
+	}
+	return g.Comm().Flight(last)
+}
 
 // firstLines is the first line of each error err joins (each rank's, from tp.Group.Run),
 // indented, without the flight recorder's table that each of them carries.

@@ -1,0 +1,29 @@
+//go:build linux
+
+package engine
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/tpslice/tpslice/executor"
+)
+
+// The process tests (procmodel_test.go) start worker processes: Launch starts this test
+// binary with the worker subcommand, as it starts tpslice, and TestMain runs the engine's
+// rank job then, as the subcommand does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == executor.WorkerCommand {
+		cfg, err := executor.ParseWorkerArgs(os.Args[2:])
+		if err == nil {
+			err = executor.RunWorker(cfg, map[string]executor.Job{RankJobName: RankJob})
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "test worker: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}

@@ -1,0 +1,147 @@
+//go:build linux
+
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+
+	"github.com/tpslice/tpslice/executor"
+	"github.com/tpslice/tpslice/internal/ipc"
+	"github.com/tpslice/tpslice/internal/stepwire"
+	"github.com/tpslice/tpslice/layers"
+	"github.com/tpslice/tpslice/models"
+	"github.com/tpslice/tpslice/tp"
+)
+
+// procModel is the driver's Model when every rank runs in a worker process of its own
+// (Config.Processes), as vLLM's MultiprocExecutor stands for its workers: Forward
+// broadcasts the step through the executor's shared-memory ring, every worker runs its
+// rank (RankJob) and answers with its rows of what the step gathered, and the readers
+// (Candidates, Logits, …) read them assembled in rank order, so that the scheduler and
+// Pick run as they do in one process. A worker that dies fails the step with its rank,
+// pid and exit status.
+type procModel struct {
+	e      *executor.Executor
+	cfg    models.Config
+	opt    models.LlamaOptions
+	vpr    int     // vocabulary rows per rank (tp.Plan.VocabPerRank)
+	bytes  []int64 // weight bytes by rank
+	notes  []string
+	number uint64 // the last step sent
+	last   models.Gathered
+}
+
+// launchRanks starts cfg.TP workers running RankJob, sends each the configuration, relays
+// the all-gather of handles that joins their communicator, and waits until every one
+// loaded its shard. Each worker runs on its share of this process's GOMAXPROCS, as the
+// ranks of one process share its threads.
+func launchRanks(cfg Config, mcfg models.Config) (_ *procModel, err error) {
+	opt := llamaOptions(cfg, nil)
+	plan, err := tp.NewPlan(cfg.TP, tp.Shape{Hidden: mcfg.Hidden, Intermediate: mcfg.Intermediate, Heads: mcfg.Heads,
+		KVHeads: mcfg.KVHeads, HeadDim: mcfg.HeadDim, Vocab: mcfg.Vocab, FFNBlock: 1})
+	if err != nil {
+		return nil, fmt.Errorf("engine: %s: %w", mcfg.Name, err)
+	}
+	rowFloats := max(2*models.MaxCandidates, plan.VocabPerRank) + 4 // a row's widest stride
+	share := max(1, runtime.GOMAXPROCS(0)/cfg.TP)
+	e, err := executor.Launch(context.Background(), executor.Config{Workers: cfg.TP, Job: RankJobName,
+		Env: []string{fmt.Sprint("GOMAXPROCS=", share)}, ReplyBytes: 64 + 4*opt.MaxSeqs*rowFloats})
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	m := &procModel{e: e, cfg: mcfg, opt: opt, bytes: make([]int64, cfg.TP)}
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+	setup := newRankSetup(cfg)
+	err = e.Control(func(conns []*ipc.Conn) error {
+		for _, c := range conns {
+			if err := ipc.SendJSON(c, kindRankSetup, setup); err != nil {
+				return err
+			}
+		}
+		all, err := ipc.RelayGather(conns, nil)
+		for _, hs := range all {
+			for _, h := range hs {
+				_ = h.Close()
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("joining the communicator: %w", err)
+		}
+		for r, c := range conns {
+			var ready rankReady
+			if err := ipc.RecvJSON(c, kindRankSetup, kindRankFailed, &ready); err != nil {
+				return fmt.Errorf("rank %d (pid %d) loading %s: %w", r, e.Pids()[r], cfg.Model, err)
+			}
+			m.vpr, m.bytes[r] = ready.VocabPerRank, ready.WeightBytes
+			for _, n := range ready.LoadNotes {
+				if !slices.Contains(m.notes, n) {
+					m.notes = append(m.notes, n)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: worker processes: %w", err)
+	}
+	return m, nil
+}
+
+// Forward sends st to every worker and gathers their rows.
+func (m *procModel) Forward(st models.Step) error {
+	m.number++
+	steps := m.e.Steps()
+	if err := steps.Send(stepwire.Step{Number: m.number, Forward: st}); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	replies, err := steps.Gather()
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	rows := make([][]float32, len(replies))
+	var errs []error
+	for r, rp := range replies {
+		switch {
+		case rp.Err != "":
+			errs = append(errs, fmt.Errorf("engine: rank %d (pid %d), step %d: %s", r, m.e.Pids()[r], m.number, rp.Err))
+		case rp.Number != m.number:
+			errs = append(errs, fmt.Errorf("engine: rank %d (pid %d) answered step %d, want %d", r, m.e.Pids()[r], rp.Number, m.number))
+		}
+		rows[r] = rp.Rows
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	m.last, err = models.NewGathered(st, m.vpr, m.cfg.Vocab, rows)
+	return err
+}
+
+// Pids returns the worker processes' ids, by rank.
+func (m *procModel) Pids() []int { return m.e.Pids() }
+
+func (m *procModel) Config() models.Config                       { return m.cfg }
+func (m *procModel) Options() models.LlamaOptions                { return m.opt }
+func (m *procModel) Group() *tp.Group                            { return nil }
+func (m *procModel) Candidates(models.Step) [][]layers.Candidate { return m.last.Candidates() }
+func (m *procModel) Logits(models.Step) [][]float32              { return m.last.Logits() }
+func (m *procModel) SamplerTerms(models.Step) [][]float32        { return m.last.SamplerTerms() }
+func (m *procModel) LogSumExp(models.Step) []float64             { return m.last.LogSumExp() }
+func (m *procModel) WeightBytes() []int64                        { return slices.Clone(m.bytes) }
+func (m *procModel) LoadNotes() []string                         { return m.notes }
+
+// CaptureDecode is refused: decode graphs are not captured across processes yet, and the
+// engine runs every step of worker processes eagerly.
+func (m *procModel) CaptureDecode(b, k int) (*models.DecodeGraph, error) {
+	return nil, errors.New("engine: decode graphs are not captured in worker processes (--executor mp runs eagerly)")
+}
+
+// Close ends the workers (they exit when the driver hangs up) and reaps them.
+func (m *procModel) Close() { _ = m.e.Close() }

@@ -1,0 +1,14 @@
+//go:build !linux
+
+package engine
+
+import (
+	"errors"
+
+	"github.com/tpslice/tpslice/models"
+)
+
+// launchRanks needs Linux's worker processes (package executor).
+func launchRanks(Config, models.Config) (Model, error) {
+	return nil, errors.New("engine: worker processes (--executor mp) need Linux")
+}

@@ -1,0 +1,109 @@
+//go:build linux
+
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/tpslice/tpslice/internal/testutil"
+)
+
+// processRequests are seededRequests, one whose penalties and bias move its tokens on
+// stories260K (seededRequests' penalized one draws what it draws without them), and one
+// that asks for logprobs with its top 3.
+func processRequests() []Request {
+	return append(seededRequests(),
+		Request{Prompt: "Tim", MaxTokens: 12, IgnoreEOS: true, Sampling: Sampling{Temperature: 0.8, Seed: 7,
+			FrequencyPenalty: 1.5, RepetitionPenalty: 1.5, LogitBias: map[int32]float32{300: 3}}},
+		Request{Prompt: "Lily", MaxTokens: 12, IgnoreEOS: true, Logprobs: true, TopLogprobs: 3,
+			Sampling: Sampling{Temperature: 0.9, Seed: 6, RepetitionPenalty: 1.2}})
+}
+
+// generateAll runs every request alone, then all of them batched, on a new engine of cfg
+// and closes it.
+func generateAll(t *testing.T, cfg Config, reqs []Request) (alone, batched []Result) {
+	t.Helper()
+	e, err := New(cfg)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, e.Close()) }()
+	for _, r := range reqs {
+		res, err := e.Generate(context.Background(), r, func(Token) error { return nil })
+		require.NoError(t, err)
+		alone = append(alone, res)
+	}
+	batched, err = e.GenerateBatch(context.Background(), reqs, func(int, Token) error { return nil })
+	require.NoError(t, err)
+	return alone, batched
+}
+
+// TestProcessesGenerateSameAsInProcess: with a worker process per rank (Processes, the
+// CLI's --executor mp) every request gives the ids and logprobs it gives with the ranks in
+// this process, alone and batched, at TP 1, 2, 4 and 8, on the embedded stories260K and
+// on quantized GGUFs: the workers load their own shards, apply the samplers to them and
+// send their rows, and the driver's Pick chooses from them as it does in one process. A
+// worker that skipped its rank's logit adjustments, or sent another rank's rows, changes
+// a token.
+func TestProcessesGenerateSameAsInProcess(t *testing.T) {
+	models := []string{"stories260K", "../../shared/testdata/quant/tiny-Q4_K_M.gguf", tinyGGUF}
+	degrees := []int{1, 2, 4, 8}
+	if testing.Short() {
+		models, degrees = models[:2], []int{1, 2, 8}
+	}
+	for _, model := range models {
+		t.Run(filepath.Base(model), func(t *testing.T) {
+			if filepath.Ext(model) == ".gguf" {
+				if _, err := os.Stat(model); err != nil {
+					t.Skipf("shared test data not available (%v); it lives in ../shared next to the repository", err)
+				}
+			}
+			reqs := processRequests()
+			for _, tp := range degrees {
+				cfg := Config{Model: filepath.Clean(model), TP: tp, NoPrefixCaching: true, MaxRunning: 8}
+				wantAlone, wantBatched := generateAll(t, cfg, reqs)
+				cfg.Processes = true
+				gotAlone, gotBatched := generateAll(t, cfg, reqs)
+				for i := range reqs {
+					require.Equal(t, wantAlone[i].OutputIDs, gotAlone[i].OutputIDs, "TP %d, request %d alone", tp, i)
+					require.Equal(t, wantBatched[i].OutputIDs, gotBatched[i].OutputIDs, "TP %d, request %d batched", tp, i)
+					require.Equal(t, wantAlone[i].Logprobs, gotAlone[i].Logprobs, "TP %d, request %d's logprobs", tp, i)
+				}
+				require.NotEmpty(t, gotAlone[len(reqs)-1].Logprobs)
+			}
+		})
+	}
+}
+
+// TestProcessesWorkerKilled: a worker killed while the engine generates fails the request
+// with an error naming its rank, its pid and the signal, within seconds, not a hang; Close
+// then leaves no worker process behind (the rebuild's included).
+func TestProcessesWorkerKilled(t *testing.T) {
+	e, err := New(Config{Model: "stories260K", TP: 4, Processes: true})
+	require.NoError(t, err)
+	pids := e.Model().(interface{ Pids() []int }).Pids()
+	victim := pids[2]
+	tokens := 0
+	start := time.Now()
+	_, err = e.Generate(context.Background(), Request{Prompt: "Once upon a time", MaxTokens: 200, IgnoreEOS: true},
+		func(Token) error {
+			if tokens++; tokens == 5 {
+				require.NoError(t, unix.Kill(victim, unix.SIGKILL))
+			}
+			return nil
+		})
+	require.Error(t, err)
+	require.Less(t, time.Since(start), 20*time.Second)
+	require.Regexp(t, `rank 2 \(pid `+fmt.Sprint(victim)+`\).*killed`, err.Error())
+	rebuilt := e.Model().(interface{ Pids() []int }).Pids()
+	require.NoError(t, e.Close())
+	for _, pid := range append(pids, rebuilt...) {
+		require.Eventually(t, func() bool { return testutil.Reaped(pid) }, 10*time.Second, 10*time.Millisecond, "worker pid %d", pid)
+	}
+}
