@@ -33,7 +33,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"serve", "stray"}, 2, `serve: unexpected argument "stray"`},
 		{[]string{"worker"}, 2, "worker: no --socket: a worker is started by a driver process (--executor mp), not by hand"},
 		{[]string{"worker", "--socket", "/nowhere", "--job", "ping", "--rank", "3", "--world", "2"}, 2, "worker: --rank 3 of --world 2"},
-		{[]string{"generate", "--executor", "mp"}, 1, "generate: --executor mp: process ranks are not yet supported by this command"},
+		{[]string{"generate", "--executor", "mp", "--trace", "t.json"}, 2, "generate: --trace records every rank's kernels in this process; use --executor inproc"},
 		{[]string{"serve", "--executor", "mp"}, 1, "serve: --executor mp: process ranks are not yet supported by this command"},
 		{[]string{"bench", "--executor", "mp"}, 1, "bench: --executor mp: process ranks are not yet supported by this command"},
 		{[]string{"allreduce-bench", "--executor", "mp", "--trace", "t.json"}, 1, "allreduce-bench: --trace: tracing records every rank's kernels in one process; use --executor inproc"},

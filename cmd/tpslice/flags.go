@@ -90,6 +90,7 @@ type engineFlags struct {
 	collectives collectiveFlags
 	fusedSelect fusedSelectFlags
 	executor    string
+	processes   bool // the command runs its ranks as worker processes under --executor mp
 	runtime     bool // registerRuntime ran: --tp is one degree
 	// seedAlso says what else a command seeds with --seed besides a preset's dummy
 	// weights ("the prompts", "the sampling"); empty: only the weights.
@@ -152,7 +153,7 @@ const (
 // executorFlag adds --executor, how the ranks run, for the engine commands and
 // allreduce-bench.
 func executorFlag(fs *flag.FlagSet, kind *string) {
-	fs.StringVar(kind, "executor", executorInProcess, "how the ranks run: inproc (goroutines of this process) or mp (a worker process per rank; allreduce-bench only for now)")
+	fs.StringVar(kind, "executor", executorInProcess, "how the ranks run: inproc (goroutines of this process) or mp (a worker process per rank; generate and allreduce-bench for now)")
 }
 
 // validExecutor refuses an --executor that is neither inproc nor mp.
@@ -164,14 +165,15 @@ func validExecutor(kind string) error {
 	return fmt.Errorf("--executor: want %s or %s, got %q", executorInProcess, executorProcesses, kind)
 }
 
-// checkExecutor is the engine commands' --executor: mp is parsed, but the engine does not
-// run its ranks as processes yet (allreduce-bench does: checkBenchExecutor).
-func checkExecutor(kind string) error {
+// checkExecutor is the engine commands' --executor: mp where the command runs its ranks
+// as worker processes (processes: generate), else refused (allreduce-bench has its own:
+// checkBenchExecutor).
+func checkExecutor(kind string, processes bool) error {
 	if err := validExecutor(kind); err != nil {
 		return err
 	}
-	if kind == executorProcesses {
-		return errors.New("--executor mp: process ranks are not yet supported by this command (the engine does not yet run its ranks as worker processes; allreduce-bench does); use --executor inproc")
+	if kind == executorProcesses && !processes {
+		return errors.New("--executor mp: process ranks are not yet supported by this command (generate and allreduce-bench run them); use --executor inproc")
 	}
 	return nil
 }
@@ -204,9 +206,10 @@ func (f *engineFlags) config() (engine.Config, error) {
 	if f.runtime && (cfg.TP < 1 || cfg.TP > device.MaxDevices) {
 		return cfg, usageError{fmt.Errorf("--tp must be 1 to %d, got %d", device.MaxDevices, cfg.TP)}
 	}
-	if err := checkExecutor(f.executor); err != nil {
+	if err := checkExecutor(f.executor, f.processes); err != nil {
 		return cfg, err
 	}
+	cfg.Processes = f.executor == executorProcesses
 	var err error
 	if f.dtype != "" {
 		if cfg.WeightDType, err = dtype.Parse(f.dtype); err != nil {
@@ -264,7 +267,7 @@ func (f dtypeFlag) Set(s string) error {
 // TP split cut the blocks of a quantized type (models.Llama.LoadNotes).
 func printLoadNotes(w io.Writer, m engine.Model) {
 	for _, n := range m.LoadNotes() {
-		fmt.Fprintf(w, "tpslice: TP=%d: %s\n", m.Group().World(), n)
+		fmt.Fprintf(w, "tpslice: TP=%d: %s\n", len(m.WeightBytes()), n)
 	}
 }
 

@@ -57,7 +57,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	)
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	ef.seedAlso = "the sampling"
+	ef.seedAlso, ef.processes = "the sampling", true
 	ef.register(fs)
 	ef.registerRuntime(fs)
 	fs.StringVar(&prompt, "prompt", "Once upon a time", "the prompt")
@@ -91,6 +91,9 @@ func generate(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("generate: %w", err)
 	}
 
+	if traceFile != "" && cfg.Processes {
+		return usageError{errors.New("generate: --trace records every rank's kernels in this process; use --executor inproc")}
+	}
 	var traceOut *os.File
 	if traceFile != "" { // created now, so that a bad path fails before the model loads
 		if traceOut, err = os.Create(traceFile); err != nil {
