@@ -7,7 +7,7 @@
 // implements for every architecture. With Config.Processes each rank runs in a worker
 // process of its own (RankJob, started through package executor), and the driver's Model
 // (procmodel.go) sends each step through the shared-memory step ring and reads the rows
-// the workers send back; those steps run eagerly.
+// the workers send back; each worker replays its own decode graphs.
 //
 // Data enters as a Request (prompt text and sampling parameters) and leaves as a stream of
 // Tokens, whose text continues the prompt's (tokenizer.NewStreamAfter), and a Result with

@@ -75,10 +75,11 @@ type Config struct {
 	Eager bool
 	// Processes runs each rank in a worker process of its own (--executor mp, vLLM's
 	// multiprocessing executor): this process keeps the scheduler and Pick and sends each
-	// step to the workers (procmodel.go). The workers run every step eagerly (no decode
-	// graph yet), read TPSLICE_FAULT themselves (Fault is not sent), and use no fused
-	// table (FusedTable and FusedTuneDir are refused): Auto takes the fused form of comm's
-	// pick, which sums in rank order as the tuned variants do, so the tokens are the same.
+	// step to the workers (procmodel.go), which capture and replay their own decode
+	// graphs. The workers read TPSLICE_FAULT themselves (Fault is not sent), are not
+	// pinned (CPUAffinity), and use no fused table (FusedTable and FusedTuneDir are not
+	// used): Auto takes the fused form of comm's pick, which sums in rank order as the
+	// tuned variants do, so the tokens are the same.
 	Processes bool
 	// Overlap splits steps of two or more tokens into two micro-batches whose all-reduces
 	// run on a comm stream of CommSMs SMs (default 1) while the other's compute runs.
@@ -228,12 +229,12 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) build(src format.Source) error {
 	cfg := e.cfg
 	if cfg.Processes {
-		m, err := launchRanks(cfg, e.mcfg)
+		m, graphs, err := launchRanks(cfg, e.mcfg)
 		if err != nil {
 			return err
 		}
-		e.mu.Lock() // no group of this process's, no decode graph: every step runs eagerly
-		e.group, e.model, e.decodeGraphs, e.graphs = nil, m, nil, Graphs{}
+		e.mu.Lock() // no group of this process's: the workers hold the graphs and replay them
+		e.group, e.model, e.decodeGraphs, e.graphs = nil, m, nil, graphs
 		e.mu.Unlock()
 		return nil
 	}
@@ -285,14 +286,26 @@ func llamaOptions(cfg Config, table *fused.Table) models.LlamaOptions {
 		Fused: cfg.Fused, FusedTable: table, Overlap: cfg.Overlap}
 }
 
-// captureGraphs captures the decode step of every batch bucket, 1, 2, 4, … up to
-// maxRunning, greedy and with the full logits.
+// graphBuckets are the batch sizes whose decode steps are captured: 1, 2, 4, … up to
+// maxRunning, which is the last.
+func graphBuckets(maxRunning int) []int {
+	var out []int
+	for b := 1; ; b *= 2 {
+		b = min(b, maxRunning)
+		out = append(out, b)
+		if b == maxRunning {
+			return out
+		}
+	}
+}
+
+// captureGraphs captures the decode step of every batch bucket (graphBuckets), greedy and
+// with the full logits.
 func captureGraphs(m Model, maxRunning int) (map[int][2]*models.DecodeGraph, Graphs, error) {
 	start := time.Now()
 	graphs := map[int][2]*models.DecodeGraph{}
 	var info Graphs
-	for b := 1; ; b *= 2 {
-		b = min(b, maxRunning)
+	for _, b := range graphBuckets(maxRunning) {
 		var pair [2]*models.DecodeGraph
 		for k := range 2 {
 			g, err := m.CaptureDecode(b, k)
@@ -309,9 +322,6 @@ func captureGraphs(m Model, maxRunning int) (map[int][2]*models.DecodeGraph, Gra
 		}
 		graphs[b] = pair
 		info.Buckets = append(info.Buckets, b)
-		if b == maxRunning {
-			break
-		}
 	}
 	info.CaptureTime = time.Since(start)
 	return graphs, info, nil
@@ -324,6 +334,9 @@ func captureGraphs(m Model, maxRunning int) (map[int][2]*models.DecodeGraph, Gra
 func (e *Engine) DecodeGraphReplays() map[int]int64 {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
+	if m, ok := e.model.(interface{ DecodeGraphReplays() map[int]int64 }); ok {
+		return m.DecodeGraphReplays() // the worker processes replay them
+	}
 	replays := make(map[int]int64, len(e.graphs.Buckets))
 	for _, bucket := range e.graphs.Buckets {
 		pair := e.decodeGraphs[bucket]

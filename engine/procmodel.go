@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync/atomic"
 
 	"github.com/tpslice/tpslice/executor"
 	"github.com/tpslice/tpslice/internal/ipc"
@@ -22,8 +23,9 @@ import (
 // broadcasts the step through the executor's shared-memory ring, every worker runs its
 // rank (RankJob) and answers with its rows of what the step gathered, and the readers
 // (Candidates, Logits, …) read them assembled in rank order, so that the scheduler and
-// Pick run as they do in one process. A worker that dies fails the step with its rank,
-// pid and exit status.
+// Pick run as they do in one process. A decode step of a captured bucket is replayed by
+// every worker from its own graph. A worker that dies fails the step with its rank, pid
+// and exit status.
 type procModel struct {
 	e      *executor.Executor
 	cfg    models.Config
@@ -33,27 +35,39 @@ type procModel struct {
 	notes  []string
 	number uint64 // the last step sent
 	last   models.Gathered
+	// buckets are the batch sizes of the decode graphs every worker captured (none when
+	// eager); replays counts, per bucket, the steps every worker replayed its graph for.
+	buckets []int
+	replays map[int]*atomic.Int64
 }
 
 // launchRanks starts cfg.TP workers running RankJob, sends each the configuration, relays
 // the all-gather of handles that joins their communicator, and waits until every one
-// loaded its shard. Each worker runs on its share of this process's GOMAXPROCS, as the
-// ranks of one process share its threads.
-func launchRanks(cfg Config, mcfg models.Config) (_ *procModel, err error) {
+// loaded its shard and captured its decode graphs (unless eager; rank 0's are what Graphs
+// describes). Each worker runs on its share
+// of this process's GOMAXPROCS, as the ranks of one process share its threads.
+func launchRanks(cfg Config, mcfg models.Config) (_ Model, _ Graphs, err error) {
 	opt := llamaOptions(cfg, nil)
 	plan, err := tp.NewPlan(cfg.TP, tp.Shape{Hidden: mcfg.Hidden, Intermediate: mcfg.Intermediate, Heads: mcfg.Heads,
 		KVHeads: mcfg.KVHeads, HeadDim: mcfg.HeadDim, Vocab: mcfg.Vocab, FFNBlock: 1})
 	if err != nil {
-		return nil, fmt.Errorf("engine: %s: %w", mcfg.Name, err)
+		return nil, Graphs{}, fmt.Errorf("engine: %s: %w", mcfg.Name, err)
 	}
 	rowFloats := max(2*models.MaxCandidates, plan.VocabPerRank) + 4 // a row's widest stride
 	share := max(1, runtime.GOMAXPROCS(0)/cfg.TP)
 	e, err := executor.Launch(context.Background(), executor.Config{Workers: cfg.TP, Job: RankJobName,
 		Env: []string{fmt.Sprint("GOMAXPROCS=", share)}, ReplyBytes: 64 + 4*opt.MaxSeqs*rowFloats})
 	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
+		return nil, Graphs{}, fmt.Errorf("engine: %w", err)
 	}
-	m := &procModel{e: e, cfg: mcfg, opt: opt, bytes: make([]int64, cfg.TP)}
+	m := &procModel{e: e, cfg: mcfg, opt: opt, bytes: make([]int64, cfg.TP), replays: map[int]*atomic.Int64{}}
+	if !cfg.Eager {
+		m.buckets = graphBuckets(cfg.MaxRunning)
+		for _, b := range m.buckets {
+			m.replays[b] = new(atomic.Int64)
+		}
+	}
+	var graphs Graphs
 	defer func() {
 		if err != nil {
 			m.Close()
@@ -81,6 +95,9 @@ func launchRanks(cfg Config, mcfg models.Config) (_ *procModel, err error) {
 				return fmt.Errorf("rank %d (pid %d) loading %s: %w", r, e.Pids()[r], cfg.Model, err)
 			}
 			m.vpr, m.bytes[r] = ready.VocabPerRank, ready.WeightBytes
+			if r == 0 {
+				graphs = ready.Graphs
+			}
 			for _, n := range ready.LoadNotes {
 				if !slices.Contains(m.notes, n) {
 					m.notes = append(m.notes, n)
@@ -90,16 +107,53 @@ func launchRanks(cfg Config, mcfg models.Config) (_ *procModel, err error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("engine: worker processes: %w", err)
+		return nil, Graphs{}, fmt.Errorf("engine: worker processes: %w", err)
 	}
-	return m, nil
+	return m, graphs, nil
+}
+
+// graphStep returns the bucket of the decode graph the workers replay for st, and st as
+// that graph samples it (a greedy graph's rows carry zero samplers, which propose as
+// none do); bucket 0, st itself, for a step that runs eagerly. A graph serves a step of
+// one token a sequence, every one sampled, without logprobs or more than one candidate,
+// as the engine's own choice of a graph (decodeGraph) says.
+func (m *procModel) graphStep(st models.Step) (int, models.Step) {
+	n := len(st.IDs)
+	if m.buckets == nil || st.Logprobs || st.Candidates > 1 || len(st.Sample) != n || len(st.Batch.Seq) != n || len(st.Batch.Tables) != n {
+		return 0, st
+	}
+	for i := range n {
+		if st.Sample[i] != i || st.Batch.Seq[i] != int32(i) {
+			return 0, st
+		}
+	}
+	for _, b := range m.buckets {
+		if b >= n {
+			if st.Candidates == 1 && st.Samplers == nil {
+				st.Samplers = make([]layers.RowSampler, n)
+			}
+			return b, st
+		}
+	}
+	return 0, st
+}
+
+// DecodeGraphReplays returns, per bucket, the steps every worker replayed its decode graph
+// for (what Engine.DecodeGraphReplays reports).
+func (m *procModel) DecodeGraphReplays() map[int]int64 {
+	out := make(map[int]int64, len(m.replays))
+	for b, n := range m.replays {
+		out[b] = n.Load()
+	}
+	return out
 }
 
 // Forward sends st to every worker and gathers their rows.
 func (m *procModel) Forward(st models.Step) error {
 	m.number++
+	bucket, st := m.graphStep(st)
 	steps := m.e.Steps()
-	if err := steps.Send(stepwire.Step{Number: m.number, Forward: st}); err != nil {
+	if err := steps.Send(stepwire.Step{Number: m.number, Bucket: bucket, Forward: st}); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	replies, err := steps.Gather()
@@ -112,16 +166,22 @@ func (m *procModel) Forward(st models.Step) error {
 		switch {
 		case rp.Err != "":
 			errs = append(errs, fmt.Errorf("engine: rank %d (pid %d), step %d: %s", r, m.e.Pids()[r], m.number, rp.Err))
-		case rp.Number != m.number:
-			errs = append(errs, fmt.Errorf("engine: rank %d (pid %d) answered step %d, want %d", r, m.e.Pids()[r], rp.Number, m.number))
+		case rp.Number != m.number || rp.Bucket != bucket:
+			errs = append(errs, fmt.Errorf("engine: rank %d (pid %d) answered step %d with bucket %d, want step %d with bucket %d",
+				r, m.e.Pids()[r], rp.Number, rp.Bucket, m.number, bucket))
 		}
 		rows[r] = rp.Rows
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	m.last, err = models.NewGathered(st, m.vpr, m.cfg.Vocab, rows)
-	return err
+	if m.last, err = models.NewGathered(st, m.vpr, m.cfg.Vocab, rows); err != nil {
+		return err
+	}
+	if bucket > 0 {
+		m.replays[bucket].Add(1)
+	}
+	return nil
 }
 
 // Pids returns the worker processes' ids, by rank.
@@ -137,10 +197,10 @@ func (m *procModel) LogSumExp(models.Step) []float64             { return m.last
 func (m *procModel) WeightBytes() []int64                        { return slices.Clone(m.bytes) }
 func (m *procModel) LoadNotes() []string                         { return m.notes }
 
-// CaptureDecode is refused: decode graphs are not captured across processes yet, and the
-// engine runs every step of worker processes eagerly.
+// CaptureDecode is refused: each worker captures its rank's decode graphs itself, and
+// replays them for the steps Forward marks (graphStep).
 func (m *procModel) CaptureDecode(b, k int) (*models.DecodeGraph, error) {
-	return nil, errors.New("engine: decode graphs are not captured in worker processes (--executor mp runs eagerly)")
+	return nil, errors.New("engine: the worker processes capture their decode graphs themselves")
 }
 
 // Close ends the workers (they exit when the driver hangs up) and reaps them.

@@ -28,12 +28,17 @@ func processRequests() []Request {
 }
 
 // generateAll runs every request alone, then all of them batched, on a new engine of cfg
-// and closes it.
-func generateAll(t *testing.T, cfg Config, reqs []Request) (alone, batched []Result) {
+// and closes it; replays counts the decode steps that replayed a graph.
+func generateAll(t *testing.T, cfg Config, reqs []Request) (alone, batched []Result, replays int64) {
 	t.Helper()
 	e, err := New(cfg)
 	require.NoError(t, err)
-	defer func() { require.NoError(t, e.Close()) }()
+	defer func() {
+		for _, n := range e.DecodeGraphReplays() {
+			replays += n
+		}
+		require.NoError(t, e.Close())
+	}()
 	for _, r := range reqs {
 		res, err := e.Generate(context.Background(), r, func(Token) error { return nil })
 		require.NoError(t, err)
@@ -41,16 +46,17 @@ func generateAll(t *testing.T, cfg Config, reqs []Request) (alone, batched []Res
 	}
 	batched, err = e.GenerateBatch(context.Background(), reqs, func(int, Token) error { return nil })
 	require.NoError(t, err)
-	return alone, batched
+	return alone, batched, 0
 }
 
 // TestProcessesGenerateSameAsInProcess: with a worker process per rank (Processes, the
 // CLI's --executor mp) every request gives the ids and logprobs it gives with the ranks in
 // this process, alone and batched, at TP 1, 2, 4 and 8, on the embedded stories260K and
 // on quantized GGUFs: the workers load their own shards, apply the samplers to them and
-// send their rows, and the driver's Pick chooses from them as it does in one process. A
-// worker that skipped its rank's logit adjustments, or sent another rank's rows, changes
-// a token.
+// send their rows, and the driver's Pick chooses from them as it does in one process.
+// Decode steps replay each worker's graphs (counted from the workers' replies), eager
+// workers give the same tokens. A worker that skipped its rank's logit adjustments, or
+// sent another rank's rows, changes a token.
 func TestProcessesGenerateSameAsInProcess(t *testing.T) {
 	models := []string{"stories260K", "../../shared/testdata/quant/tiny-Q4_K_M.gguf", tinyGGUF}
 	degrees := []int{1, 2, 4, 8}
@@ -67,9 +73,18 @@ func TestProcessesGenerateSameAsInProcess(t *testing.T) {
 			reqs := processRequests()
 			for _, tp := range degrees {
 				cfg := Config{Model: filepath.Clean(model), TP: tp, NoPrefixCaching: true, MaxRunning: 8}
-				wantAlone, wantBatched := generateAll(t, cfg, reqs)
+				wantAlone, wantBatched, _ := generateAll(t, cfg, reqs)
 				cfg.Processes = true
-				gotAlone, gotBatched := generateAll(t, cfg, reqs)
+				gotAlone, gotBatched, replays := generateAll(t, cfg, reqs)
+				require.Positive(t, replays, "TP %d: the workers replay their decode graphs", tp)
+				if tp == degrees[0] { // eager workers give the same tokens and replay nothing
+					cfg.Eager = true
+					eagerAlone, _, eagerReplays := generateAll(t, cfg, reqs)
+					require.Zero(t, eagerReplays)
+					for i := range reqs {
+						require.Equal(t, wantAlone[i].OutputIDs, eagerAlone[i].OutputIDs, "eager, request %d", i)
+					}
+				}
 				for i := range reqs {
 					require.Equal(t, wantAlone[i].OutputIDs, gotAlone[i].OutputIDs, "TP %d, request %d alone", tp, i)
 					require.Equal(t, wantBatched[i].OutputIDs, gotBatched[i].OutputIDs, "TP %d, request %d batched", tp, i)

@@ -14,6 +14,7 @@ import (
 	"github.com/tpslice/tpslice/fused"
 	"github.com/tpslice/tpslice/internal/ipc"
 	"github.com/tpslice/tpslice/internal/stepwire"
+	"github.com/tpslice/tpslice/layers"
 	"github.com/tpslice/tpslice/models"
 	"github.com/tpslice/tpslice/tp"
 )
@@ -42,7 +43,7 @@ type rankSetup struct {
 	Algo                       comm.Algo
 	AllReduceWire              comm.Wire
 	Fabric                     device.Fabric
-	Overlap                    bool
+	Overlap, Eager             bool
 	CollectiveTimeout          time.Duration
 }
 
@@ -50,7 +51,7 @@ func newRankSetup(c Config) rankSetup {
 	return rankSetup{Model: c.Model, WeightDType: c.WeightDType, KVDType: c.KVDType, Seed: c.Seed,
 		MaxBatchTokens: c.MaxBatchTokens, MaxRunning: c.MaxRunning, KVBlocks: c.KVBlocks, SMs: c.SMs, CommSMs: c.CommSMs,
 		Fused: c.Fused, Algo: c.Algo, AllReduceWire: c.AllReduceWire, Fabric: c.Fabric, Overlap: c.Overlap,
-		CollectiveTimeout: c.CollectiveTimeout}
+		Eager: c.Eager, CollectiveTimeout: c.CollectiveTimeout}
 }
 
 // config is the Config of one rank of world.
@@ -58,14 +59,15 @@ func (s rankSetup) config(world int) Config {
 	return Config{Model: s.Model, TP: world, WeightDType: s.WeightDType, KVDType: s.KVDType, Seed: s.Seed,
 		MaxBatchTokens: s.MaxBatchTokens, MaxRunning: s.MaxRunning, KVBlocks: s.KVBlocks, SMs: s.SMs, CommSMs: s.CommSMs,
 		Fused: s.Fused, Algo: s.Algo, AllReduceWire: s.AllReduceWire, Fabric: s.Fabric, Overlap: s.Overlap,
-		CollectiveTimeout: s.CollectiveTimeout}
+		Eager: s.Eager, CollectiveTimeout: s.CollectiveTimeout}
 }
 
-// rankReady is a worker's answer once its shard is loaded.
+// rankReady is a worker's answer once its shard is loaded and its graphs captured.
 type rankReady struct {
 	VocabPerRank int
 	WeightBytes  int64
 	LoadNotes    []string
+	Graphs       Graphs
 }
 
 // RankJob is a worker process's rank of the engine's model (vLLM's Worker): it loads the
@@ -112,7 +114,13 @@ func runRank(w *executor.Worker) error {
 		return err
 	}
 	defer m.Close()
+	rk := &rankModel{m: m, rank: rank, pad: int32(cfg.KVBlocks)}
 	ready := rankReady{VocabPerRank: m.Plan().VocabPerRank, WeightBytes: m.WeightBytes()[rank], LoadNotes: m.LoadNotes()}
+	if !cfg.Eager {
+		if rk.graphs, ready.Graphs, err = captureGraphs(m, cfg.MaxRunning); err != nil {
+			return err
+		}
+	}
 	if err := ipc.SendJSON(conn, kindRankSetup, ready); err != nil {
 		return err
 	}
@@ -122,14 +130,66 @@ func runRank(w *executor.Worker) error {
 		if err != nil {
 			return err
 		}
-		reply := stepwire.Reply{Number: step.Number}
-		if err := m.Forward(step.Forward); err != nil {
-			reply.Err = err.Error()
-		} else {
-			reply.Rows = m.RankRows(step.Forward, rank)
-		}
+		reply := rk.run(step)
 		if err := steps.Reply(reply); err != nil {
 			return errors.Join(err, errors.New(reply.Err))
 		}
 	}
+}
+
+// rankModel is a worker's rank of the model and its decode graphs.
+type rankModel struct {
+	m      *models.Llama
+	rank   int
+	pad    int32 // the KV block that padding rows write (Engine.padBlock)
+	graphs map[int][2]*models.DecodeGraph
+}
+
+// run runs a step, from the graph of its bucket where the driver names one, and returns
+// the rank's reply: its rows of what the step gathered, or its error.
+func (rk *rankModel) run(step stepwire.Step) stepwire.Reply {
+	reply := stepwire.Reply{Number: step.Number}
+	st := step.Forward
+	var err error
+	if step.Bucket == 0 {
+		if err = rk.m.Forward(st); err == nil {
+			reply.Rows = rk.m.RankRows(st, rk.rank)
+		}
+	} else if reply.Rows, err = rk.replay(step.Bucket, st); err == nil {
+		reply.Bucket = step.Bucket // what the rank did: the driver counts it as a replay
+	}
+	if err != nil {
+		reply.Err = err.Error()
+	}
+	return reply
+}
+
+// replay runs st, a decode step of one token a sequence, by replaying the rank's graph of
+// bucket (greedy or full logits, as st's candidates say) and returns the rank's rows of
+// its sampled tokens.
+func (rk *rankModel) replay(bucket int, st models.Step) ([]float32, error) {
+	pair, ok := rk.graphs[bucket]
+	if !ok || st.Candidates > 1 || len(st.IDs) > bucket {
+		return nil, fmt.Errorf("no decode graph of bucket %d for a step of %d tokens and %d candidates", bucket, len(st.IDs), st.Candidates)
+	}
+	g := pair[st.Candidates]
+	for i := range bucket {
+		if i >= len(st.IDs) {
+			setGraphPadding(g, i, rk.pad)
+			continue
+		}
+		if len(st.Batch.Tables[i]) > len(g.Step.Batch.Tables[i]) {
+			return nil, fmt.Errorf("decode graph of bucket %d: sequence %d's table of %d blocks exceeds the graph's %d", bucket, i, len(st.Batch.Tables[i]), len(g.Step.Batch.Tables[i]))
+		}
+		var sp layers.RowSampler
+		if st.Samplers != nil {
+			sp = st.Samplers[i]
+		}
+		setGraphRow(g, i, st.IDs[i], st.Batch.Pos[i], st.Batch.Tables[i], sp)
+	}
+	if err := g.Replay(); err != nil {
+		return nil, err
+	}
+	rows := rk.m.RankRows(g.Step, rk.rank) // the bucket's rows: the step's are the first
+	return rows[:len(rows)/bucket*len(st.IDs)], nil
 }

@@ -49,19 +49,15 @@ func (e *Engine) step(chunks []chunk) error {
 	var st models.Step
 	if g := e.decodeGraph(chunks, k, logprobs); g != nil {
 		for i := range g.Batch {
-			if i < len(chunks) {
-				s := chunks[i].s
-				g.Step.IDs[i], g.Step.Batch.Pos[i] = s.ids[s.pos], int32(s.pos)
-				copy(g.Step.Batch.Tables[i], s.table)
-			} else { // padding: position 0 of the scratch block
-				g.Step.IDs[i], g.Step.Batch.Pos[i], g.Step.Batch.Tables[i][0] = 0, 0, e.padBlock
+			if i >= len(chunks) {
+				setGraphPadding(g, i, e.padBlock)
+				continue
 			}
-			if g.Step.Samplers != nil {
-				g.Step.Samplers[i] = layers.RowSampler{}
-				if i < len(chunks) && samplers {
-					g.Step.Samplers[i] = e.rowSampler(chunks[i].s)
-				}
+			s, sp := chunks[i].s, layers.RowSampler{}
+			if samplers {
+				sp = e.rowSampler(s)
 			}
+			setGraphRow(g, i, s.ids[s.pos], int32(s.pos), s.table, sp)
 		}
 		if err := g.Replay(); err != nil {
 			return err
@@ -105,6 +101,25 @@ func (e *Engine) step(chunks []chunk) error {
 		}
 	}
 	return nil
+}
+
+// setGraphRow writes row i of g's static input: token id at position pos of the
+// sequence whose KV blocks are table, sampled with sp (where g samples).
+func setGraphRow(g *models.DecodeGraph, i int, id, pos int32, table []int32, sp layers.RowSampler) {
+	g.Step.IDs[i], g.Step.Batch.Pos[i] = id, pos
+	copy(g.Step.Batch.Tables[i], table)
+	if g.Step.Samplers != nil {
+		g.Step.Samplers[i] = sp
+	}
+}
+
+// setGraphPadding makes row i of g's static input a padding row: position 0 of the
+// scratch block pad, sampled by nobody.
+func setGraphPadding(g *models.DecodeGraph, i int, pad int32) {
+	g.Step.IDs[i], g.Step.Batch.Pos[i], g.Step.Batch.Tables[i][0] = 0, 0, pad
+	if g.Step.Samplers != nil {
+		g.Step.Samplers[i] = layers.RowSampler{}
+	}
 }
 
 // decodeGraph returns the decode graph for a step of one token per sequence, every one

@@ -68,8 +68,13 @@ func (m *Llama) CaptureDecode(b, k int) (*DecodeGraph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("models: capturing the decode step of batch %d: %w", b, err)
 	}
-	if g.InPlace, err = m.group.Comm().RegisterGraphBuffers(); err != nil {
-		return nil, fmt.Errorf("models: decode graph of batch %d: %w", b, err)
+	// A rank of a worker process registers nothing: across processes comm maps only whole
+	// buffers, and the captured inputs are views of the activations, so its replays copy
+	// into the staging buffers as eager calls do (InPlace 0).
+	if !m.group.Joined() {
+		if g.InPlace, err = m.group.Comm().RegisterGraphBuffers(); err != nil {
+			return nil, fmt.Errorf("models: decode graph of batch %d: %w", b, err)
+		}
 	}
 	g.CaptureTime = time.Since(start)
 	return g, nil

@@ -35,6 +35,7 @@ type Group struct {
 	node    *device.Node
 	comm    *comm.Communicator
 	local   []int            // the ranks this process runs: all of them, or one (JoinGroup)
+	joined  bool             // built by JoinGroup: the other ranks live in other processes
 	compute []*device.Stream // by rank; nil for a rank of another process
 	commS   []*device.Stream // by rank; nil without CommSMs
 }
@@ -94,6 +95,10 @@ func (g *Group) addStreams(cfg GroupConfig, local []int) error {
 	}
 	return nil
 }
+
+// Joined reports whether the group was joined by a worker process (JoinGroup), its other
+// ranks living in processes of their own.
+func (g *Group) Joined() bool { return g.joined }
 
 // Local returns the ranks this process runs, in order: every rank of a group NewGroup
 // built, the one rank of a JoinGroup.

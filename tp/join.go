@@ -25,7 +25,7 @@ func JoinGroup(cfg GroupConfig, boot comm.Bootstrap) (*Group, error) {
 		_ = node.Close()
 		return nil, fmt.Errorf("tp: rank %d: %w", boot.Rank(), err)
 	}
-	g := &Group{node: node, comm: c}
+	g := &Group{node: node, comm: c, joined: true}
 	if err := g.addStreams(cfg, []int{boot.Rank()}); err != nil {
 		_ = g.Close()
 		return nil, err

@@ -18,6 +18,6 @@
 //	| repetition f32 | adjusts u32, per adjust: token i32, bias f32, flags u8 (1: mask,
 //	2: repeat), sub f32
 //
-// A Reply: magic "RPL2" | number u64 | ids u32, [ids]i32 | rows u32, [rows]f32 | error u32,
+// A Reply: magic "RPL2" | number u64 | bucket u32 | ids u32, [ids]i32 | rows u32, [rows]f32 | error u32,
 // its bytes.
 package stepwire

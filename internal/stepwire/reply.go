@@ -11,6 +11,8 @@ import (
 type Reply struct {
 	// Number is the step's.
 	Number uint64
+	// Bucket is the batch size of the decode graph the rank replayed (0: it ran eagerly).
+	Bucket int
 	// IDs are ids a job answers with (the ping job's digest).
 	IDs []int32
 	// Rows are the rank's rows of the step's gathered result.
@@ -25,6 +27,7 @@ const replyMagic = "RPL2"
 func (r Reply) AppendBinary(b []byte) ([]byte, error) {
 	b = append(b, replyMagic...)
 	b = binary.LittleEndian.AppendUint64(b, r.Number)
+	b = appendU32(b, r.Bucket)
 	b = appendI32s(appendU32(b, len(r.IDs)), r.IDs)
 	b = appendF32(appendU32(b, len(r.Rows)), r.Rows...)
 	return append(appendU32(b, len(r.Err)), r.Err...), nil
@@ -38,6 +41,7 @@ func (r *Reply) UnmarshalBinary(b []byte) error {
 	}
 	var rp Reply
 	rp.Number = d.u64("number")
+	rp.Bucket = d.int("bucket")
 	rp.IDs = d.i32s("ids", d.count("ids", 4))
 	rp.Rows = d.f32s("rows", d.count("rows", 4))
 	rp.Err = string(d.bytes("error", d.count("error", 1)))

@@ -123,7 +123,7 @@ func TestStepRejects(t *testing.T) {
 }
 
 func TestReplyRoundTrip(t *testing.T) {
-	for _, r := range []stepwire.Reply{{Number: 3, IDs: []int32{1, -2, 3}}, {Number: 5, Rows: []float32{1.5, -3, 7}},
+	for _, r := range []stepwire.Reply{{Number: 3, IDs: []int32{1, -2, 3}}, {Number: 5, Bucket: 4, Rows: []float32{1.5, -3, 7}},
 		{Number: 4, Err: "rank 2: fused all-reduce: deadline"}} {
 		b, err := r.AppendBinary(nil)
 		require.NoError(t, err)
