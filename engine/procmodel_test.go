@@ -122,3 +122,16 @@ func TestProcessesWorkerKilled(t *testing.T) {
 		require.Eventually(t, func() bool { return testutil.Reaped(pid) }, 10*time.Second, 10*time.Millisecond, "worker pid %d", pid)
 	}
 }
+
+// TestProcessesWorkerDiesLoading: a worker that dies while the model loads fails New with
+// its rank, pid and exit status, and leaves no worker behind.
+func TestProcessesWorkerDiesLoading(t *testing.T) {
+	t.Setenv(dieLoadingVar, "1")
+	_, err := New(Config{Model: "stories260K", TP: 2, Processes: true})
+	require.Error(t, err)
+	require.Regexp(t, `rank 1 \(pid \d+\) exited: exit status 3`, err.Error())
+	require.Eventually(t, func() bool {
+		kids, err := testutil.ChildPids()
+		return err == nil && len(kids) == 0
+	}, 10*time.Second, 10*time.Millisecond, "no worker process is left")
+}
