@@ -87,26 +87,21 @@ func (r *reader) count(field string, itemBytes int) int {
 
 // i32s reads n int32s; nil for none.
 func (r *reader) i32s(field string, n int) []int32 {
-	b := r.bytes(field, 4*n)
-	if len(b) == 0 {
-		return nil
-	}
-	vs := make([]int32, n)
-	for i := range vs {
-		vs[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return vs
+	return words(r, field, n, func(w uint32) int32 { return int32(w) })
 }
 
 // f32s reads n float32s; nil for none.
-func (r *reader) f32s(field string, n int) []float32 {
+func (r *reader) f32s(field string, n int) []float32 { return words(r, field, n, math.Float32frombits) }
+
+// words reads n 4-byte words of field, each converted by conv; nil for none.
+func words[T any](r *reader, field string, n int, conv func(uint32) T) []T {
 	b := r.bytes(field, 4*n)
 	if len(b) == 0 {
 		return nil
 	}
-	vs := make([]float32, n)
+	vs := make([]T, n)
 	for i := range vs {
-		vs[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		vs[i] = conv(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return vs
 }
