@@ -6,4 +6,7 @@
 // (Q4_K_M) write f16 and run llama-quantize on it.
 //
 //	go run ./bench/peergguf --model medium --dtype f16 -o medium-f16.gguf
+//
+// --printable-bytes retypes the byte tokens as normal ones, for llama-server, which ends a
+// stream whose text is not valid UTF-8.
 package main
