@@ -3,8 +3,10 @@ package serving
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,8 +15,9 @@ import (
 
 // fakeServer answers /v1/models with one model and streams every completion as two text
 // chunks and a usage chunk counting 5 tokens (as a server whose chunks hold several
-// tokens does); it records the model each request named.
-func fakeServer(t *testing.T, models chan<- string) *httptest.Server {
+// tokens does); it records the model each request named. wrap, if given, stands between
+// the server and those handlers.
+func fakeServer(t *testing.T, models chan<- string, wrap ...func(http.Handler) http.Handler) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
@@ -30,7 +33,11 @@ func fakeServer(t *testing.T, models chan<- string) *httptest.Server {
 			fmt.Fprintf(w, "data: %s\n\n", ev)
 		}
 	})
-	s := httptest.NewServer(mux)
+	var h http.Handler = mux
+	for _, w := range wrap {
+		h = w(h)
+	}
+	s := httptest.NewServer(h)
 	t.Cleanup(s.Close)
 	return s
 }
@@ -71,4 +78,37 @@ func TestRunRefusesBadOptions(t *testing.T) {
 		_, err := Run(o)
 		require.ErrorContains(t, err, tc.want)
 	}
+}
+
+// TestRunResendsWhatAClosedConnectionDropped: a server that closes a kept-alive connection
+// as the next completion arrives on it, without answering (cpp-httplib's keep-alive limit,
+// llama-server's), loses no request: each is sent again on a new connection.
+func TestRunResendsWhatAClosedConnectionDropped(t *testing.T) {
+	var mu sync.Mutex
+	served := map[string]int{} // completions by client address
+	s := fakeServer(t, make(chan string, 8), func(inner http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				mu.Lock()
+				served[r.RemoteAddr]++
+				second := served[r.RemoteAddr] > 1
+				mu.Unlock()
+				if second {
+					_, _ = io.Copy(io.Discard, r.Body)
+					conn, _, err := http.NewResponseController(w).Hijack()
+					require.NoError(t, err)
+					require.NoError(t, conn.Close())
+					return
+				}
+			}
+			inner.ServeHTTP(w, r)
+		})
+	})
+	rep, err := Run(Options{URL: s.URL, NumPrompts: 4, Concurrency: 1, PromptLen: 4, MaxTokens: 8,
+		Temperature: -1, Timeout: time.Minute, SampleEvery: time.Second})
+	require.NoError(t, err)
+	require.Equal(t, 4, rep.Completed, rep.FirstError)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, served, 4, "every completion after a connection's first went again on a new one")
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -48,6 +49,9 @@ func probeModel(client *http.Client, o Options) (string, error) {
 	return list.Data[0].ID, nil
 }
 
+// requestKeys numbers the requests' Idempotency-Keys.
+var requestKeys atomic.Uint64
+
 // apiRequest is a request to the server's API, with the API key; a body is JSON.
 func apiRequest(ctx context.Context, o Options, method, path string, body []byte) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, o.URL+path, bytes.NewReader(body))
@@ -56,6 +60,11 @@ func apiRequest(ctx context.Context, o Options, method, path string, body []byte
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+		// A server may close a kept-alive connection just as the next request goes out on
+		// it (cpp-httplib, llama-server's, closes one after 5 requests): with this header
+		// Go's transport sends the request again on a new connection when the old one
+		// closed before any byte of a response, which the server then never acted on.
+		req.Header.Set("Idempotency-Key", fmt.Sprint(requestKeys.Add(1)))
 	}
 	if o.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+o.APIKey)
