@@ -69,7 +69,10 @@
 // processes), its failure word, the call descriptors it published for mismatch checks
 // (callslot.go: a peer compares one tag word, the sequence number and a digest) and its
 // last collective, which names a dead rank's last call when the driver marks it
-// (MarkExited). Config.Memory allocates, exports and opens the buffers.
+// (MarkExited). A driver that holds no rank maps only the control buffers (Watcher;
+// DeathWatch marks a dead worker's and names its last call, and shows every rank's last
+// collective as its flight recorder). Config.Memory allocates, exports and opens the
+// buffers.
 //
 // Faults can be injected to rehearse this, as NCCL's and PyTorch's knobs allow:
 // TPSLICE_FAULT=rank:R,call:N,kind:K (read by FaultFromEnv, passed as Config.Fault) makes

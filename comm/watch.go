@@ -80,6 +80,18 @@ func (w *Watcher) Failure(p int) error {
 	return w.views[p].failure(p)
 }
 
+// Flight returns every rank's last collective as its control buffer records it, without
+// its times, wait or error: the flight recorder as a driver that holds no rank sees it.
+func (w *Watcher) Flight() Flight {
+	f := Flight{Ranks: make([][]Record, len(w.views))}
+	for p := range w.views {
+		if rec, ok := w.views[p].lastRecord(); ok {
+			f.Ranks[p] = []Record{rec}
+		}
+	}
+	return f
+}
+
 // Close unmaps the control buffers.
 func (w *Watcher) Close() error {
 	var errs []error

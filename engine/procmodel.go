@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/executor"
 	"github.com/tpslice/tpslice/internal/ipc"
 	"github.com/tpslice/tpslice/internal/stepwire"
@@ -39,6 +40,9 @@ type procModel struct {
 	// eager); replays counts, per bucket, the steps every worker replayed its graph for.
 	buckets []int
 	replays map[int]*atomic.Int64
+	// deaths maps every rank's control buffer: a worker's death ends the survivors'
+	// collectives at once and is named with its last collective; Flight reads them.
+	deaths *comm.DeathWatch
 }
 
 // launchRanks starts cfg.TP workers running RankJob, sends each the configuration, relays
@@ -81,6 +85,9 @@ func launchRanks(cfg Config, mcfg models.Config) (_ Model, _ Graphs, err error) 
 			}
 		}
 		all, err := ipc.RelayGather(conns, nil)
+		if err == nil {
+			m.deaths, err = comm.WatchDeaths(all, e.Failed(), e.DeadRank)
+		}
 		for _, hs := range all {
 			for _, h := range hs {
 				_ = h.Close()
@@ -154,11 +161,11 @@ func (m *procModel) Forward(st models.Step) error {
 	bucket, st := m.graphStep(st)
 	steps := m.e.Steps()
 	if err := steps.Send(stepwire.Step{Number: m.number, Bucket: bucket, Forward: st}); err != nil {
-		return fmt.Errorf("engine: %w", err)
+		return m.deaths.Named(fmt.Errorf("engine: %w", err))
 	}
 	replies, err := steps.Gather()
 	if err != nil {
-		return fmt.Errorf("engine: %w", err)
+		return m.deaths.Named(fmt.Errorf("engine: %w", err))
 	}
 	rows := make([][]float32, len(replies))
 	var errs []error
@@ -204,4 +211,13 @@ func (m *procModel) CaptureDecode(b, k int) (*models.DecodeGraph, error) {
 }
 
 // Close ends the workers (they exit when the driver hangs up) and reaps them.
-func (m *procModel) Close() { _ = m.e.Close() }
+func (m *procModel) Close() {
+	if m.deaths != nil {
+		_ = m.deaths.Close()
+	}
+	_ = m.e.Close()
+}
+
+// Flight returns every rank's last collective, as its control buffer records it (each
+// worker keeps its full flight recorder).
+func (m *procModel) Flight() comm.Flight { return m.deaths.Flight() }

@@ -116,6 +116,13 @@ func TestProcessesWorkerKilled(t *testing.T) {
 	require.Error(t, err)
 	require.Less(t, time.Since(start), 20*time.Second)
 	require.Regexp(t, `rank 2 \(pid `+fmt.Sprint(victim)+`\).*killed`, err.Error())
+	require.Regexp(t, `comm: rank 2's process exited \(last collective seq \d+ \w+`, err.Error(), "named from its control buffer")
+	recs := e.Recoveries()
+	require.Len(t, recs, 1)
+	require.Len(t, recs[0].Flight.Ranks, len(pids), "the failed group's flight recorder")
+	for r, calls := range recs[0].Flight.Ranks {
+		require.Len(t, calls, 1, "rank %d's last collective, as the driver sees it", r)
+	}
 	rebuilt := e.Model().(interface{ Pids() []int }).Pids()
 	require.NoError(t, e.Close())
 	for _, pid := range append(pids, rebuilt...) {

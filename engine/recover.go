@@ -130,11 +130,16 @@ func (e *Engine) rebuild() error {
 // Flight returns the flight recorder's last calls of every rank (0: all it holds), what
 // GET /debug/flight and SIGUSR1 dump.
 func (e *Engine) Flight(last int) comm.Flight {
-	g := e.Model().Group()
-	if g == nil { // the ranks' recorders live in the worker processes
-		return comm.Flight{}
+	m := e.Model()
+	if g := m.Group(); g != nil {
+		return g.Comm().Flight(last)
 	}
-	return g.Comm().Flight(last)
+	// The ranks' recorders live in the worker processes: each one's last collective, as
+	// its control buffer holds it (procModel).
+	if w, ok := m.(interface{ Flight() comm.Flight }); ok {
+		return w.Flight()
+	}
+	return comm.Flight{}
 }
 
 // firstLines is the first line of each error err joins (each rank's, from tp.Group.Run),

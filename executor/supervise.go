@@ -3,7 +3,9 @@
 package executor
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -22,6 +24,16 @@ func (e *Executor) Err() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.err
+}
+
+// DeadRank returns the rank of the worker whose death failed the executor (Err), or -1
+// while none died (a worker that only hung up has no exit to name).
+func (e *Executor) DeadRank() int {
+	var exit *ipc.Exit
+	if !errors.As(e.Err(), &exit) {
+		return -1
+	}
+	return slices.Index(e.pids, exit.Pid)
 }
 
 // Failed is closed once a worker died or hung up (Err).

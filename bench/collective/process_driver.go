@@ -7,13 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/tpslice/tpslice/comm"
-	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/executor"
 	"github.com/tpslice/tpslice/internal/ipc"
 )
@@ -45,7 +42,7 @@ func MeasureProcesses(ctx context.Context, o Options) (_ *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &driver{e: e, done: make(chan struct{}), dead: -1}
+	d := &driver{e: e}
 	defer func() { err = errors.Join(err, d.close()) }()
 	s := setup{Op: o.Op.Kind, DType: o.DType, MaxSize: sizes[len(sizes)-1], Choices: o.Choices, Hosts: o.Hosts, SMs: o.SMs,
 		Fabric: o.Fabric, BufferBytes: o.BufferBytes, Timeout: o.Timeout, Wire: o.Wire, Selector: o.Selector}
@@ -86,11 +83,8 @@ func (o Options) checkProcesses() error {
 
 // driver is MeasureProcesses' side of its workers.
 type driver struct {
-	e       *executor.Executor
-	watcher *comm.Watcher // every rank's control buffer, once the workers joined
-	done    chan struct{} // closed by close: the death watch ends
-	watch   sync.WaitGroup
-	dead    int // the rank that died, -1 until one did (valid after watch.Wait)
+	e      *executor.Executor
+	deaths *comm.DeathWatch // every rank's control buffer, once the workers joined
 }
 
 // join sends every worker the setup, relays the all-gather of their handles (mapping
@@ -114,7 +108,7 @@ func (d *driver) join(s setup) (ready, error) {
 				}
 			}
 		}()
-		if err := d.watchDeaths(all); err != nil {
+		if d.deaths, err = comm.WatchDeaths(all, d.e.Failed(), d.e.DeadRank); err != nil {
 			return err
 		}
 		for rank, c := range conns {
@@ -131,70 +125,20 @@ func (d *driver) join(s setup) (ready, error) {
 	return r, err
 }
 
-// watchDeaths maps every rank's control buffer and starts the death watch: a worker's
-// death is marked there at once, so that the survivors' waits end instead of timing out.
-func (d *driver) watchDeaths(handles [][]device.IPCHandle) error {
-	node, err := device.NewNode(device.NodeConfig{Devices: 2, SMs: 1})
-	if err != nil {
-		return err
-	}
-	w, err := comm.Watch(node, device.SharedMemory{}, handles)
-	if err != nil {
-		return errors.Join(err, node.Close())
-	}
-	d.watcher = w
-	d.watch.Add(1)
-	go func() {
-		defer d.watch.Done()
-		defer node.Close()
-		select {
-		case <-d.done:
-		case <-d.e.Failed():
-		}
-		var exit *ipc.Exit
-		if errors.As(d.e.Err(), &exit) { // also when done came first: named waits for the mark
-			if d.dead = slices.Index(d.e.Pids(), exit.Pid); d.dead >= 0 {
-				_ = w.MarkExited(d.dead)
-			}
-		}
-	}()
-	return nil
-}
-
 // named adds to err the dead rank's last collective, as its control buffer records it.
 func (d *driver) named(err error) error {
-	select {
-	case <-d.e.Failed():
-	default:
+	if d.deaths == nil {
 		return err
 	}
-	d.stopWatch()
-	if d.dead < 0 {
-		return err
-	}
-	if last := d.watcher.Failure(d.dead); last != nil {
-		return fmt.Errorf("%w; %v", err, last)
-	}
-	return err
-}
-
-// stopWatch ends the death watch and waits for it.
-func (d *driver) stopWatch() {
-	select {
-	case <-d.done:
-	default:
-		close(d.done)
-	}
-	d.watch.Wait()
+	return d.deaths.Named(err)
 }
 
 // close ends the death watch, unmaps the control buffers and closes the executor, which
 // reaps every worker.
 func (d *driver) close() error {
-	d.stopWatch()
 	var errs []error
-	if d.watcher != nil {
-		errs = append(errs, d.watcher.Close())
+	if d.deaths != nil {
+		errs = append(errs, d.deaths.Close())
 	}
 	return errors.Join(append(errs, d.e.Close())...)
 }
