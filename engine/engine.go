@@ -76,10 +76,10 @@ type Config struct {
 	// Processes runs each rank in a worker process of its own (--executor mp, vLLM's
 	// multiprocessing executor): this process keeps the scheduler and Pick and sends each
 	// step to the workers (procmodel.go), which capture and replay their own decode
-	// graphs. The workers read TPSLICE_FAULT themselves (Fault is not sent), are not
-	// pinned (CPUAffinity), and use no fused table (FusedTable and FusedTuneDir are not
-	// used): Auto takes the fused form of comm's pick, which sums in rank order as the
-	// tuned variants do, so the tokens are the same.
+	// graphs. The workers read TPSLICE_FAULT themselves (Fault is not sent), pin their
+	// ranks where CPUAffinity places them, and use no fused table (FusedTable and
+	// FusedTuneDir are not used): Auto takes the fused form of comm's pick, which sums in
+	// rank order as the tuned variants do, so the tokens are the same.
 	Processes bool
 	// Overlap splits steps of two or more tokens into two micro-batches whose all-reduces
 	// run on a comm stream of CommSMs SMs (default 1) while the other's compute runs.
@@ -229,7 +229,7 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) build(src format.Source) error {
 	cfg := e.cfg
 	if cfg.Processes {
-		m, graphs, err := launchRanks(cfg, e.mcfg)
+		m, graphs, err := launchRanks(cfg, e.mcfg, e.placement.CPUs())
 		if err != nil {
 			return err
 		}

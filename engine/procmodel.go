@@ -48,9 +48,9 @@ type procModel struct {
 // launchRanks starts cfg.TP workers running RankJob, sends each the configuration, relays
 // the all-gather of handles that joins their communicator, and waits until every one
 // loaded its shard and captured its decode graphs (unless eager; rank 0's are what Graphs
-// describes). Each worker runs on its share
-// of this process's GOMAXPROCS, as the ranks of one process share its threads.
-func launchRanks(cfg Config, mcfg models.Config) (_ Model, _ Graphs, err error) {
+// describes). Each worker runs on its share of this process's GOMAXPROCS, as the ranks of
+// one process share its threads, and pins its rank to cpus[rank] (none when nil).
+func launchRanks(cfg Config, mcfg models.Config, cpus [][]int) (_ Model, _ Graphs, err error) {
 	opt := llamaOptions(cfg, nil)
 	plan, err := tp.NewPlan(cfg.TP, tp.Shape{Hidden: mcfg.Hidden, Intermediate: mcfg.Intermediate, Heads: mcfg.Heads,
 		KVHeads: mcfg.KVHeads, HeadDim: mcfg.HeadDim, Vocab: mcfg.Vocab, FFNBlock: 1})
@@ -78,6 +78,7 @@ func launchRanks(cfg Config, mcfg models.Config) (_ Model, _ Graphs, err error) 
 		}
 	}()
 	setup := newRankSetup(cfg)
+	setup.CPUs = cpus
 	err = e.Control(func(conns []*ipc.Conn) error {
 		for _, c := range conns {
 			if err := ipc.SendJSON(c, kindRankSetup, setup); err != nil {

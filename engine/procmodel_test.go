@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tpslice/tpslice/internal/testutil"
+	"github.com/tpslice/tpslice/topo"
 )
 
 // processRequests are seededRequests, one whose penalties and bias move its tokens on
@@ -141,4 +143,63 @@ func TestProcessesWorkerDiesLoading(t *testing.T) {
 		kids, err := testutil.ChildPids()
 		return err == nil && len(kids) == 0
 	}, 10*time.Second, 10*time.Millisecond, "no worker process is left")
+}
+
+// TestProcessesPinnedRanks: with a CPU list per rank, each worker pins its rank there, as
+// one process pins its ranks (TestPinnedRanks): some threads of worker r may run only on
+// rank r's CPU, none only on the other rank's, and the tokens are the unpinned ones.
+func TestProcessesPinnedRanks(t *testing.T) {
+	allowed, err := topo.AllowedCPUs()
+	if err != nil || len(allowed) < 2 {
+		t.Skipf("pinning two ranks a CPU each needs two allowed CPUs (allowed %v, %v)", allowed, err)
+	}
+	ids := map[bool][]int32{}
+	for _, pin := range []bool{true, false} {
+		aff := topo.Affinity{None: true}
+		if pin {
+			aff = topo.Affinity{Lists: []topo.CPUList{{allowed[0]}, {allowed[1]}}}
+		}
+		e, err := New(Config{Model: "tiny", TP: 2, MaxRunning: 2, Processes: true, CPUAffinity: aff})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = e.Close() })
+		for r, pid := range e.Model().(interface{ Pids() []int }).Pids() {
+			only := threadsOnlyOn(t, pid)
+			if !pin {
+				require.Empty(t, only, "rank %d: no thread pinned", r)
+				continue
+			}
+			require.NotZero(t, only[fmt.Sprint(allowed[r])], "rank %d's threads pinned to its CPU %d: %v", r, allowed[r], only)
+			require.Zero(t, only[fmt.Sprint(allowed[1-r])], "rank %d's threads pinned to rank %d's CPU: %v", r, 1-r, only)
+		}
+		res, err := e.Generate(context.Background(), Request{Prompt: "Once upon a time", MaxTokens: 8}, func(Token) error { return nil })
+		require.NoError(t, err)
+		ids[pin] = res.OutputIDs
+	}
+	require.Equal(t, ids[false], ids[true], "pinning changes where the ranks run, not what they compute")
+}
+
+// threadsOnlyOn counts the threads of process pid by the CPU list they may run on, among
+// those allowed fewer than every online CPU.
+func threadsOnlyOn(t *testing.T, pid int) map[string]int {
+	t.Helper()
+	online, err := os.ReadFile("/sys/devices/system/cpu/online")
+	require.NoError(t, err)
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	require.NoError(t, err)
+	require.NotEmpty(t, tasks)
+	only := map[string]int{}
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if list, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+				if list = strings.TrimSpace(list); list != strings.TrimSpace(string(online)) {
+					only[list]++
+				}
+			}
+		}
+	}
+	return only
 }

@@ -45,6 +45,9 @@ type rankSetup struct {
 	Fabric                     device.Fabric
 	Overlap, Eager             bool
 	CollectiveTimeout          time.Duration
+	// CPUs are every rank's CPUs (topo.Placement.CPUs; nil: none pinned): a worker pins
+	// its rank's SM workers and loading to its own, as the ranks of one process are.
+	CPUs [][]int
 }
 
 func newRankSetup(c Config) rankSetup {
@@ -101,6 +104,7 @@ func runRank(w *executor.Worker) error {
 	}
 	defer src.Close()
 	gc := groupConfig(cfg)
+	gc.CPUs = setup.CPUs
 	if gc.Comm.Fault, err = comm.FaultFromEnv(); err != nil {
 		return err
 	}

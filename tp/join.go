@@ -12,10 +12,15 @@ import (
 // rank of the TP group the same way): a view of the node's World devices, this rank's
 // side of the communicator (comm.Join, the handles all-gathered through boot) and this
 // rank's streams. Run and Synchronize then run this rank only (Local); the other ranks'
-// devices and streams are not this process's. CPUs is not honoured: the driver places
-// the worker processes.
+// devices and streams are not this process's. Of CPUs, only this rank's list is used: its
+// SM workers and its loading run there.
 func JoinGroup(cfg GroupConfig, boot comm.Bootstrap) (*Group, error) {
-	node, err := device.NewNode(device.NodeConfig{Devices: cfg.World, Hosts: cfg.Hosts, SMs: cfg.SMs, Fabric: cfg.Fabric})
+	var cpus [][]int
+	if r := boot.Rank(); r >= 0 && r < len(cfg.CPUs) {
+		cpus = make([][]int, cfg.World)
+		cpus[r] = cfg.CPUs[r]
+	}
+	node, err := device.NewNode(device.NodeConfig{Devices: cfg.World, Hosts: cfg.Hosts, SMs: cfg.SMs, Fabric: cfg.Fabric, CPUs: cpus})
 	if err != nil {
 		return nil, fmt.Errorf("tp: rank %d: %w", boot.Rank(), err)
 	}
