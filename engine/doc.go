@@ -7,7 +7,10 @@
 // implements for every architecture. With Config.Processes each rank runs in a worker
 // process of its own (RankJob, started through package executor), and the driver's Model
 // (procmodel.go) sends each step through the shared-memory step ring and reads the rows
-// the workers send back; each worker replays its own decode graphs.
+// the workers send back; each worker replays its own decode graphs. A command above the
+// engine watches a worker's rank through a RankProbe it gives the workers' job
+// (NewRankJob) and starts and stops over the worker's control connection (ProbeRank):
+// bench's kernel breakdown of rank 0.
 //
 // Data enters as a Request (prompt text and sampling parameters) and leaves as a stream of
 // Tokens, whose text continues the prompt's (tokenizer.NewStreamAfter), and a Result with

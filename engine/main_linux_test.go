@@ -12,7 +12,8 @@ import (
 
 // The process tests (procmodel_test.go) start worker processes: Launch starts this test
 // binary with the worker subcommand, as it starts tpslice, and TestMain runs the engine's
-// rank job then, as the subcommand does. The worker of rank dieLoadingVar exits with
+// rank job then, as the subcommand does, with a probe that counts its rank's kernels
+// (rankprobe_test.go). The worker of rank dieLoadingVar exits with
 // status 3 once it joined, while the driver sends it the model to load.
 const dieLoadingVar = "TPSLICE_TEST_DIE_LOADING"
 
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == executor.WorkerCommand {
 		cfg, err := executor.ParseWorkerArgs(os.Args[2:])
 		if err == nil {
-			job := RankJob
+			job := NewRankJob(RankProbes{kernelCounterName: newKernelCounter})
 			if os.Getenv(dieLoadingVar) == fmt.Sprint(cfg.Rank) {
 				job = func(*executor.Worker) error { os.Exit(3); return nil }
 			}

@@ -5,6 +5,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/tpslice/tpslice/comm"
@@ -28,6 +29,8 @@ const RankJobName = "engine-rank"
 const (
 	kindRankSetup  uint32 = 48 + iota // driver: rankSetup; worker: rankReady
 	kindRankFailed                    // worker: its error, as text
+	kindProbeStart                    // driver: probeStart; worker: {} once installed
+	kindProbeStop                     // driver: probeStop; worker: the probe's answer
 )
 
 // rankSetup is what a worker needs of the driver's Config to load the same model and run
@@ -78,20 +81,30 @@ type rankReady struct {
 // through the driver (tp.JoinGroup), then answers every step from the ring with its rows
 // of what the step gathered (models.Llama.RankRows) until the driver hangs up. A step that
 // fails is answered with its error; an error before the steps is sent to the driver too.
-func RankJob(w *executor.Worker) error {
-	err := runRank(w)
-	select {
-	case <-w.Done():
-		return nil // the driver hung up: the ordinary end
-	default:
+// It runs no probes (NewRankJob).
+func RankJob(w *executor.Worker) error { return NewRankJob(nil)(w) }
+
+// NewRankJob is RankJob whose worker also runs, while the driver asks (Engine.ProbeRank),
+// the probes named in probes on its rank.
+func NewRankJob(probes RankProbes) executor.Job {
+	return func(w *executor.Worker) error {
+		var sends sync.Mutex
+		err := runRank(w, probes, &sends)
+		select {
+		case <-w.Done():
+			return nil // the driver hung up: the ordinary end
+		default:
+		}
+		if err != nil {
+			sends.Lock()
+			_ = w.Conn().Send(ipc.Message{Kind: kindRankFailed, Body: []byte(err.Error())})
+			sends.Unlock()
+		}
+		return err
 	}
-	if err != nil {
-		_ = w.Conn().Send(ipc.Message{Kind: kindRankFailed, Body: []byte(err.Error())})
-	}
-	return err
 }
 
-func runRank(w *executor.Worker) error {
+func runRank(w *executor.Worker, probes RankProbes, sends *sync.Mutex) error {
 	conn, rank := w.Conn(), w.Rank()
 	var setup rankSetup
 	if err := ipc.RecvJSON(conn, kindRankSetup, kindRankFailed, &setup); err != nil {
@@ -128,6 +141,7 @@ func runRank(w *executor.Worker) error {
 	if err := ipc.SendJSON(conn, kindRankSetup, ready); err != nil {
 		return err
 	}
+	go (&probeServer{conn: conn, sends: sends, g: g, rank: rank, probes: probes}).serve()
 	steps := w.Steps()
 	for {
 		step, err := steps.Next()
