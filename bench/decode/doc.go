@@ -5,7 +5,8 @@
 // latency percentiles and throughput while the whole batch decodes (its tg), and where a
 // decode step goes: rank 0's kernels by op class and collective, from a device.Tracer
 // (trace.go), with the share of collective time spent waiting on peers from comm's flight
-// records.
+// records. Under --executor mp (engine.Config.Processes) rank 0 runs in a worker process:
+// the same tracer runs there as an engine.RankProbe (probe.go) and sends back the row.
 //
 // Run takes Options and returns a Report; the CLI's bench parses its flags into Options,
 // prints the Report as JSON or as its table (WriteTable) and plots it.

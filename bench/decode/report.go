@@ -28,9 +28,13 @@ type Row struct {
 	// E2ETokensPerS is the batch's output tokens over its wall time, from its submission
 	// to its last token (TTFT and decode).
 	E2ETokensPerS float64 `json:"e2e_tokens_per_s"`
-	CommShare     float64 `json:"comm_share"`
+	// OutputTokens are the measured run's output tokens, summed over the batch (Batch ×
+	// GenLen unless a request stopped at EOS).
+	OutputTokens int     `json:"output_tokens"`
+	CommShare    float64 `json:"comm_share"`
 	// CommWaitShare is the part of CommShare rank 0 spent blocked on its peers (comm's
-	// recorded barrier waits): skew between ranks, not data moving.
+	// recorded barrier waits): skew between ranks, not data moving. Under --executor mp
+	// both come from rank 0's worker process, as the breakdown does.
 	CommWaitShare float64            `json:"comm_wait_share"`
 	Breakdown     map[string]float64 `json:"breakdown_ms"`
 	// AllReduce names the collective each call site ran, keyed by the kernel whose output

@@ -17,6 +17,9 @@ func WriteTable(w io.Writer, o Options, rep Report) error {
 	if o.Config.Eager {
 		mode = "eager"
 	}
+	if o.Config.Processes {
+		mode += "; a worker process per rank (--executor mp), rank 0's kernels traced in its worker"
+	}
 	if w := o.Config.AllReduceWire; w != comm.WireExact {
 		mode += "; all-reduces on the " + w.String() + " wire"
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/tpslice/tpslice/engine"
 )
 
-// TestWriteTable: the heading names the launch mode and a compressed wire, the roofline
+// TestWriteTable: the heading names the launch mode, worker processes and a compressed wire, the roofline
 // line shows only with a read bandwidth, and a row lacking a breakdown key prints "-"
 // in that key's column.
 func TestWriteTable(t *testing.T) {
@@ -37,4 +37,8 @@ func TestWriteTable(t *testing.T) {
 	b.Reset()
 	require.NoError(t, WriteTable(&b, o, rep))
 	require.True(t, strings.HasPrefix(b.String(), "# tpslice bench: tiny, 2.0 MB of weights; prompt 4, generate 8 tokens per request (greedy); eager; all-reduces on the bf16 wire\n# TTFT: "), b.String())
+	o.Config = engine.Config{Processes: true}
+	b.Reset()
+	require.NoError(t, WriteTable(&b, o, rep))
+	require.True(t, strings.HasPrefix(b.String(), "# tpslice bench: tiny, 2.0 MB of weights; prompt 4, generate 8 tokens per request (greedy); decode graphs; a worker process per rank (--executor mp), rank 0's kernels traced in its worker\n"), b.String())
 }

@@ -107,7 +107,7 @@ func benchTP(ctx context.Context, o Options, n int, prompts *promptPool, p *prog
 	prompts.setModel(e)
 	var rows []Row
 	for _, b := range o.Batches {
-		row, err := benchCell(ctx, e, o.GenLen, b, prompts, p)
+		row, err := benchCell(ctx, e, n, o.GenLen, b, prompts, p)
 		if err != nil {
 			return nil, 0, fmt.Errorf("--batch %d: %w", b, err)
 		}
@@ -117,12 +117,10 @@ func benchTP(ctx context.Context, o Options, n int, prompts *promptPool, p *prog
 	return rows, wb, nil
 }
 
-// benchCell runs batch b once to warm up — redrawing prompts whose greedy output hits EOS
-// early, so that every request makes exactly genLen tokens — then once measured, with rank
-// 0's kernels traced.
-func benchCell(ctx context.Context, e *engine.Engine, genLen, b int, prompts *promptPool, p *progress) (Row, error) {
-	g := e.Model().Group()
-	n := g.World()
+// benchCell runs batch b on e, at TP n, once to warm up — redrawing prompts whose greedy
+// output hits EOS early, so that every request makes exactly genLen tokens — then once
+// measured, with rank 0's kernels traced (in rank 0's worker process under --executor mp).
+func benchCell(ctx context.Context, e *engine.Engine, n, genLen, b int, prompts *promptPool, p *progress) (Row, error) {
 	p.start(n, b, "warm-up")
 	for attempt := 0; ; attempt++ {
 		run, err := runBatch(ctx, e, prompts.get(b), genLen, p)
@@ -140,14 +138,15 @@ func benchCell(ctx context.Context, e *engine.Engine, genLen, b int, prompts *pr
 	// A batch whose KV blocks or slots did not all fit at once is admitted at two step
 	// boundaries and decodes together for fewer steps; with too few to time, run it again.
 	for attempt := 0; ; attempt++ {
-		col := &collector{dev: g.Device(0)}
-		g.Node().SetTracer(col)
-		run, err := runBatch(ctx, e, prompts.get(b), genLen, p)
-		g.Node().SetTracer(nil)
+		stop, err := traceRank0(e)
 		if err != nil {
 			return Row{}, err
 		}
-		row, ok := col.row(b, run, g.Comm().Recorder(0).Records())
+		run, err := runBatch(ctx, e, prompts.get(b), genLen, p)
+		row, ok, stopErr := stop(b, run)
+		if err = errors.Join(err, stopErr); err != nil {
+			return Row{}, err
+		}
 		if !ok && attempt < 3 {
 			continue
 		}
@@ -157,7 +156,7 @@ func benchCell(ctx context.Context, e *engine.Engine, genLen, b int, prompts *pr
 		if len(run.short) > 0 {
 			p.note(fmt.Sprintf("tp=%d batch=%d: %d requests stopped at EOS before %d tokens even with redrawn prompts", n, b, len(run.short), genLen))
 		}
-		row.TP = n
+		row.TP, row.OutputTokens = n, run.tokens
 		row.E2ETokensPerS = float64(run.tokens) / run.wall.Seconds()
 		return row, nil
 	}

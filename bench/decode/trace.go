@@ -11,8 +11,10 @@ import (
 )
 
 // collector is a device.Tracer that keeps rank 0's kernels: what one rank spends a step on.
+// Under --executor mp it runs in rank 0's worker process, as the probe NewRankProbe makes.
 type collector struct {
 	dev   *device.Device
+	rec   *comm.Recorder // the rank's flight records: its waits on peers
 	mu    sync.Mutex
 	spans []kspan
 }
@@ -42,19 +44,42 @@ func (c *collector) KernelDone(s device.KernelSpan) {
 	c.mu.Unlock()
 }
 
-// row turns the kernels traced while batch b ran into its row (all but TP), or reports that
-// fewer than two whole steps of the full batch ran. A step runs from one embedding kernel
-// (the first kernel of every forward step) to the next; it counts the steps that start
-// between run.from and run.to but the first, since the step right after the last prefill may
-// still run without the newcomers.
+// row turns the kernels traced while batch b ran into its row (all but TP and what the
+// driver counts: E2ETokensPerS, OutputTokens), or reports that fewer than two whole steps
+// of the full batch ran.
 func (c *collector) row(b int, run batchRun, records []comm.Record) (Row, bool) {
+	row, ok := c.decodeRow(window{Batch: b, From: run.from, To: run.to}, records)
+	return withRun(row, run), ok
+}
+
+// window is the part of a measured run of Batch requests in which the whole batch
+// decoded: from its last first token to its first last one.
+type window struct {
+	Batch    int
+	From, To time.Time
+}
+
+// withRun adds to row, made from rank 0's kernels, what the run itself measured: TTFT and
+// the prefill rate.
+func withRun(row Row, run batchRun) Row {
+	row.TTFTMs = run.ttftMs
+	row.PromptTokensPerS = float64(run.promptTokens) / run.prefill.Seconds()
+	return row
+}
+
+// decodeRow is the row of the kernels traced in w: the per-token latency, throughput and
+// breakdown of rank 0's decode steps. A step runs from one embedding kernel (the first
+// kernel of every forward step) to the next; it counts the steps that start between w.From
+// and w.To but the first, since the step right after the last prefill may still run
+// without the newcomers.
+func (c *collector) decodeRow(w window, records []comm.Record) (Row, bool) {
 	c.mu.Lock()
 	spans := slices.Clone(c.spans)
 	c.mu.Unlock()
 	slices.SortFunc(spans, func(a, b kspan) int { return a.start.Compare(b.start) })
 	var steps []time.Time
 	for _, s := range spans {
-		if s.step && !s.start.Before(run.from) && !s.start.After(run.to) {
+		if s.step && !s.start.Before(w.From) && !s.start.After(w.To) {
 			steps = append(steps, s.start)
 		}
 	}
@@ -95,8 +120,8 @@ func (c *collector) row(b int, run batchRun, records []comm.Record) (Row, bool) 
 	// the clamp only matters if a comm stream overlapped them.
 	bd[HostOverhead] = max(0, step-kernels)
 	lat := bench.Stats(gaps)
-	return Row{Batch: b, TTFTMs: run.ttftMs, PromptTokensPerS: float64(run.promptTokens) / run.prefill.Seconds(), P50Ms: lat.P50, P99Ms: lat.P99,
-		TokensPerS: float64(b) / step * 1e3, CommShare: collective / step, CommWaitShare: collective / step * waitFraction(records, from, to),
+	return Row{Batch: w.Batch, P50Ms: lat.P50, P99Ms: lat.P99,
+		TokensPerS: float64(w.Batch) / step * 1e3, CommShare: collective / step, CommWaitShare: collective / step * waitFraction(records, from, to),
 		Breakdown: bd, AllReduce: sites}, true
 }
 

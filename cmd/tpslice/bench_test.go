@@ -29,7 +29,7 @@ func TestBenchJSON(t *testing.T) {
 	require.ElementsMatch(t, []string{"model", "weight_bytes", "read_gbps", "rows"}, slices.Collect(maps.Keys(raw)))
 	for _, r := range raw["rows"].([]any) {
 		require.ElementsMatch(t, []string{"tp", "batch", "ttft_ms", "prompt_tokens_per_s", "token_latency_ms_p50", "token_latency_ms_p99",
-			"tokens_per_s", "e2e_tokens_per_s", "comm_share", "comm_wait_share", "breakdown_ms", "allreduce"}, slices.Collect(maps.Keys(r.(map[string]any))))
+			"tokens_per_s", "e2e_tokens_per_s", "output_tokens", "comm_share", "comm_wait_share", "breakdown_ms", "allreduce"}, slices.Collect(maps.Keys(r.(map[string]any))))
 	}
 
 	var rep decode.Report
@@ -120,6 +120,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--fused", "maybe"}, "--fused"},
 		{[]string{"--fused-select", "fastest"}, `--fused-select: want comm or tuned, got "fastest"`},
 		{[]string{"--algo", "telepathy"}, "--algo"},
+		{[]string{"--executor", "threads"}, `--executor: want inproc or mp, got "threads"`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
