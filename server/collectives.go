@@ -6,7 +6,7 @@ import (
 
 // collectiveMetrics exports the counts of the loaded engine's collectives: rank 0's (every
 // rank issues the same collectives), from its flight recorder's running totals, which
-// never drop a call.
+// never drop a call. Worker processes (--executor mp) keep their recorders: none then.
 type collectiveMetrics struct{ s *Server }
 
 var (
@@ -28,8 +28,12 @@ func (m collectiveMetrics) Collect(ch chan<- prometheus.Metric) {
 	if l == nil {
 		return
 	}
+	g := l.e.Model().Group()
+	if g == nil { // the ranks run in worker processes
+		return
+	}
 	// A rebuilt TP group starts its counts again: a counter reset, as after a restart.
-	for _, st := range l.e.Model().Group().Comm().Recorder(0).Stats() {
+	for _, st := range g.Comm().Recorder(0).Stats() {
 		ch <- prometheus.MustNewConstMetric(collCallsDesc, prometheus.CounterValue, float64(st.Calls), st.Op, st.Algo.String())
 		ch <- prometheus.MustNewConstMetric(collBytesDesc, prometheus.CounterValue, float64(st.Bytes), st.Op, st.Algo.String())
 	}

@@ -34,7 +34,6 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"worker"}, 2, "worker: no --socket: a worker is started by a driver process (--executor mp), not by hand"},
 		{[]string{"worker", "--socket", "/nowhere", "--job", "ping", "--rank", "3", "--world", "2"}, 2, "worker: --rank 3 of --world 2"},
 		{[]string{"generate", "--executor", "mp", "--trace", "t.json"}, 2, "generate: --trace records every rank's kernels in this process; use --executor inproc"},
-		{[]string{"serve", "--executor", "mp"}, 1, "serve: --executor mp: process ranks are not yet supported by this command"},
 		{[]string{"allreduce-bench", "--executor", "mp", "--trace", "t.json"}, 1, "allreduce-bench: --trace: tracing records every rank's kernels in one process; use --executor inproc"},
 		{[]string{"allreduce-bench", "--executor", "mp", "--select", "tuned"}, 1, "allreduce-bench: --select tuned autotunes with every rank in one process; under --executor mp give --select default or model:PROFILE"},
 		{[]string{"allreduce-bench", "--executor", "mp", "--model", "h100-sxm"}, 1, "allreduce-bench: --model prices the collectives and runs no worker: drop --executor mp"},

@@ -153,7 +153,7 @@ const (
 // executorFlag adds --executor, how the ranks run, for the engine commands and
 // allreduce-bench.
 func executorFlag(fs *flag.FlagSet, kind *string) {
-	fs.StringVar(kind, "executor", executorInProcess, "how the ranks run: inproc (goroutines of this process) or mp (a worker process per rank; generate, bench and allreduce-bench for now)")
+	fs.StringVar(kind, "executor", executorInProcess, "how the ranks run: inproc (goroutines of this process) or mp (a worker process per rank; generate, serve, bench and allreduce-bench for now)")
 }
 
 // validExecutor refuses an --executor that is neither inproc nor mp.
@@ -166,14 +166,14 @@ func validExecutor(kind string) error {
 }
 
 // checkExecutor is the engine commands' --executor: mp where the command runs its ranks
-// as worker processes (processes: generate, bench), else refused (allreduce-bench has its own:
+// as worker processes (processes: generate, serve, bench), else refused (allreduce-bench has its own:
 // checkBenchExecutor).
 func checkExecutor(kind string, processes bool) error {
 	if err := validExecutor(kind); err != nil {
 		return err
 	}
 	if kind == executorProcesses && !processes {
-		return errors.New("--executor mp: process ranks are not yet supported by this command (generate, bench and allreduce-bench run them); use --executor inproc")
+		return errors.New("--executor mp: process ranks are not yet supported by this command (generate, serve, bench and allreduce-bench run them); use --executor inproc")
 	}
 	return nil
 }
