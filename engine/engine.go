@@ -229,7 +229,7 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) build(src format.Source) error {
 	cfg := e.cfg
 	if cfg.Processes {
-		m, graphs, err := launchRanks(cfg, e.mcfg, e.placement.CPUs())
+		m, graphs, err := launchRanks(cfg, e.mcfg, e.placement.CPUs(), len(e.Recoveries()) > 0)
 		if err != nil {
 			return err
 		}

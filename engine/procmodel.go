@@ -49,8 +49,10 @@ type procModel struct {
 // the all-gather of handles that joins their communicator, and waits until every one
 // loaded its shard and captured its decode graphs (unless eager; rank 0's are what Graphs
 // describes). Each worker runs on its share of this process's GOMAXPROCS, as the ranks of
-// one process share its threads, and pins its rank to cpus[rank] (none when nil).
-func launchRanks(cfg Config, mcfg models.Config, cpus [][]int) (_ Model, _ Graphs, err error) {
+// one process share its threads, and pins its rank to cpus[rank] (none when nil). The
+// workers of a rebuild (respawn) do not read TPSLICE_FAULT: an injected fault fires once,
+// as Config.Fault's one injector does across the rebuilds of in-process groups.
+func launchRanks(cfg Config, mcfg models.Config, cpus [][]int, respawn bool) (_ Model, _ Graphs, err error) {
 	opt := llamaOptions(cfg, nil)
 	plan, err := tp.NewPlan(cfg.TP, tp.Shape{Hidden: mcfg.Hidden, Intermediate: mcfg.Intermediate, Heads: mcfg.Heads,
 		KVHeads: mcfg.KVHeads, HeadDim: mcfg.HeadDim, Vocab: mcfg.Vocab, FFNBlock: 1})
@@ -59,8 +61,12 @@ func launchRanks(cfg Config, mcfg models.Config, cpus [][]int) (_ Model, _ Graph
 	}
 	rowFloats := max(2*models.MaxCandidates, plan.VocabPerRank) + 4 // a row's widest stride
 	share := max(1, runtime.GOMAXPROCS(0)/cfg.TP)
+	env := []string{fmt.Sprint("GOMAXPROCS=", share)}
+	if respawn {
+		env = append(env, comm.EnvFault+"=") // the last of a key wins
+	}
 	e, err := executor.Launch(context.Background(), executor.Config{Workers: cfg.TP, Job: RankJobName,
-		Env: []string{fmt.Sprint("GOMAXPROCS=", share)}, ReplyBytes: 64 + 4*opt.MaxSeqs*rowFloats})
+		Env: env, ReplyBytes: 64 + 4*opt.MaxSeqs*rowFloats})
 	if err != nil {
 		return nil, Graphs{}, fmt.Errorf("engine: %w", err)
 	}

@@ -9,6 +9,6 @@ import (
 )
 
 // launchRanks needs Linux's worker processes (package executor).
-func launchRanks(Config, models.Config, [][]int) (Model, Graphs, error) {
+func launchRanks(Config, models.Config, [][]int, bool) (Model, Graphs, error) {
 	return nil, Graphs{}, errors.New("engine: worker processes (--executor mp) need Linux")
 }

@@ -1,0 +1,110 @@
+//go:build linux
+
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/engine"
+	"github.com/tpslice/tpslice/internal/testutil"
+)
+
+// workerPids returns the worker processes of an engine with Processes, by rank.
+func workerPids(e *engine.Engine) []int { return e.Model().(interface{ Pids() []int }).Pids() }
+
+// TestRecoveryWorkerDies: a worker process (--executor mp) that dies while clients stream
+// and wait for completions over HTTP, at TP 2 and 4, killed with a real SIGKILL or ending
+// itself through TPSLICE_FAULT kind:exit: the failed step's error names its rank, pid and
+// how it ended within a second, the engine respawns every worker through its rebuild
+// (engine/recover.go) while /health answers 503, and then serves again with the same
+// greedy text; no client call is lost, only the failed step's requests fail, the queued
+// ones are answered. The fault fires once: the respawned workers do not read it again.
+// Once the engine is closed no worker, mapping of their shared memory or socket file is
+// left.
+func TestRecoveryWorkerDies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("worker deaths × TP under load: skipped with -short")
+	}
+	for _, tp := range []int{2, 4} {
+		for _, how := range []string{"kill", "exit"} {
+			t.Run(fmt.Sprintf("tp%d/%s", tp, how), func(t *testing.T) {
+				victim := tp - 1
+				t.Setenv("TMPDIR", t.TempDir()) // where the executor makes its socket's directory
+				if how == "exit" {              // 12 tokens are 13 steps of 6 collectives: a few steps into the load
+					t.Setenv(comm.EnvFault, fmt.Sprintf("rank:%d,call:%d,kind:exit", victim, 13*6+30))
+				}
+				hold := newRebuildHold()
+				e, err := engine.New(engine.Config{Model: "tiny", TP: tp, MaxRunning: 4, CollectiveTimeout: time.Second,
+					Processes: true, BeforeRebuild: hold.hook})
+				require.NoError(t, err)
+				t.Cleanup(func() { require.NoError(t, e.Close()) })
+				ts := start(t, Config{}, e)
+				t.Cleanup(hold.release) // runs first: a failed test must not leave the engine held
+				first := workerPids(e)
+				load := newRecoveryLoad(ts)
+				want, _, status, err := load.ask(false)
+				require.NoError(t, err)
+				require.Equal(t, http.StatusOK, status)
+				load.run(8, want)
+				died := time.Now()
+				if how == "kill" {
+					require.Eventually(t, func() bool { return load.ok.Load() >= 4 }, 20*time.Second, time.Millisecond, "answers before the kill")
+					died = time.Now()
+					require.NoError(t, unix.Kill(first[victim], unix.SIGKILL))
+				}
+				hold.await(t, 20*time.Second)
+				detected := time.Since(died)
+				load.requireRefusedWhileRebuilding(t)
+				hold.release()
+				rec := load.requireServesAgain(t, e, want)
+				t.Logf("| %s | %d | %v | %v | %v |", how, tp, rec.Detection.Round(time.Millisecond), rec.Rebuild.Round(time.Millisecond), load)
+				ended := "signal: killed"
+				if how == "exit" {
+					ended = fmt.Sprint("exit status ", comm.FaultExitStatus)
+				}
+				require.Regexp(t, fmt.Sprintf(`rank %d \(pid %d\) .*%s`, victim, first[victim], ended), rec.Err.Error())
+				require.Less(t, rec.Detection, time.Second, "from the failed step's start to its error")
+				if how == "kill" {
+					require.Less(t, detected, time.Second, "from the kill to the rebuild")
+				}
+				again := workerPids(e)
+				require.Len(t, again, tp)
+				for rank, pid := range first {
+					require.True(t, testutil.Reaped(pid), "rank %d of the failed group (pid %d) is reaped", rank, pid)
+					require.False(t, slices.Contains(again, pid))
+				}
+				require.NoError(t, e.Close())
+				requireNoWorkerLeft(t, again)
+			})
+		}
+	}
+}
+
+// requireNoWorkerLeft checks what a closed engine with worker processes leaves: no child
+// process (pids among them, reaped), no mapping or descriptor of shared device memory in
+// this process, and no socket directory under $TMPDIR.
+func requireNoWorkerLeft(t *testing.T, pids []int) {
+	t.Helper()
+	for rank, pid := range pids {
+		require.True(t, testutil.Reaped(pid), "rank %d (pid %d) is reaped", rank, pid)
+	}
+	kids, err := testutil.ChildPids()
+	require.NoError(t, err)
+	require.Empty(t, kids, "no child process is left")
+	left, err := testutil.MemfdLeft("memfd:tpslice-device")
+	require.NoError(t, err)
+	require.Empty(t, left, "no shared device memory is mapped or open")
+	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), "*"))
+	require.NoError(t, err)
+	require.Empty(t, dirs, "nothing is left in %s, where the socket's directory was", os.TempDir())
+}
