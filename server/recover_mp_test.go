@@ -108,3 +108,23 @@ func requireNoWorkerLeft(t *testing.T, pids []int) {
 	require.NoError(t, err)
 	require.Empty(t, dirs, "nothing is left in %s, where the socket's directory was", os.TempDir())
 }
+
+// TestServeProcessesLeaveNothing: a server whose engine runs worker processes leaves no
+// socket file once the workers joined, and nothing once it shut down and the engine
+// closed: no worker, no mapping of their shared memory, no socket directory.
+func TestServeProcessesLeaveNothing(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	e, err := engine.New(engine.Config{Model: "tiny", TP: 2, Processes: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, e.Close()) })
+	ts := start(t, Config{}, e)
+	pids := workerPids(e)
+	left, err := filepath.Glob(filepath.Join(os.TempDir(), "*"))
+	require.NoError(t, err)
+	require.Empty(t, left, "the socket's directory goes once every worker joined")
+	resp, body := ts.post(t, "/v1/completions", map[string]any{"prompt": prompt, "max_tokens": 4, "stream": true})
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.NoError(t, ts.Shutdown(t.Context()))
+	require.NoError(t, e.Close())
+	requireNoWorkerLeft(t, pids)
+}

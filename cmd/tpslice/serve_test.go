@@ -59,6 +59,10 @@ func TestServe(t *testing.T) {
 	require.Error(t, err, "the port is closed")
 }
 
+// greedyStory is stories260K's greedy 64 tokens after "Once upon a time", run.c's story.
+const greedyStory = ", there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. " +
+	"She wanted to play with it, but it was too high.\nLily's mom said"
+
 // TestServeDefaultTellsTheStory: with no model named, serve runs the embedded stories260K
 // (make run's TP 8), and the request of the curl it prints streams run.c's greedy story.
 func TestServeDefaultTellsTheStory(t *testing.T) {
@@ -90,8 +94,7 @@ func TestServeDefaultTellsTheStory(t *testing.T) {
 			text.WriteString(c.Text)
 		}
 	}
-	require.Equal(t, ", there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. "+
-		"She wanted to play with it, but it was too high.\nLily's mom said", text.String())
+	require.Equal(t, greedyStory, text.String())
 	srv.stop(t)
 }
 

@@ -15,8 +15,16 @@ import (
 	"github.com/tpslice/tpslice/models"
 )
 
-// TestMain lets the test binary run as the CLI: executor.Launch starts it as a worker.
+// asCLIVar makes the test binary the CLI itself (main), for a test that needs tpslice as a
+// process of its own to signal (cliCommand).
+const asCLIVar = "TPSLICE_TEST_AS_CLI"
+
+// TestMain lets the test binary run as the CLI: executor.Launch starts it as a worker, and
+// cliCommand as tpslice.
 func TestMain(m *testing.M) {
+	if os.Getenv(asCLIVar) != "" {
+		main()
+	}
 	if len(os.Args) > 1 && os.Args[1] == executor.WorkerCommand {
 		os.Exit(exitCode(run(os.Args[1:], os.Stdout, os.Stderr)))
 	}
