@@ -3,6 +3,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,7 +27,9 @@ import (
 // (Candidates, Logits, …) read them assembled in rank order, so that the scheduler and
 // Pick run as they do in one process. A decode step of a captured bucket is replayed by
 // every worker from its own graph. A worker that dies fails the step with its rank, pid
-// and exit status.
+// and exit status; one that stops answering (SIGSTOP, a hang) fails it a collective
+// deadline after its peers answered (theirs time out first: about twice the deadline in
+// all), naming its rank and pid, and is killed.
 type procModel struct {
 	e      *executor.Executor
 	cfg    models.Config
@@ -65,8 +68,12 @@ func launchRanks(cfg Config, mcfg models.Config, cpus [][]int, respawn bool) (_ 
 	if respawn {
 		env = append(env, comm.EnvFault+"=") // the last of a key wins
 	}
+	// A live rank answers a step at most a collective's deadline after its first peer did
+	// (a later one would have failed that peer's collective): one still silent then is
+	// stopped or hung, and the executor names and kills it.
+	lag := cmp.Or(cfg.CollectiveTimeout, comm.DefaultTimeout)
 	e, err := executor.Launch(context.Background(), executor.Config{Workers: cfg.TP, Job: RankJobName,
-		Env: env, ReplyBytes: 64 + 4*opt.MaxSeqs*rowFloats})
+		Env: env, ReplyBytes: 64 + 4*opt.MaxSeqs*rowFloats, ReplyLag: lag})
 	if err != nil {
 		return nil, Graphs{}, fmt.Errorf("engine: %w", err)
 	}

@@ -203,3 +203,42 @@ func threadsOnlyOn(t *testing.T, pid int) map[string]int {
 	}
 	return only
 }
+
+// TestProcessesWorkerStopped: a worker stopped (SIGSTOP: alive, silent) while the engine
+// generates fails the request within about two collective deadlines (its peer's collective
+// times out and answers, then the driver waits one more for the stopped one) with an error
+// naming its rank and pid, not a hang; the rebuild kills it and respawns the workers, and
+// the engine generates again.
+func TestProcessesWorkerStopped(t *testing.T) {
+	const timeout = time.Second
+	e, err := New(Config{Model: "stories260K", TP: 2, Processes: true, CollectiveTimeout: timeout})
+	require.NoError(t, err)
+	pids := e.Model().(interface{ Pids() []int }).Pids()
+	var stopped time.Time
+	tokens := 0
+	_, err = e.Generate(context.Background(), Request{Prompt: "Once upon a time", MaxTokens: 200, IgnoreEOS: true},
+		func(Token) error {
+			if tokens++; tokens == 5 {
+				stopped = time.Now()
+				require.NoError(t, unix.Kill(pids[1], unix.SIGSTOP))
+			}
+			return nil
+		})
+	require.ErrorIs(t, err, ErrStepFailed)
+	require.Less(t, time.Since(stopped), 2*timeout+2*time.Second, "detected about two collective deadlines after the stop")
+	t.Logf("SIGSTOP to the request's error: %v", time.Since(stopped))
+	require.Regexp(t, fmt.Sprintf(`rank 1 \(pid %d\) did not answer step \d+ within %v`, pids[1], timeout), err.Error())
+	require.Regexp(t, `the others answered:\n  rank 0: .* rank\(s\) \[1\] did not arrive within 1s`, err.Error(), "the survivor's answer names the rank it waited for")
+	require.Eventually(t, func() bool { return len(e.Recoveries()) == 1 && e.Health() == nil }, 20*time.Second, 10*time.Millisecond, "rebuilt")
+	for _, pid := range pids {
+		require.True(t, testutil.Reaped(pid), "worker pid %d of the failed group is reaped", pid)
+	}
+	res, err := e.Generate(context.Background(), Request{Prompt: "Once upon a time", MaxTokens: 8}, func(Token) error { return nil })
+	require.NoError(t, err)
+	require.Len(t, res.OutputIDs, 8)
+	rebuilt := e.Model().(interface{ Pids() []int }).Pids()
+	require.NoError(t, e.Close())
+	for _, pid := range rebuilt {
+		require.Eventually(t, func() bool { return testutil.Reaped(pid) }, 10*time.Second, 10*time.Millisecond, "worker pid %d", pid)
+	}
+}

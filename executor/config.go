@@ -42,6 +42,11 @@ type Config struct {
 	// StepTimeout bounds every wait on the ring (a broadcast, a gather); 0 waits until a
 	// worker answers or dies.
 	StepTimeout time.Duration
+	// ReplyLag bounds how long, once one worker answered a step, Gather waits for the
+	// others (0: no bound): a worker still silent then (stopped, or hung outside its
+	// collectives, whose own deadline bounds how far a live rank falls behind its peers)
+	// is named with its rank and pid, killed, and fails the executor as a death does.
+	ReplyLag time.Duration
 }
 
 // Defaults of Config.
@@ -76,8 +81,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("executor: %d workers, want 1 to %d", c.Workers, device.MaxDevices)
 	case c.Job == "":
 		return c, fmt.Errorf("executor: no job named for the workers")
-	case c.JoinTimeout < 0 || c.ExitTimeout < 0 || c.StepTimeout < 0:
-		return c, fmt.Errorf("executor: negative timeout (join %v, exit %v, step %v)", c.JoinTimeout, c.ExitTimeout, c.StepTimeout)
+	case c.JoinTimeout < 0 || c.ExitTimeout < 0 || c.StepTimeout < 0 || c.ReplyLag < 0:
+		return c, fmt.Errorf("executor: negative timeout (join %v, exit %v, step %v, reply lag %v)", c.JoinTimeout, c.ExitTimeout, c.StepTimeout, c.ReplyLag)
 	}
 	if c.Program == "" {
 		exe, err := os.Executable()

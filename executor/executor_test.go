@@ -262,3 +262,33 @@ func BenchmarkStepRoundTrip(b *testing.B) {
 		})
 	}
 }
+
+// TestWorkerStopped: a worker that stops (SIGSTOP: alive, silent) while its peers answer
+// a step ends the gather ReplyLag after the first answer with an error naming its rank and
+// pid, instead of a wait forever; the executor fails, the stopped worker is killed and
+// every worker is reaped.
+func TestWorkerStopped(t *testing.T) {
+	const lag = 200 * time.Millisecond
+	e := launch(t, Config{Workers: 3, Job: "ping", ReplyLag: lag})
+	require.NoError(t, roundTrip(t, e, step(1, 4)))
+	require.NoError(t, e.Signal(1, unix.SIGSTOP))
+	done := make(chan error, 1)
+	go func() { // no require here: FailNow must run on the test's goroutine
+		err := e.Steps().Send(step(2, 4))
+		if err == nil {
+			_, err = e.Steps().Gather()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		want := fmt.Sprintf("executor: worker rank 1 (pid %d) did not answer step 2 within %v of the first answer (stopped or hung); killed", e.Pids()[1], lag)
+		require.ErrorContains(t, err, want)
+		require.ErrorContains(t, e.Err(), want, "the executor failed with it")
+	case <-time.After(exitLimit):
+		t.Fatal("the gather still waits on the stopped worker")
+	}
+	require.Eventually(t, func() bool { return testutil.Reaped(e.Pids()[1]) }, exitLimit, time.Millisecond, "the stopped worker is killed")
+	require.NoError(t, e.Close())
+	requireNothingLeft(t, e)
+}

@@ -106,11 +106,11 @@ func (e *Executor) newRing() error {
 	if e.ring, err = (device.SharedMemory{}).Alloc(dev, dtype.F32, 2*rc.Words()); err != nil {
 		return err
 	}
-	w, err := shmring.NewWriter(e.ring.Uint64s(), rc, shmring.Waits{Timeout: e.cfg.StepTimeout, Abort: e.Err})
+	w, err := shmring.NewWriter(e.ring.Uint64s(), rc, shmring.Waits{Timeout: e.cfg.StepTimeout, Abort: e.Err, Lag: e.cfg.ReplyLag})
 	if err != nil {
 		return err
 	}
-	e.steps = &DriverSteps{w: w, failed: e.Err}
+	e.steps = &DriverSteps{w: w, failed: e.Err, silenced: e.silenced}
 	return nil
 }
 

@@ -3,7 +3,9 @@
 package executor
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tpslice/tpslice/internal/shmring"
 	"github.com/tpslice/tpslice/internal/stepwire"
@@ -13,11 +15,13 @@ import (
 // and gathers their replies, through shared memory. One goroutine uses it at a time (the
 // scheduler's loop); a worker's death ends any of its waits with Executor.Err.
 type DriverSteps struct {
-	w       *shmring.Writer
-	failed  func() error // the executor's Err
-	msg     []byte       // the last step, encoded
-	raw     [][]byte
-	replies []stepwire.Reply
+	w        *shmring.Writer
+	failed   func() error                                                      // the executor's Err
+	silenced func(s *shmring.SilentError, step uint64, answers []string) error // the executor's silenced
+	number   uint64                                                            // the last step's number
+	msg      []byte                                                            // the last step, encoded
+	raw      [][]byte
+	replies  []stepwire.Reply
 }
 
 // Send broadcasts step to every worker. It returns once the step is in the ring, not once
@@ -30,7 +34,7 @@ func (s *DriverSteps) Send(step stepwire.Step) error {
 	if err != nil {
 		return fmt.Errorf("executor: send step %d: %w", step.Number, err)
 	}
-	s.msg = msg
+	s.msg, s.number = msg, step.Number
 	if err := s.w.Send(msg); err != nil {
 		return fmt.Errorf("executor: send step %d: %w", step.Number, err)
 	}
@@ -38,9 +42,13 @@ func (s *DriverSteps) Send(step stepwire.Step) error {
 }
 
 // Gather waits for every worker's reply to the last step sent and returns them by rank,
-// valid until the next Gather.
+// valid until the next Gather. Workers still silent Config.ReplyLag after the first reply
+// are killed, and the error names them.
 func (s *DriverSteps) Gather() ([]stepwire.Reply, error) {
 	raw, err := s.w.Gather(s.raw)
+	if silent := (*shmring.SilentError)(nil); errors.As(err, &silent) {
+		return nil, s.silenced(silent, s.number, s.answers(raw))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("executor: gather: %w", err)
 	}
@@ -54,6 +62,24 @@ func (s *DriverSteps) Gather() ([]stepwire.Reply, error) {
 		s.replies = append(s.replies, r)
 	}
 	return s.replies, nil
+}
+
+// answers are what the workers that did answer a step said, where it was an error (the
+// survivors' collectives naming the rank they waited for), by rank.
+func (s *DriverSteps) answers(raw [][]byte) []string {
+	var out []string
+	for rank, b := range raw {
+		var r stepwire.Reply
+		if b == nil || r.UnmarshalBinary(b) != nil || r.Err == "" {
+			continue
+		}
+		if name := fmt.Sprintf("rank %d: ", rank); strings.HasPrefix(r.Err, name) {
+			out = append(out, r.Err)
+		} else {
+			out = append(out, name+r.Err)
+		}
+	}
+	return out
 }
 
 // WorkerSteps is a worker's end of the step ring: it receives every step the driver sends

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/tpslice/tpslice/internal/ipc"
+	"github.com/tpslice/tpslice/internal/shmring"
 )
 
 // hangupGrace is how long a worker's hangup waits for the pidfd's report of its exit
@@ -73,6 +75,27 @@ func (e *Executor) deathOr(err error) error {
 	case <-time.After(hangupGrace):
 		return err
 	}
+}
+
+// silenced fails the executor for the workers that did not answer step within ReplyLag of
+// the first answer, naming each one's rank and pid and what the others answered (their
+// errors), and kills them (SIGKILL ends a stopped process too), as a death would have
+// ended them; it returns the failure.
+func (e *Executor) silenced(s *shmring.SilentError, step uint64, answers []string) error {
+	names := make([]string, len(s.Readers))
+	for i, r := range s.Readers {
+		names[i] = fmt.Sprintf("rank %d (pid %d)", r, e.pids[r])
+	}
+	err := fmt.Errorf("executor: worker %s did not answer step %d within %v of the first answer (stopped or hung); killed",
+		strings.Join(names, ", "), step, s.Lag)
+	if len(answers) > 0 {
+		err = fmt.Errorf("%w; the others answered:\n  %s", err, strings.Join(answers, "\n  "))
+	}
+	e.fail(err)
+	for _, r := range s.Readers {
+		_ = e.Signal(r, unix.SIGKILL) // it may have died meanwhile: its exit is reported all the same
+	}
+	return e.Err() // this, unless a death was reported first
 }
 
 // onExit is the poller's report of a worker's exit: unless Close asked for it, it fails

@@ -17,7 +17,26 @@ type Waits struct {
 	// device.ErrAborted: a peer process died. May be nil. Whoever makes it return an error
 	// calls Wake.
 	Abort func() error
+	// Lag bounds how long, once one reader replied to a message, Gather waits for the
+	// others (0: Timeout alone): a reader still silent then (stopped, hung) ends the gather
+	// with a *SilentError naming it. The readers' own waits on each other (their
+	// collectives' deadline) bound how far a live reader falls behind its peers.
+	Lag time.Duration
 }
+
+// SilentError is Gather's error for the readers that did not reply to a message within
+// Waits.Lag of the first reply. It wraps device.ErrDeadline.
+type SilentError struct {
+	Readers []int  // the readers that did not reply, in order
+	Message uint64 // the message they did not answer (counted from 1)
+	Lag     time.Duration
+}
+
+func (e *SilentError) Error() string {
+	return fmt.Sprintf("shmring: readers %v did not reply to message %d within %v of the first reply", e.Readers, e.Message, e.Lag)
+}
+
+func (e *SilentError) Unwrap() error { return device.ErrDeadline }
 
 // ring is what a Writer and a Reader share: the mapped words and their views.
 type ring struct {
@@ -68,8 +87,13 @@ func (r *ring) reply(i int) (length *uint64, payload []byte) {
 // wait waits on bell until ready, the deadline or the abort; an error says what was waited
 // for (what) and, for an abort, why.
 func (r *ring) wait(bell *device.SharedBell, ready func() bool, what func() string) error {
+	return r.waitFor(bell, r.waits.Timeout, ready, what)
+}
+
+// waitFor is wait with a timeout of its own (0: none).
+func (r *ring) waitFor(bell *device.SharedBell, timeout time.Duration, ready func() bool, what func() string) error {
 	aborted := func() bool { return r.waits.Abort != nil && r.waits.Abort() != nil }
-	err := bell.WaitUntil(r.waits.Timeout, aborted, ready)
+	err := bell.WaitUntil(timeout, aborted, ready)
 	switch {
 	case err == nil:
 		return nil

@@ -255,3 +255,60 @@ func TestConfigValidate(t *testing.T) {
 		require.ErrorContains(t, c.Validate(), tc.want)
 	}
 }
+
+// TestGatherLagNamesSilentReaders: with Waits.Lag and no deadline, a gather whose reader 1
+// replied ends Lag later with a *SilentError naming the readers still silent (a stopped
+// process), not a wait forever, and returns the reply that came; readers that reply within the lag of the first are
+// gathered as usual.
+func TestGatherLagNamesSilentReaders(t *testing.T) {
+	cfg := shmring.Config{Readers: 3, Slots: 2, SlotBytes: 8, ReplyBytes: 8, MaxMessage: 64}
+	w, words := newWriter(t, cfg, shmring.Waits{Lag: 50 * time.Millisecond})
+	readers := make([]*shmring.Reader, 3)
+	for i := range readers {
+		readers[i] = newReader(t, words, i, shmring.Waits{Timeout: waitLimit})
+	}
+	answerErr := func(i int) error {
+		msg, err := readers[i].Recv(nil)
+		if err != nil {
+			return err
+		}
+		return readers[i].Reply(checksum(msg))
+	}
+	answer := func(i int) { require.NoError(t, answerErr(i)) }
+	require.NoError(t, w.Send([]byte("step 1")))
+	answer(1)
+	done := make(chan error, 1)
+	var came [][]byte
+	go func() {
+		var err error
+		came, err = w.Gather(nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.Equal(t, [][]byte{nil, checksum([]byte("step 1")), nil}, came, "the reply that came, for what it says")
+		var silent *shmring.SilentError
+		require.ErrorAs(t, err, &silent)
+		require.Equal(t, &shmring.SilentError{Readers: []int{0, 2}, Message: 1, Lag: 50 * time.Millisecond}, silent)
+		require.ErrorIs(t, err, device.ErrDeadline)
+		require.EqualError(t, err, "shmring: readers [0 2] did not reply to message 1 within 50ms of the first reply")
+	case <-time.After(waitLimit):
+		t.Fatal("the gather waited on the silent readers past its lag")
+	}
+
+	w, words = newWriter(t, cfg, shmring.Waits{Lag: waitLimit})
+	for i := range readers {
+		readers[i] = newReader(t, words, i, shmring.Waits{Timeout: waitLimit})
+	}
+	require.NoError(t, w.Send([]byte("step 1")))
+	answer(2)
+	late := make(chan error, 1)
+	go func() {
+		time.Sleep(20 * time.Millisecond) // behind the first, well within the lag
+		late <- errors.Join(answerErr(0), answerErr(1))
+	}()
+	replies, err := w.Gather(nil)
+	require.NoError(t, err)
+	require.NoError(t, <-late)
+	require.Len(t, replies, 3)
+}

@@ -1,8 +1,12 @@
 package shmring
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
+
+	"github.com/tpslice/tpslice/device"
 )
 
 // Writer broadcasts messages to the ring's readers and gathers their replies. One goroutine
@@ -85,7 +89,9 @@ func (w *Writer) awaitRelease(g uint64) error {
 // Gather waits for every reader's reply to the last message sent and returns them, reader
 // by reader, in dst's memory where it has room (dst may be nil). Readers answer only the
 // messages the writer gathers, and the writer gathers one before it sends the next that
-// wants answers: a reply slot holds one reply.
+// wants answers: a reply slot holds one reply. With Waits.Lag, the readers still silent
+// Lag after the first reply end it with a *SilentError, returned with the replies that
+// came (nil for the silent readers).
 func (w *Writer) Gather(dst [][]byte) ([][]byte, error) {
 	if w.sent == 0 {
 		return nil, fmt.Errorf("shmring: gather before any message was sent")
@@ -94,24 +100,76 @@ func (w *Writer) Gather(dst [][]byte) ([][]byte, error) {
 		dst = append(dst, make([][]byte, w.cfg.Readers-len(dst))...)
 	}
 	dst = dst[:w.cfg.Readers]
-	for i := range w.cfg.Readers {
-		answered := func() bool { return atomic.LoadUint64(w.reader(i, rReply)) >= w.sent }
-		err := w.wait(w.writer, answered, func() string {
-			return fmt.Sprintf("writer waiting for reader %d's reply to message %d", i, w.sent)
+	answered := func(i int) bool { return atomic.LoadUint64(w.reader(i, rReply)) >= w.sent }
+	var deadline time.Time // of the lag, once the first reply came
+	if w.waits.Lag > 0 {
+		anyAnswered := func() bool {
+			for i := range w.cfg.Readers {
+				if answered(i) {
+					return true
+				}
+			}
+			return false
+		}
+		err := w.wait(w.writer, anyAnswered, func() string {
+			return fmt.Sprintf("writer waiting for the first reply to message %d", w.sent)
 		})
 		if err != nil {
 			return nil, err
 		}
-		if got := atomic.LoadUint64(w.reader(i, rReply)); got != w.sent {
-			return nil, fmt.Errorf("shmring: reader %d replied to message %d, only %d were sent", i, got, w.sent)
+		deadline = time.Now().Add(w.waits.Lag)
+	}
+	for i := range w.cfg.Readers {
+		timeout, lagged := w.waits.Timeout, false
+		if !deadline.IsZero() {
+			left := max(time.Until(deadline), time.Nanosecond) // past it: one more look
+			if timeout == 0 || left < timeout {
+				timeout, lagged = left, true
+			}
 		}
-		length, payload := w.reply(i)
-		if n := *length; n > uint64(w.cfg.ReplyBytes) {
-			return nil, fmt.Errorf("shmring: reader %d's reply of %d bytes is over the limit of %d", i, n, w.cfg.ReplyBytes)
+		err := w.waitFor(w.writer, timeout, func() bool { return answered(i) }, func() string {
+			return fmt.Sprintf("writer waiting for reader %d's reply to message %d", i, w.sent)
+		})
+		if err != nil && lagged && errors.Is(err, device.ErrDeadline) {
+			return w.takeAnswered(dst, answered)
 		}
-		dst[i] = append(dst[i][:0], payload[:*length]...)
-		atomic.StoreUint64(w.reader(i, rTaken), w.sent) // after the copy: the slot is the reader's again
+		if err != nil {
+			return nil, err
+		}
+		if err := w.take(dst, i); err != nil {
+			return nil, err
+		}
 	}
 	w.readers.Ring()
 	return dst, nil
+}
+
+// take copies reader i's reply to the last message into dst[i] and gives the slot back.
+func (w *Writer) take(dst [][]byte, i int) error {
+	if got := atomic.LoadUint64(w.reader(i, rReply)); got != w.sent {
+		return fmt.Errorf("shmring: reader %d replied to message %d, only %d were sent", i, got, w.sent)
+	}
+	length, payload := w.reply(i)
+	if n := *length; n > uint64(w.cfg.ReplyBytes) {
+		return fmt.Errorf("shmring: reader %d's reply of %d bytes is over the limit of %d", i, n, w.cfg.ReplyBytes)
+	}
+	dst[i] = append(dst[i][:0], payload[:*length]...)
+	atomic.StoreUint64(w.reader(i, rTaken), w.sent) // after the copy: the slot is the reader's again
+	return nil
+}
+
+// takeAnswered ends a gather past its lag: it returns the replies that came (nil for the
+// silent readers), for what they say, and the *SilentError naming the rest.
+func (w *Writer) takeAnswered(dst [][]byte, answered func(int) bool) ([][]byte, error) {
+	silent := &SilentError{Message: w.sent, Lag: w.waits.Lag}
+	for i := range w.cfg.Readers {
+		if !answered(i) {
+			silent.Readers = append(silent.Readers, i)
+			dst[i] = nil
+		} else if err := w.take(dst, i); err != nil {
+			return nil, err
+		}
+	}
+	w.readers.Ring()
+	return dst, silent
 }
