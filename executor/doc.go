@@ -25,10 +25,12 @@
 // (either reports a death within milliseconds). The first death fails the executor: Err
 // names the worker's rank, pid and exit status or signal, every wait on the ring and every
 // control round in flight ends with it, and the connections are hung up so that the
-// survivors exit. A worker exits when its driver hangs up (Close asks that way) and is
-// killed by the kernel when its driver dies. Close waits a bounded time for the workers to
-// exit, kills the rest and reaps every one: no process, socket file or shared mapping is
-// left behind.
+// survivors exit. A worker that lives but stays silent (stopped, hung) is bounded by
+// Config.ReplyLag: still silent that long after the first answer to a step, it is named
+// with its rank and pid, killed, and fails the executor the same way. A worker exits when
+// its driver hangs up (Close asks that way) and is killed by the kernel when its driver
+// dies. Close waits a bounded time for the workers to exit, kills the rest and reaps every
+// one: no process, socket file or shared mapping is left behind.
 //
 // A worker runs the job the driver names, from the table RunWorker is given (Jobs: "ping"
 // answers every step, for tests and as the shape of a rank's loop). Linux only.
