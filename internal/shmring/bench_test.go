@@ -5,6 +5,7 @@ package shmring_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -22,7 +23,8 @@ var benchRing = shmring.Config{Slots: 4, SlotBytes: 64 << 10, ReplyBytes: replyS
 // BenchmarkStepRoundTrip prices one step across the process boundary: the driver broadcasts
 // a step to the reader processes and waits for every reply (a batch's sampled ids), through
 // the ring, and, as the baseline, through a message on each reader's SOCK_SEQPACKET socket.
-// ns/op is the round trip; steps/s its inverse.
+// ns/op is the round trip; steps/s its inverse. ring-lag gathers with a Waits.Lag, as the
+// engine's driver does (a first wait for any reply, then the rest).
 func BenchmarkStepRoundTrip(b *testing.B) {
 	for _, size := range []int{decodeStepBytes, 32 << 10} {
 		for _, readers := range []int{1, 3} {
@@ -33,18 +35,24 @@ func BenchmarkStepRoundTrip(b *testing.B) {
 			name := fmt.Sprintf("bytes=%d/readers=%d", size, readers)
 			cfg := benchRing
 			cfg.Readers = readers
-			b.Run("ring/"+name, func(b *testing.B) {
-				d := newDriver(b, "echo", cfg)
-				var replies [][]byte
-				var err error
-				for b.Loop() {
-					if replies, err = d.roundTrip(b, msg, replies); err != nil {
-						b.Fatal(err)
-					}
+			for _, lag := range []time.Duration{0, time.Minute} { // ring-lag: the gather bounded as the engine's (Waits.Lag)
+				variant := "ring/"
+				if lag > 0 {
+					variant = "ring-lag/"
 				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
-				require.NoError(b, d.ring.Load().Send(nil))
-			})
+				b.Run(variant+name, func(b *testing.B) {
+					d := newLaggedDriver(b, "echo", cfg, lag)
+					var replies [][]byte
+					var err error
+					for b.Loop() {
+						if replies, err = d.roundTrip(b, msg, replies); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+					require.NoError(b, d.ring.Load().Send(nil))
+				})
+			}
 			b.Run("socket/"+name, func(b *testing.B) {
 				d := newDriver(b, "socket", cfg)
 				want := answer(msg)

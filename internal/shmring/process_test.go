@@ -134,6 +134,12 @@ type driver struct {
 // ring of cfg in a shareable buffer and sends each reader its handle.
 func newDriver(t testing.TB, role string, cfg shmring.Config) *driver {
 	t.Helper()
+	return newLaggedDriver(t, role, cfg, 0)
+}
+
+// newLaggedDriver is newDriver whose writer gathers with Waits.Lag lag.
+func newLaggedDriver(t testing.TB, role string, cfg shmring.Config, lag time.Duration) *driver {
+	t.Helper()
 	readers := cfg.Readers
 	d := &driver{exits: make(chan *ipc.Exit, readers)}
 	kids, err := ipc.NewChildren(func(e *ipc.Exit) {
@@ -168,7 +174,7 @@ func newDriver(t testing.TB, role string, cfg shmring.Config) *driver {
 	require.NoError(t, err)
 	d.buf, err = dev.AllocShareable(dtype.F32, 2*cfg.Words())
 	require.NoError(t, err)
-	w, err := shmring.NewWriter(d.buf.Uint64s(), cfg, shmring.Waits{Timeout: waitLimit, Abort: d.abort})
+	w, err := shmring.NewWriter(d.buf.Uint64s(), cfg, shmring.Waits{Timeout: waitLimit, Abort: d.abort, Lag: lag})
 	require.NoError(t, err)
 	d.ring.Store(w)
 	h, err := d.buf.ExportShareable()
