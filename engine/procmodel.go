@@ -26,8 +26,9 @@ import (
 // rank (RankJob) and answers with its rows of what the step gathered, and the readers
 // (Candidates, Logits, …) read them assembled in rank order, so that the scheduler and
 // Pick run as they do in one process. A decode step of a captured bucket is replayed by
-// every worker from its own graph. A worker that dies fails the step with its rank, pid
-// and exit status; one that stops answering (SIGSTOP, a hang) fails it a collective
+// every worker from its own graph. A worker that dies fails the step with its rank, pid,
+// exit status and last collective, its peers' waits ending at once (comm.DeathWatch); one
+// that stops answering (SIGSTOP, a hang) fails it a collective
 // deadline after its peers answered (theirs time out first: about twice the deadline in
 // all), naming its rank and pid, and is killed.
 type procModel struct {
