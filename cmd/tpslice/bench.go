@@ -74,7 +74,7 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	)
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	ef.seedAlso, ef.processes = "the prompts", true
+	ef.seedAlso = "the prompts"
 	ef.register(fs)
 	fs.StringVar(&tps, "tp", "1,2,4,8", "TP degrees to run, comma-separated, each 1 to 8")
 	fs.StringVar(&batches, "batch", "1,8,32", "batch sizes (concurrent requests), comma-separated")

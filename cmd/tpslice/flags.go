@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -90,7 +89,6 @@ type engineFlags struct {
 	collectives collectiveFlags
 	fusedSelect fusedSelectFlags
 	executor    string
-	processes   bool // the command runs its ranks as worker processes under --executor mp
 	runtime     bool // registerRuntime ran: --tp is one degree
 	// seedAlso says what else a command seeds with --seed besides a preset's dummy
 	// weights ("the prompts", "the sampling"); empty: only the weights.
@@ -153,7 +151,7 @@ const (
 // executorFlag adds --executor, how the ranks run, for the engine commands and
 // allreduce-bench.
 func executorFlag(fs *flag.FlagSet, kind *string) {
-	fs.StringVar(kind, "executor", executorInProcess, "how the ranks run: inproc (goroutines of this process) or mp (a worker process per rank; generate, serve, bench and allreduce-bench for now)")
+	fs.StringVar(kind, "executor", executorInProcess, "how the ranks run: inproc (goroutines of this process) or mp (a worker process per rank)")
 }
 
 // validExecutor refuses an --executor that is neither inproc nor mp.
@@ -163,19 +161,6 @@ func validExecutor(kind string) error {
 		return nil
 	}
 	return fmt.Errorf("--executor: want %s or %s, got %q", executorInProcess, executorProcesses, kind)
-}
-
-// checkExecutor is the engine commands' --executor: mp where the command runs its ranks
-// as worker processes (processes: generate, serve, bench), else refused (allreduce-bench has its own:
-// checkBenchExecutor).
-func checkExecutor(kind string, processes bool) error {
-	if err := validExecutor(kind); err != nil {
-		return err
-	}
-	if kind == executorProcesses && !processes {
-		return errors.New("--executor mp: process ranks are not yet supported by this command (generate, serve, bench and allreduce-bench run them); use --executor inproc")
-	}
-	return nil
 }
 
 // smsFlag adds --sms, the SMs (worker goroutines) of every device.
@@ -206,7 +191,7 @@ func (f *engineFlags) config() (engine.Config, error) {
 	if f.runtime && (cfg.TP < 1 || cfg.TP > device.MaxDevices) {
 		return cfg, usageError{fmt.Errorf("--tp must be 1 to %d, got %d", device.MaxDevices, cfg.TP)}
 	}
-	if err := checkExecutor(f.executor, f.processes); err != nil {
+	if err := validExecutor(f.executor); err != nil {
 		return cfg, err
 	}
 	cfg.Processes = f.executor == executorProcesses

@@ -57,7 +57,7 @@ func generate(args []string, stdout, stderr io.Writer) error {
 	)
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	ef.seedAlso, ef.processes = "the sampling", true
+	ef.seedAlso = "the sampling"
 	ef.register(fs)
 	ef.registerRuntime(fs)
 	fs.StringVar(&prompt, "prompt", "Once upon a time", "the prompt")

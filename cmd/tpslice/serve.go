@@ -146,7 +146,6 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	ef.cfg.CollectiveTimeout = serveCollectiveTimeout
-	ef.processes = true // --executor mp: a worker process per rank, rebuilt with the group
 	ef.register(fs)
 	ef.registerRuntime(fs)
 	fs.StringVar(&opt.host, "host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
