@@ -146,10 +146,10 @@ func runRankProcess() error {
 	return c.Close()
 }
 
-// TestProcessFusedVariants runs every fused variant with one process per rank at 2 and 4
+// TestProcessFusedVariants runs every fused variant with one process per rank at 2, 4 and 8
 // ranks: the residual and the normalized output are bitwise the in-process ones.
 func TestProcessFusedVariants(t *testing.T) {
-	for _, n := range []int{2, 4} {
+	for _, n := range []int{2, 4, 8} {
 		t.Run(fmt.Sprintf("n%d", n), func(t *testing.T) {
 			node, err := processNode(n)
 			require.NoError(t, err)
