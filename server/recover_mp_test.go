@@ -111,12 +111,7 @@ func requireNoWorkerLeft(t *testing.T, pids []int) {
 	for rank, pid := range pids {
 		require.True(t, testutil.Reaped(pid), "rank %d (pid %d) is reaped", rank, pid)
 	}
-	kids, err := testutil.ChildPids()
-	require.NoError(t, err)
-	require.Empty(t, kids, "no child process is left")
-	left, err := testutil.MemfdLeft("memfd:tpslice-device")
-	require.NoError(t, err)
-	require.Empty(t, left, "no shared device memory is mapped or open")
+	require.NoError(t, testutil.NothingLeft())
 	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), "*"))
 	require.NoError(t, err)
 	require.Empty(t, dirs, "nothing is left in %s, where the socket's directory was", os.TempDir())

@@ -39,12 +39,7 @@ func decodeReports(t *testing.T, out string) []collective.Report {
 // requireNothingLeft: no child process and no shared memory of a rank is left here.
 func requireNothingLeft(t *testing.T) {
 	t.Helper()
-	kids, err := testutil.ChildPids()
-	require.NoError(t, err)
-	require.Empty(t, kids, "worker processes left behind")
-	left, err := testutil.MemfdLeft("memfd:tpslice-device")
-	require.NoError(t, err)
-	require.Empty(t, left, "shared memory left mapped or open")
+	require.NoError(t, testutil.NothingLeft())
 }
 
 // TestAllreduceBenchProcesses runs allreduce-bench with a worker process per rank (this

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"fmt"
 	"os"
 	"strings"
 )
@@ -29,4 +30,27 @@ func MemfdLeft(name string) ([]string, error) {
 		}
 	}
 	return left, nil
+}
+
+// DeviceMemfd is the /proc name of the device memory that ranks share between processes.
+const DeviceMemfd = "memfd:tpslice-device"
+
+// NothingLeft returns an error naming what rank processes left behind in this process: a
+// child process, or a mapping or descriptor of shared device memory.
+func NothingLeft() error {
+	kids, err := ChildPids()
+	if err != nil {
+		return err
+	}
+	if len(kids) > 0 {
+		return fmt.Errorf("child processes left: %v", kids)
+	}
+	left, err := MemfdLeft(DeviceMemfd)
+	if err != nil {
+		return err
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("shared device memory left mapped or open: %v", left)
+	}
+	return nil
 }
