@@ -34,14 +34,16 @@
 //     chance against the best score so far, exactly.
 //
 // Every reduction has one fixed order, stated in the kernel's doc comment as a reference
-// loop: Lanes (8) partial sums, element i into partial sum i%8 in increasing i, each product
-// rounded to f32 before it is added (no fused multiply-add), combined as
-// ((a0+a4)+(a2+a6))+((a1+a5)+(a3+a7)), the tree of an AVX2 horizontal add. The order of one
-// output depends only on its own inputs, so the kernels are deterministic and
-// batch-invariant: a GEMM row is bitwise the GEMV of that row, an attention token gives the
-// same bits alone or in any batch, and any split of the work over workers gives the same
-// bits. Exponentials use the package's own f32 exp (Cephes' expf, within 2 ulps), the same
-// on every machine.
+// loop: Lanes (8) partial sums, element i into partial sum i%8 in increasing i, combined as
+// ((a0+a4)+(a2+a6))+((a1+a5)+(a3+a7)), the tree of an AVX2 horizontal add. Linear and
+// LinearRows fuse each product into its partial sum (fma32, a float32 fused multiply-add:
+// one rounding, and the instruction the GEMM's peak is counted in); the other reductions
+// (attention's dot products, RMSNorm's squares) round each product to f32 before adding it
+// (reduce.go). The order of one output depends only on its own inputs, so the kernels are
+// deterministic and batch-invariant: a GEMM row is bitwise the GEMV of that row, an
+// attention token gives the same bits alone or in any batch, and any split of the work over
+// workers gives the same bits. Exponentials use the package's own f32 exp (Cephes' expf,
+// within 2 ulps), the same on every machine.
 //
 // Exported entry points validate shapes and return errors naming the sizes (never panic on
 // a caller's bad shape), then run unchecked inner loops. The hot paths do not allocate:

@@ -35,3 +35,34 @@ func fma32(a, b, c float32) float32 {
 	}
 	return float32(s)
 }
+
+// fmaAcc continues the eight partial sums of a linear layer's output (LinearRows' order)
+// with the products of x and w, each fused into its lane's sum:
+//
+//	for i := range x { acc[i%8] = fma32(x[i], w[i], acc[i%8]) }
+//
+// It is called tile by tile along a row, with every tile but the last a multiple of Lanes
+// long, so that lane i%8 of a tile is lane i%8 of the row. len(w) ≥ len(x).
+func fmaAcc(acc *[Lanes]float32, x, w []float32) {
+	w = w[:len(x)]
+	a0, a1, a2, a3 := acc[0], acc[1], acc[2], acc[3]
+	a4, a5, a6, a7 := acc[4], acc[5], acc[6], acc[7]
+	n := len(x) &^ (Lanes - 1)
+	for i := 0; i < n; i += Lanes {
+		xs := (*[Lanes]float32)(x[i : i+Lanes])
+		ws := (*[Lanes]float32)(w[i : i+Lanes])
+		a0 = fma32(xs[0], ws[0], a0)
+		a1 = fma32(xs[1], ws[1], a1)
+		a2 = fma32(xs[2], ws[2], a2)
+		a3 = fma32(xs[3], ws[3], a3)
+		a4 = fma32(xs[4], ws[4], a4)
+		a5 = fma32(xs[5], ws[5], a5)
+		a6 = fma32(xs[6], ws[6], a6)
+		a7 = fma32(xs[7], ws[7], a7)
+	}
+	acc[0], acc[1], acc[2], acc[3] = a0, a1, a2, a3
+	acc[4], acc[5], acc[6], acc[7] = a4, a5, a6, a7
+	for i := n; i < len(x); i++ {
+		acc[i-n] = fma32(x[i], w[i], acc[i-n])
+	}
+}

@@ -77,10 +77,10 @@ func gemmPackAVX512(t dtype.DType, panel *float32, w unsafe.Pointer, off *[gemmP
 // each tile of 16 output rows of [o0, o1) (the last one padded by repeating its last row,
 // whose results are dropped) and each chunk of up to 128 rows of x, it widens 256 elements
 // of the tile's weight rows to f32 once (the packing kernel, once per half) and runs every
-// row of x over them (the micro-kernel: 2 rows of x by 16 outputs a block),
-// then Go adds the last in%8 products and combines the lanes, as linearRowsAVX2 does. The
-// order of every output's reduction is the reference loop's, so a row's outputs are
-// bitwise its GEMV's, which the AVX2 kernels compute.
+// row of x over them (the micro-kernel: 2 rows of x by 16 outputs a block, one VFMADD231PS
+// per element), then Go fuses the last in%8 products in (fma32) and combines the lanes, as
+// linearRowsAVX2 does. The order of every output's reduction is the reference loop's, so a
+// row's outputs are bitwise its GEMV's, which the AVX2 kernels compute.
 func linearRowsAVX512(y, x []float32, w Matrix, m, o0, o1 int) {
 	in := w.Cols
 	body := in &^ (Lanes - 1)

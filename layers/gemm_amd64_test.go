@@ -30,7 +30,7 @@ func isaLinearKernels() []linearKernel {
 // TestGEMMAVX512Kernels calls the packing kernels and the micro-kernel directly: for 0 to
 // 9 rows of x (blocks of 2 and the odd row after them) at any stride, from non-zero
 // partial sums, tile after tile, with any 16 weight rows (repeated ones included) at
-// unaligned element offsets, they must leave exactly dotAcc's partial sums for every (row
+// unaligned element offsets, they must leave exactly fmaAcc's partial sums for every (row
 // of x, weight row).
 func TestGEMMAVX512Kernels(t *testing.T) {
 	if !vec.AcceleratedAVX512() {
@@ -40,7 +40,7 @@ func TestGEMMAVX512Kernels(t *testing.T) {
 	const rows, cols, maxM = 11, 1043, 9
 	for _, dt := range dtypes {
 		w := randMatrix(r, dt, rows, cols)
-		wide := make([]float32, rows*cols) // w widened, for dotAcc
+		wide := make([]float32, rows*cols) // w widened, for fmaAcc
 		if dt == dtype.F32 {
 			copy(wide, w.F32s())
 		} else {
@@ -73,7 +73,7 @@ func TestGEMMAVX512Kernels(t *testing.T) {
 					for mi := range m {
 						xr := x[x0+mi*stride+k : x0+mi*stride+k+n]
 						for j := range gemmCols {
-							dotAcc(&want[mi][j], xr, wide[off[j]+k:off[j]+k+n])
+							fmaAcc(&want[mi][j], xr, wide[off[j]+k:off[j]+k+n])
 						}
 					}
 					var toff [2][gemmPackRows]int

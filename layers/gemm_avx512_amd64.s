@@ -6,12 +6,13 @@
 // widens 8 weight rows to f32 once (a tile is two such halves), and one micro-kernel that
 // multiplies the packed tile of 16 weight rows with any number of rows of x.
 //
-// The package's reduction order keeps 8 partial sums per output, element i in lane i%8. A
-// ZMM register holds two such 8-lane groups, so that one VMULPS and one VADDPS advance 2
-// outputs by 8 elements each: the low half output 2p of the tile, the high half output
-// 2p+1, both against the same 8 elements of one row of x, which VBROADCASTF64X4 copies into
-// both halves. Every product is a VMULPS (x first) and every sum a VADDPS (the partial sum
-// first), never FMA: bitwise the reference loop's partial sums, and the GEMV's.
+// LinearRows' reduction order keeps 8 partial sums per output, element i in lane i%8, each
+// product fused into its sum (fma32: one rounding). A ZMM register holds two such 8-lane
+// groups, so that one VFMADD231PS advances 2 outputs by 8 elements each: the low half
+// output 2p of the tile, the high half output 2p+1, both against the same 8 elements of one
+// row of x, which VBROADCASTF64X4 copies into both halves. Every element is one
+// VFMADD231PS (the partial sum, x, the weight), as in the AVX2 GEMV (linear_amd64.s):
+// bitwise the reference loop's partial sums, and the GEMV's.
 
 // A packed half: for each step s of 8 elements, 4 pairs of 16 f32, pair p holding elements
 // 8s..8s+7 of weight row 2p and then of row 2p+1 (256 bytes a step). The tile is half A
@@ -98,37 +99,29 @@ TEXT ·gemmPackBF16AVX512(SB), NOSPLIT, $0-32
 // 16 weight rows over n elements, n > 0 and a multiple of 8:
 //
 //	for mi := range m { for j := range 16 { for i := range n {
-//		acc[mi][j][i%8] += float32(x[mi][i] * w_j[i])
+//		acc[mi][j][i%8] = fma32(x[mi][i], w_j[i], acc[mi][j][i%8])
 //	} } }
 //
 // Blocks of 2 rows of x run with 16 accumulators (Z0-Z15: row r, pair p in Z(8r+p)), each
 // step loading the tile's 8 pairs once (Z16-Z23) for the 2 rows; a last odd row runs alone
 // (Z0-Z7). Two rows by 16 outputs, not 4 by 8, because the broadcast of x takes a slot of
-// the FP pipes that VMULPS and VADDPS need: one broadcast per 8 products instead of 4.
+// the FP pipes that the VFMADD231PS need: one broadcast per 8 of them instead of 4.
 //
 // Registers: AX element index, CX n, DX rows of x left, BX xstride, SI x (row 0), R9 row 1,
 // DI acc, R8 the tile's step in half A, R13 half B's byte offset from half A, R12 the tile.
 
-// ROW8 multiplies the broadcast 8 elements of x at R (into Z24) with the 8 pairs and adds
-// the products onto A0-A7.
+// ROW8 fuses the products of the broadcast 8 elements of x at R (into Z24) and the 8 pairs
+// into A0-A7.
 #define ROW8(R, A0, A1, A2, A3, A4, A5, A6, A7) \
 	VBROADCASTF64X4 (R)(AX*4), Z24; \
-	VMULPS Z16, Z24, Z25; \
-	VMULPS Z17, Z24, Z26; \
-	VMULPS Z18, Z24, Z27; \
-	VMULPS Z19, Z24, Z28; \
-	VADDPS Z25, A0, A0; \
-	VADDPS Z26, A1, A1; \
-	VADDPS Z27, A2, A2; \
-	VADDPS Z28, A3, A3; \
-	VMULPS Z20, Z24, Z29; \
-	VMULPS Z21, Z24, Z30; \
-	VMULPS Z22, Z24, Z31; \
-	VMULPS Z23, Z24, Z25; \
-	VADDPS Z29, A4, A4; \
-	VADDPS Z30, A5, A5; \
-	VADDPS Z31, A6, A6; \
-	VADDPS Z25, A7, A7
+	VFMADD231PS     Z16, Z24, A0; \
+	VFMADD231PS     Z17, Z24, A1; \
+	VFMADD231PS     Z18, Z24, A2; \
+	VFMADD231PS     Z19, Z24, A3; \
+	VFMADD231PS     Z20, Z24, A4; \
+	VFMADD231PS     Z21, Z24, A5; \
+	VFMADD231PS     Z22, Z24, A6; \
+	VFMADD231PS     Z23, Z24, A7
 
 #define LOAD_PAIRS \
 	VMOVUPS 0(R8), Z16; \

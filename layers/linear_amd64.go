@@ -53,7 +53,7 @@ func linearRows(y, x []float32, w Matrix, m, o0, o1 int) {
 // output rows (one from each quarter of [o0, o1)) and each chunk of up to 64 rows of x, the
 // kernels reduce the first in&^7 elements (one pass over whole rows for M = 1; for M > 1,
 // 512-element tiles of the 4 weight rows that every row of x visits while they sit in L1),
-// then Go adds the last in%8 products onto lanes 0.. and combines the lanes in combine8's
+// then Go fuses the last in%8 products into lanes 0.. and combines the lanes in combine8's
 // tree. Every output's order is the reference loop's whatever the blocking, so any M and any
 // split of the rows give the same bits.
 func linearRowsAVX2(y, x []float32, w Matrix, m, o0, o1 int) {
@@ -99,7 +99,7 @@ func linearRowsAVX2(y, x []float32, w Matrix, m, o0, o1 int) {
 }
 
 // linearFinish writes the outputs rows[r] of row mi of y from their partial sums acc[r]
-// over the first body elements (a multiple of 8): it adds the products of the last in-body
+// over the first body elements (a multiple of 8): it fuses the products of the last in-body
 // elements (linearTail) and combines the lanes (combine8).
 func linearFinish(y, x []float32, w Matrix, mi int, rows []int, acc [][Lanes]float32, body int) {
 	in, out := w.Cols, w.Rows
@@ -114,19 +114,19 @@ func linearFinish(y, x []float32, w Matrix, mi int, rows []int, acc [][Lanes]flo
 	}
 }
 
-// linearTail adds the products of the last len(x) < 8 elements of a row onto lanes 0.. of
-// acc, as dotAcc does; the weights start at element off of w.
+// linearTail fuses the products of the last len(x) < 8 elements of a row into lanes 0.. of
+// acc, as fmaAcc does; the weights start at element off of w.
 func linearTail(acc *[Lanes]float32, x []float32, w Matrix, off int) {
 	if w.DType == dtype.F32 {
 		wf := w.F32s()
 		for i, xv := range x {
-			acc[i] += float32(xv * wf[off+i])
+			acc[i] = fma32(xv, wf[off+i], acc[i])
 		}
 		return
 	}
 	wb := w.Bits()
 	for i, xv := range x {
-		acc[i] += float32(xv * dtype.ToF32(w.DType, wb[off+i]))
+		acc[i] = fma32(xv, dtype.ToF32(w.DType, wb[off+i]), acc[i])
 	}
 }
 

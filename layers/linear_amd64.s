@@ -11,12 +11,13 @@
 // off[r] of w, the matrix's data) over n elements, n > 0 and a multiple of 8:
 //
 //	for mi := range m { for r := range 4 { for i := range n {
-//		acc[mi][r][i%8] += float32(x[mi][i] * widen(w_r[i]))
+//		acc[mi][r][i%8] = fma32(x[mi][i], widen(w_r[i]), acc[mi][r][i%8])
 //	} } }
 //
 // One YMM register per (row of x, weight row) holds that pair's 8 partial sums; lane j takes
-// elements j, j+8, j+16, … in increasing order, one VMULPS (x first) and one VADDPS
-// (accumulator first) per element, never FMA: bitwise the reference loop's partials. The
+// elements j, j+8, j+16, … in increasing order, one VFMADD231PS per element (the
+// accumulator, x, the weight: one rounding, as fma32): bitwise the reference loop's
+// partials, and the AVX-512 GEMM's (gemm_avx512_amd64.s), which fuses the same way. The
 // partial sums are loaded from acc and stored back, so a row may be reduced tile by tile;
 // the caller adds the last in%8 products and combines the lanes (combine8).
 //
@@ -59,15 +60,11 @@
 
 // GEMV4_F32 is one step of eight elements of 1 row of x against 4 f32 weight rows.
 #define GEMV4_F32 \
-	VMOVUPS (SI)(AX*4), Y4; \
-	VMULPS  (R8)(AX*4), Y4, Y5; \
-	VMULPS  (R9)(AX*4), Y4, Y6; \
-	VMULPS  (R10)(AX*4), Y4, Y7; \
-	VMULPS  (R11)(AX*4), Y4, Y8; \
-	VADDPS  Y5, Y0, Y0; \
-	VADDPS  Y6, Y1, Y1; \
-	VADDPS  Y7, Y2, Y2; \
-	VADDPS  Y8, Y3, Y3
+	VMOVUPS     (SI)(AX*4), Y4; \
+	VFMADD231PS (R8)(AX*4), Y4, Y0; \
+	VFMADD231PS (R9)(AX*4), Y4, Y1; \
+	VFMADD231PS (R10)(AX*4), Y4, Y2; \
+	VFMADD231PS (R11)(AX*4), Y4, Y3
 
 // PREFETCH4_16 prefetches the four 16-bit weight rows 4 KiB ahead of index AX. The 1×4
 // loops of the 16-bit kernels (GEMV) run it once per 64-byte line of every row: measured,
@@ -87,23 +84,17 @@
 	W(R9, Y6); \
 	W(R10, Y7); \
 	W(R11, Y8); \
-	VMULPS  Y5, Y4, Y5; \
-	VMULPS  Y6, Y4, Y6; \
-	VMULPS  Y7, Y4, Y7; \
-	VMULPS  Y8, Y4, Y8; \
-	VADDPS  Y5, Y0, Y0; \
-	VADDPS  Y6, Y1, Y1; \
-	VADDPS  Y7, Y2, Y2; \
-	VADDPS  Y8, Y3, Y3
+	VFMADD231PS Y5, Y4, Y0; \
+	VFMADD231PS Y6, Y4, Y1; \
+	VFMADD231PS Y7, Y4, Y2; \
+	VFMADD231PS Y8, Y4, Y3
 
 // GEMM2_ROW multiplies weight row R (widened by W into Y10) with both rows of x (Y8, Y9)
 // and adds the products onto A0 (x0's partials) and A1 (x1's).
 #define GEMM2_ROW(W, R, A0, A1) \
 	W(R, Y10); \
-	VMULPS Y10, Y8, Y11; \
-	VMULPS Y10, Y9, Y12; \
-	VADDPS Y11, A0, A0; \
-	VADDPS Y12, A1, A1
+	VFMADD231PS Y10, Y8, A0; \
+	VFMADD231PS Y10, Y9, A1
 
 // GEMM2 is one step of eight elements of 2 rows of x against 4 weight rows.
 #define GEMM2(W) \

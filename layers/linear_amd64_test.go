@@ -32,13 +32,13 @@ func TestLinearAVX2Active(t *testing.T) {
 			break
 		}
 	}
-	want := slices.Contains(flags, "avx2") && slices.Contains(flags, "f16c")
-	require.Equal(t, want, vec.Accelerated(), "/proc/cpuinfo flags avx2+f16c vs vec.Accelerated")
+	want := slices.Contains(flags, "avx2") && slices.Contains(flags, "f16c") && slices.Contains(flags, "fma")
+	require.Equal(t, want, vec.Accelerated(), "/proc/cpuinfo flags avx2+f16c+fma vs vec.Accelerated")
 }
 
 // TestLinearAVX2Kernels calls the kernels directly: for 1, 2 and 3 rows of x at any stride,
 // from non-zero partial sums, tile after tile, with any 4 weight rows (repeated ones
-// included) at unaligned element offsets, they must leave exactly dotAcc's partial sums for
+// included) at unaligned element offsets, they must leave exactly fmaAcc's partial sums for
 // every (row of x, weight row).
 func TestLinearAVX2Kernels(t *testing.T) {
 	if !vec.Accelerated() {
@@ -48,7 +48,7 @@ func TestLinearAVX2Kernels(t *testing.T) {
 	const rows, cols, maxM = 7, 1043, 3
 	for _, dt := range dtypes {
 		w := randMatrix(r, dt, rows, cols)
-		wide := make([]float32, rows*cols) // w widened, for dotAcc
+		wide := make([]float32, rows*cols) // w widened, for fmaAcc
 		var base unsafe.Pointer
 		if dt == dtype.F32 {
 			copy(wide, w.F32s())
@@ -82,7 +82,7 @@ func TestLinearAVX2Kernels(t *testing.T) {
 					for mi := range m {
 						xr := x[x0+mi*stride+k : x0+mi*stride+k+n]
 						for q := range linearRowBlock {
-							dotAcc(&want[mi][q], xr, wide[off[q]+k:off[q]+k+n])
+							fmaAcc(&want[mi][q], xr, wide[off[q]+k:off[q]+k+n])
 						}
 					}
 					toff := off

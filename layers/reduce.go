@@ -1,8 +1,9 @@
 package layers
 
-// This file holds the one reduction order every kernel in the package uses (see the package
-// documentation): Lanes partial sums, lane i%Lanes taking element i in increasing i, each
-// product rounded to f32 before it is added, then the fixed tree of combine8. The explicit
+// This file holds the reduction order of the package's dot products, sums and norms (see the
+// package documentation): Lanes partial sums, lane i%Lanes taking element i in increasing
+// i, each product rounded to f32 before it is added, then the fixed tree of combine8.
+// Linear layers keep the lanes and the tree but fuse each product into its sum (fma.go). The explicit
 // float32 conversions around products keep the compiler from fusing a multiply and an add
 // (which Go allows, and does on GOAMD64=v3): fusion would change the rounding.
 //

@@ -48,7 +48,7 @@ func refLinear(y, x []float32, w Matrix, o0, o1 int) {
 		for o := o0; o < o1; o++ {
 			var acc [8]float32
 			for i := range in {
-				acc[i%8] += float32(x[m*in+i] * refWeight(w, o, i))
+				acc[i%8] = fma32(x[m*in+i], refWeight(w, o, i), acc[i%8])
 			}
 			y[m*out+o] = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]))
 		}

@@ -4,8 +4,8 @@ package vec
 
 import "os"
 
-// useAVX2 reports whether the AVX2 + F16C kernels may run: the CPU has both and the OS
-// saves the YMM registers. It is computed once at package initialisation and never written
+// useAVX2 reports whether the AVX2 + F16C + FMA kernels may run: the CPU has all three and
+// the OS saves the YMM registers. It is computed once at package initialisation and never written
 // again.
 var useAVX2 = detectAVX2()
 
@@ -20,11 +20,12 @@ func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 // xgetbv reads XCR0 (XGETBV with ECX=0). Call it only when CPUID reports OSXSAVE.
 func xgetbv() (eax, edx uint32)
 
-// detectAVX2 reports whether the CPU supports AVX2 and F16C and the OS has enabled the AVX
-// state (XCR0 bits 1 and 2). FMA is not required: no kernel fuses a multiply and an add,
-// which would change the rounding the reference loops define.
+// detectAVX2 reports whether the CPU supports AVX2, F16C and FMA and the OS has enabled the
+// AVX state (XCR0 bits 1 and 2). FMA is required by layers' linear kernels, whose reference
+// loop fuses every product into its partial sum (every AVX2 CPU of Intel and AMD has it).
 func detectAVX2() bool {
 	const (
+		ecx1FMA     = 1 << 12
 		ecx1OSXSAVE = 1 << 27
 		ecx1AVX     = 1 << 28
 		ecx1F16C    = 1 << 29
@@ -36,7 +37,7 @@ func detectAVX2() bool {
 		return false
 	}
 	_, _, ecx1, _ := cpuid(1, 0)
-	if ecx1&(ecx1OSXSAVE|ecx1AVX|ecx1F16C) != ecx1OSXSAVE|ecx1AVX|ecx1F16C {
+	if want := uint32(ecx1FMA | ecx1OSXSAVE | ecx1AVX | ecx1F16C); ecx1&want != want {
 		return false
 	}
 	if xcr0, _ := xgetbv(); xcr0&xcr0SSEAVX != xcr0SSEAVX {
