@@ -60,6 +60,15 @@ func gemmPackBF16AVX512(panel *float32, w unsafe.Pointer, off *[gemmPackRows]int
 //go:noescape
 func gemmTileAVX512(acc *[gemmCols][Lanes]float32, x *float32, xstride, m int, panel *float32, n int)
 
+// gemmFinishAVX512 (gemm_avx512_amd64.s) writes the 16 outputs of each of m ≥ 0 rows of x
+// (row mi's at byte offset mi·ystride from y) from their partial sums acc[mi] (m
+// consecutive [16][8] blocks), each output's lanes combined in combine8's tree: the
+// finish of a full tile of a row without a tail (in%8 = 0), in assembly because Go's
+// linearFinish took 7% of the GEMM.
+//
+//go:noescape
+func gemmFinishAVX512(y *float32, ystride int, acc *[gemmCols][Lanes]float32, m int)
+
 // gemmPackAVX512 runs the packing kernel of dtype t.
 func gemmPackAVX512(t dtype.DType, panel *float32, w unsafe.Pointer, off *[gemmPackRows]int, n int) {
 	switch t {
@@ -106,6 +115,12 @@ func linearRowsAVX512(y, x []float32, w Matrix, m, o0, o1 int) {
 				gemmPackAVX512(w.DType, &panel[kl*gemmPackRows], base, &off[1], kl)
 				_ = x[(mb+nm-1)*in+k+kl-1] // the last element the kernel reads
 				gemmTileAVX512(&acc[0], &x[mb*in+k], 4*in, nm, &panel[0], kl)
+			}
+			if body == in && nr == gemmCols {
+				out := w.Rows
+				_ = y[(mb+nm-1)*out+ob+gemmCols-1] // the last element the kernel writes
+				gemmFinishAVX512(&y[mb*out+ob], 4*out, &acc[0], nm)
+				continue
 			}
 			for mi := range nm {
 				linearFinish(y, x, w, mb+mi, row[:nr], acc[mi][:nr], body)

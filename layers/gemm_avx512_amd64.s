@@ -208,3 +208,66 @@ singleloop:
 done:
 	VZEROUPPER
 	RET
+
+// The lane combine:
+//
+//	func gemmFinishAVX512(y *float32, ystride int, acc *[16][8]float32, m int)
+//
+// writes the 16 outputs of each of m ≥ 0 rows of x from their partial sums (row mi's at
+// y + mi·ystride bytes, its sums the mi-th [16][8] block from acc), each output j's 8
+// lanes a0..a7 combined in combine8's tree:
+//
+//	y[mi][j] = ((a0+a4) + (a2+a6)) + ((a1+a5) + (a3+a7))
+//
+// A ZMM register holds outputs 2p (low half) and 2p+1 (high half); three shuffles and
+// three adds leave each half's result in its first lane.
+//
+// Registers: DI y, BX ystride, SI acc, DX rows left; Z0-Z7 the pairs, Z8-Z15 scratch.
+
+// COMBINE_PAIR combines the two outputs in Z (scratch T, X's lane 0 and 4 the results) and
+// stores them at OFF and OFF+4 from DI.
+#define COMBINE_PAIR(Z, X, T, TX, OFF) \
+	VSHUFF32X4   $0xb1, Z, Z, T; \
+	VADDPS       T, Z, Z; \
+	VPERMILPD    $0x55, Z, T; \
+	VADDPS       T, Z, Z; \
+	VMOVSHDUP    Z, T; \
+	VADDPS       T, Z, Z; \
+	VMOVSS       X, OFF(DI); \
+	VEXTRACTF32X4 $2, Z, TX; \
+	VMOVSS       TX, OFF+4(DI)
+
+// func gemmFinishAVX512(y *float32, ystride int, acc *[16][8]float32, m int)
+TEXT ·gemmFinishAVX512(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ ystride+8(FP), BX
+	MOVQ acc+16(FP), SI
+	MOVQ m+24(FP), DX
+
+finishloop:
+	TESTQ DX, DX
+	JZ    finishdone
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 256(SI), Z4
+	VMOVUPS 320(SI), Z5
+	VMOVUPS 384(SI), Z6
+	VMOVUPS 448(SI), Z7
+	COMBINE_PAIR(Z0, X0, Z8, X8, 0)
+	COMBINE_PAIR(Z1, X1, Z9, X9, 8)
+	COMBINE_PAIR(Z2, X2, Z10, X10, 16)
+	COMBINE_PAIR(Z3, X3, Z11, X11, 24)
+	COMBINE_PAIR(Z4, X4, Z12, X12, 32)
+	COMBINE_PAIR(Z5, X5, Z13, X13, 40)
+	COMBINE_PAIR(Z6, X6, Z14, X14, 48)
+	COMBINE_PAIR(Z7, X7, Z15, X15, 56)
+	ADDQ $512, SI
+	ADDQ BX, DI
+	DECQ DX
+	JMP  finishloop
+
+finishdone:
+	VZEROUPPER
+	RET
