@@ -28,8 +28,8 @@ func isaLinearKernels() []linearKernel {
 }
 
 // TestGEMMAVX512Kernels calls the packing kernels and the micro-kernel directly: for 0 to
-// 9 rows of x (blocks of 2 and the odd row after them) at any stride, from non-zero
-// partial sums, tile after tile, with any 16 weight rows (repeated ones included) at
+// 9 rows of x (blocks of 4 and the rows after them) at any stride, from non-zero
+// partial sums, tile after tile, with any 12 weight rows (repeated ones included) at
 // unaligned element offsets, they must leave exactly fmaAcc's partial sums for every (row
 // of x, weight row).
 func TestGEMMAVX512Kernels(t *testing.T) {
@@ -56,7 +56,7 @@ func TestGEMMAVX512Kernels(t *testing.T) {
 					off[i] = r.IntN(rows)*cols + r.IntN(3)
 				}
 				if r.IntN(2) == 0 {
-					off[15], off[14] = off[13], off[13] // a padded tile
+					off[gemmCols-1], off[gemmCols-2] = off[gemmCols-3], off[gemmCols-3] // a padded tile
 				}
 				x0, stride := r.IntN(3), cols+r.IntN(5)
 				var got, want [maxM][gemmCols][Lanes]float32
@@ -76,12 +76,13 @@ func TestGEMMAVX512Kernels(t *testing.T) {
 							fmaAcc(&want[mi][j], xr, wide[off[j]+k:off[j]+k+n])
 						}
 					}
-					var toff [2][gemmPackRows]int
+					var toff [gemmPacks][gemmPackRows]int
 					for j, o := range off {
 						toff[j/gemmPackRows][j%gemmPackRows] = o + k
 					}
-					gemmPackAVX512(dt, &panel[0], base, &toff[0], n)
-					gemmPackAVX512(dt, &panel[n*gemmPackRows], base, &toff[1], n)
+					for q := range toff {
+						gemmPackAVX512(dt, &panel[q*n*gemmPackRows], base, &toff[q], n)
+					}
 					gemmTileAVX512(&got[0], &x[x0+k], 4*stride, m, &panel[0], n)
 					k += n
 				}

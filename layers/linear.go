@@ -55,8 +55,8 @@ func Linear(y, x []float32, w Matrix) error {
 // and every element is one VFMADD231PS of x and the widened weights (VCVTPH2PS for f16, a
 // 16-bit shift for bf16) onto them in element order, so the results are bitwise the
 // reference loop's. From 8 rows of x (4 for bf16 weights) on CPUs with AVX-512 it runs a
-// register-blocked GEMM instead (gemm_avx512_amd64.s): each 256-element tile of 16 weight
-// rows is widened to f32 once and serves up to 128 rows of x, 2 rows by 16 outputs a
+// register-blocked GEMM instead (gemm_avx512_amd64.s): each 256-element tile of 12 weight
+// rows is widened to f32 once and serves up to 128 rows of x, 4 rows by 12 outputs a
 // micro-kernel, a ZMM register holding the 8 partial sums of 2 outputs; the same
 // VFMADD231PS per element in the same order, so its rows are bitwise the GEMV's. Elsewhere,
 // or built with -tags noasm, it runs the portable Go of linearRowsGo, the same loop tiled
