@@ -20,7 +20,7 @@ const (
 	gemmPacks = gemmCols / gemmPackRows
 	// gemmTileK elements of the tile's weight rows are packed at a time: 12 KiB of f32,
 	// which stay in L1 beside 4 rows of x while every row of x passes over them. The
-	// packing kernels prefetch 256 elements ahead: change both together.
+	// packing kernels prefetch this many elements ahead (const_gemmTileK).
 	gemmTileK = 256
 	// gemmMChunk rows of x share one packing of a tile; larger M run in chunks of this many
 	// rows (the partial sums of a chunk, 48 KiB, live on the stack).

@@ -1,5 +1,6 @@
 //go:build amd64 && !noasm
 
+#include "go_asm.h"
 #include "textflag.h"
 
 // The AVX-512 GEMM of LinearRows (gemm_amd64.go): a packing kernel per weight dtype that
@@ -47,7 +48,7 @@
 	VPSLLD     $16, Z, Z
 
 // PACK is the body of a packing kernel: n/8 steps of 2 pairs. Each step also prefetches
-// its rows 256 elements ahead, the next k-tile's weights (or the next rows'), so that they
+// its rows gemmTileK elements ahead, the next k-tile's weights (or the next rows'), so that they
 // arrive from DRAM while the micro-kernel runs over this tile (M = 128: 1.03-1.11× the
 // cpuGFLOP/s without, BENCHMARKS.md).
 #define PACK(PAIR, SCALE) \
@@ -58,10 +59,10 @@
 	MOVQ n+24(FP), CX; \
 	XORQ AX, AX; \
 packloop: \
-	PREFETCHT0 (256*SCALE)(BX)(AX*SCALE); \
-	PREFETCHT0 (256*SCALE)(DX)(AX*SCALE); \
-	PREFETCHT0 (256*SCALE)(SI)(AX*SCALE); \
-	PREFETCHT0 (256*SCALE)(R8)(AX*SCALE); \
+	PREFETCHT0 (const_gemmTileK*SCALE)(BX)(AX*SCALE); \
+	PREFETCHT0 (const_gemmTileK*SCALE)(DX)(AX*SCALE); \
+	PREFETCHT0 (const_gemmTileK*SCALE)(SI)(AX*SCALE); \
+	PREFETCHT0 (const_gemmTileK*SCALE)(R8)(AX*SCALE); \
 	PAIR(BX, DX, Z0, Y0, X0); \
 	PAIR(SI, R8, Z1, Y1, X1); \
 	VMOVUPS Z0, 0(DI); \
