@@ -28,6 +28,15 @@ func gemmQ5_1AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, a
 //go:noescape
 func gemmQ6_KAVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 
+// The eight-row GEMM kernels (gemm8_avx512_amd64.s): the four-row kernels' contract for
+// gemmRows8 rows of activations.
+
+//go:noescape
+func gemm8Q8_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
+
+//go:noescape
+func gemm8Q4_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
+
 // gemmKernel is a GEMM kernel's signature.
 type gemmKernel func(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 
@@ -40,28 +49,31 @@ type gemmKernel func(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, 
 // KiB of Q5_1, 13.5 KiB of Q4_K and Q5_K, 13 KiB of Q6_K) stay in L1 while every row of x
 // passes over them, and the rows' activations of it (2.3-3.4 KiB a row, at most 435 KiB
 // for 128 rows) stay in L2 while every group passes over them.
+// eight, where a type has one, takes the rows in eights before the last four.
 type gemmType struct {
-	kernel     gemmKernel
-	from, span int
+	kernel, eight gemmKernel
+	from, span    int
 }
 
 // avx512GEMMs are the GEMM kernels of the types that have one; written only by
 // TestDotRunsGEMM, which counts a kernel's calls.
 var avx512GEMMs = map[dtype.DType]gemmType{
-	dtype.Q8_0: {gemmQ8_0AVX512, 4, 32},
-	dtype.Q4_0: {gemmQ4_0AVX512, 4, 32},
-	dtype.Q4_K: {gemmQ4_KAVX512, 4, 6},
-	dtype.Q6_K: {gemmQ6_KAVX512, 8, 4},
-	dtype.Q5_K: {gemmQ5_KAVX512, 4, 5},
-	dtype.Q5_0: {gemmQ5_0AVX512, 4, 32},
-	dtype.Q5_1: {gemmQ5_1AVX512, 4, 32},
+	dtype.Q8_0: {gemmQ8_0AVX512, gemm8Q8_0AVX512, 4, 32},
+	dtype.Q4_0: {gemmQ4_0AVX512, gemm8Q4_0AVX512, 4, 32},
+	dtype.Q4_K: {gemmQ4_KAVX512, nil, 4, 6},
+	dtype.Q6_K: {gemmQ6_KAVX512, nil, 8, 4},
+	dtype.Q5_K: {gemmQ5_KAVX512, nil, 4, 5},
+	dtype.Q5_0: {gemmQ5_0AVX512, nil, 4, 32},
+	dtype.Q5_1: {gemmQ5_1AVX512, nil, 4, 32},
 }
 
-// gemmRows rows of activations share each quad of weights a kernel makes ready.
-const gemmRows = 4
+// gemmRows (gemmRows8 for an eight-row kernel) rows of activations share each quad of
+// weights a kernel makes ready.
+const gemmRows, gemmRows8 = 4, 8
 
 // gemmGroupsAsm is Dot for m ≥ gemmRows rows of activations with the GEMM k: the whole
-// groups of [o0, o1) against the rows in fours, a span of k.span blocks at a time (every
+// groups of [o0, o1) against the rows in eights where k has an eight-row kernel (the last
+// four of a multiple of four in a four-row tile), else in fours, a span of k.span blocks at a time (every
 // group, then the next span), each output's blocks still added in order; the rows left
 // over (m%4) and a last group cut by the matrix's end go to the GEMV kernel g. Every
 // output is bitwise the GEMV's.
@@ -85,10 +97,15 @@ func gemmGroupsAsm(k gemmType, g groupKernel, t dtype.DType, y []float32, ystrid
 			nc := min(k.span, n-c0)
 			for j := range whole {
 				wc := &w[(g0+j)*gb+c0*bb]
-				for i := 0; i < m4; i += gemmRows {
+				for i := 0; i < m4; {
+					kern, tile := k.kernel, gemmRows
+					if k.eight != nil && m4-i >= gemmRows8 {
+						kern, tile = k.eight, gemmRows8
+					}
 					a := xq[i*arb:]
-					k.kernel(&y[i*ystride+o0+GroupRows*j], ystride, wc, nc,
+					kern(&y[i*ystride+o0+GroupRows*j], ystride, wc, nc,
 						&a[2*bs*c0], &a[2*bs*n+4*c0], &a[(2*bs+4)*n+4*sumsPerBlock*c0], arb)
+					i += tile
 				}
 			}
 		}

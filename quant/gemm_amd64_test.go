@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -158,8 +159,9 @@ var f16Fields = map[dtype.DType][]int{
 }
 
 // TestDotRunsGEMM: on AVX-512 VNNI CPUs Dot runs the GEMM kernel of every quantized type
-// for as many rows as a prompt chunk or a batch brings (8, 64), and the GEMV below the
-// type's threshold: each kernel is swapped for one that counts its calls.
+// for as many rows as a prompt chunk or a batch brings (8, 64), in eight-row tiles where
+// the type has them, and the GEMV below the type's threshold: each kernel is swapped for
+// one that counts its calls.
 func TestDotRunsGEMM(t *testing.T) {
 	if !vec.AcceleratedAVX512() {
 		t.Skip("this CPU runs no AVX-512 VNNI kernels")
@@ -168,12 +170,20 @@ func TestDotRunsGEMM(t *testing.T) {
 	for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K, dtype.Q6_K, dtype.Q5_K, dtype.Q5_0, dtype.Q5_1} {
 		k, ok := avx512GEMMs[typ]
 		require.True(t, ok, "%v: no GEMM kernel", typ)
-		calls := 0
+		calls, eights := 0, 0
 		counted := k
-		counted.kernel = func(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int) {
-			calls++
-			k.kernel(y, ystride, w, n, qs, ds, ss, astride)
+		count := func(kern gemmKernel, n *int) gemmKernel {
+			if kern == nil {
+				return nil
+			}
+			return func(y *float32, ystride int, w *byte, nb int, qs, ds, ss *byte, astride int) {
+				calls++
+				*n++
+				kern(y, ystride, w, nb, qs, ds, ss, astride)
+			}
 		}
+		var fours int
+		counted.kernel, counted.eight = count(k.kernel, &fours), count(k.eight, &eights)
 		avx512GEMMs[typ] = counted
 		defer func() { avx512GEMMs[typ] = k }()
 		rows, cols := GroupRows, typ.BlockSize()
@@ -183,12 +193,15 @@ func TestDotRunsGEMM(t *testing.T) {
 		require.NoError(t, QuantizeActs(a, xq, randValues(r, 64*cols, 1), cols))
 		y := make([]float32, 64*rows)
 		for _, m := range []int{k.from - 1, 8, 64} {
-			calls = 0
+			calls, eights = 0, 0
 			Dot(typ, y, rows, xq, m, w, rows, cols, 0, rows)
 			if m < k.from {
 				require.Zero(t, calls, "%v, M=%d: Dot ran the GEMM below its threshold %d", typ, m, k.from)
 			} else {
 				require.Positive(t, calls, "%v, M=%d: Dot ran no GEMM kernel", typ, m)
+			}
+			if k.eight != nil && m >= gemmRows8 {
+				require.Equal(t, m/gemmRows8, eights, "%v, M=%d: Dot's eight-row tiles", typ, m)
 			}
 		}
 	}
@@ -197,8 +210,8 @@ func TestDotRunsGEMM(t *testing.T) {
 // BenchmarkGEMMPaths reports GFLOP/s (2·M·out·in per call) of Dot's paths for M rows of
 // activations at the medium preset's shapes (QKV 4096×2048, down 2048×5632), on one
 // worker: the GEMV kernel once per row ("gemv": what M ≥ 2 ran before the GEMM) and the
-// GEMM ("gemm", which runs the GEMV for M % 4 rows, so all of M = 2), side by side in one
-// run. cpuGFLOP/s divides by the process's CPU time instead of the wall clock, which holds
+// GEMM ("gemm", which runs the GEMV for M % 4 rows, so all of M = 2), and for the types
+// with an eight-row kernel the GEMM in fours alone ("gemm4"), side by side in one run. cpuGFLOP/s divides by the process's CPU time instead of the wall clock, which holds
 // still where neighbours take the cores away for a while. Compare medians of interleaved
 // rounds:
 //
@@ -230,6 +243,15 @@ func BenchmarkGEMMPaths(b *testing.B) {
 						gemmGroupsAsm(avx512GEMMs[typ], avx512Groups[typ], typ, y, shape.out, xq, m, w, shape.out, shape.in, 0, shape.out)
 					}},
 				}
+				if four := avx512GEMMs[typ]; four.eight != nil {
+					four.eight = nil
+					impls = append(impls, struct {
+						name string
+						fn   func()
+					}{"gemm4", func() {
+						gemmGroupsAsm(four, avx512Groups[typ], typ, y, shape.out, xq, m, w, shape.out, shape.in, 0, shape.out)
+					}})
+				}
 				for _, impl := range impls {
 					b.Run(fmt.Sprintf("%dx%d/%v/M=%d/impl=%s", shape.out, shape.in, typ, m, impl.name), func(b *testing.B) {
 						cpu0 := testutil.CPUSeconds(b)
@@ -241,6 +263,58 @@ func BenchmarkGEMMPaths(b *testing.B) {
 						b.ReportMetric(flops/(testutil.CPUSeconds(b)-cpu0)/1e9, "cpuGFLOP/s")
 					})
 				}
+			}
+		}
+	}
+}
+
+// BenchmarkGEMMTile sets Dot's GEMM (eight-row tiles where a type has them, "gemm")
+// against the same GEMM in four-row tiles alone ("gemm4") and against both at half the
+// span of columns ("half"), at the medium preset's shapes, interleaved: every iteration
+// runs each variant once, and each variant's GFLOP/s comes from its fastest run, so a
+// neighbour taking the core for a while lowers none of them; x_gemm4 is gemm4's time over
+// gemm's (above 1: the eight-row tile is faster).
+//
+//	go test -run '^$' -bench GEMMTile -benchtime 40x ./quant/
+func BenchmarkGEMMTile(b *testing.B) {
+	if !vec.AcceleratedAVX512() {
+		b.Skip("CPU lacks AVX-512 VNNI: the GEMM does not run")
+	}
+	r := rand.New(rand.NewPCG(2, 2))
+	for _, shape := range []struct{ out, in int }{{4096, 2048}, {2048, 5632}} {
+		for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0} {
+			ggml := make([]byte, shape.out*typ.Bytes(shape.in))
+			require.NoError(b, Quantize(typ, ggml, randValues(r, shape.out*shape.in, 0.02)))
+			w := make([]byte, PackedBytes(typ, shape.out, shape.in))
+			require.NoError(b, Pack(typ, w, ggml, shape.out, shape.in))
+			a := ActsFor(typ)
+			k := avx512GEMMs[typ]
+			four, half := k, k
+			four.eight = nil
+			half.span /= 2
+			variants := []gemmType{k, four, half}
+			for _, m := range []int{8, 16, 32, 128} {
+				xq := make([]byte, m*a.RowBytes(shape.in))
+				require.NoError(b, QuantizeActs(a, xq, randValues(r, m*shape.in, 1), shape.in))
+				y := make([]float32, m*shape.out)
+				b.Run(fmt.Sprintf("%dx%d/%v/M=%d", shape.out, shape.in, typ, m), func(b *testing.B) {
+					best := make([]time.Duration, len(variants))
+					for i := range best {
+						best[i] = time.Duration(math.MaxInt64)
+					}
+					for b.Loop() {
+						for i, v := range variants {
+							t0 := time.Now()
+							gemmGroupsAsm(v, avx512Groups[typ], typ, y, shape.out, xq, m, w, shape.out, shape.in, 0, shape.out)
+							best[i] = min(best[i], time.Since(t0))
+						}
+					}
+					flops := 2 * float64(m*shape.out*shape.in)
+					for i, name := range []string{"gemm", "gemm4", "half"} {
+						b.ReportMetric(flops/float64(best[i].Nanoseconds()), "GFLOP/s_"+name)
+					}
+					b.ReportMetric(float64(best[1])/float64(best[0]), "x_gemm4")
+				})
 			}
 		}
 	}

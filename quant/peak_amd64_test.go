@@ -1,0 +1,56 @@
+//go:build amd64 && !noasm
+
+package quant
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/vec"
+)
+
+// TestPeakProbes: the probes run every instruction they are timed for (vnniPeakLoop's 16
+// VPDPBUSD a round, addChainLoop's 8 ADDQ), so BenchmarkVNNIPeak's rates count real work.
+func TestPeakProbes(t *testing.T) {
+	if !vec.AcceleratedAVX512() {
+		t.Skip("this CPU runs no AVX-512 VNNI kernels")
+	}
+	for _, n := range []int{0, 1, 7, 1000} {
+		require.Equal(t, 64*n, vnniPeakLoop(n), "vnniPeakLoop(%d)", n)
+		require.Equal(t, 8*n, addChainLoop(n), "addChainLoop(%d)", n)
+	}
+}
+
+// BenchmarkVNNIPeak measures one core's clock (GHz: dependent one-cycle adds a
+// nanosecond) and its VPDPBUSD throughput (independent zmm VPDPBUSD a cycle, at that
+// clock), and so its int8 peak: 2·64 operations (a multiply and an add of each of 64 byte
+// products) per VPDPBUSD, GOP/s per core. Each iteration times both probes back to back
+// over a short run (tens of µs) and the rates come from the fastest of each, so a
+// neighbour taking the core away now and then does not lower them. The GEMM kernels'
+// GFLOP/s (BenchmarkGEMMPaths) count two operations per weight·activation product as this
+// does, but their activations are 16-bit, two VPDPBUSD a product: their ceiling is half
+// this peak.
+//
+//	go test -run '^$' -bench VNNIPeak -count 5 ./quant/
+func BenchmarkVNNIPeak(b *testing.B) {
+	if !vec.AcceleratedAVX512() {
+		b.Skip("this CPU runs no AVX-512 VNNI kernels")
+	}
+	const rounds = 1 << 12
+	adds, dps := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+	for b.Loop() {
+		t0 := time.Now()
+		addChainLoop(rounds)
+		t1 := time.Now()
+		vnniPeakLoop(rounds)
+		adds, dps = min(adds, t1.Sub(t0)), min(dps, time.Since(t1))
+	}
+	ghz := 8 * rounds / float64(adds.Nanoseconds())
+	perNs := 16 * rounds / float64(dps.Nanoseconds())
+	b.ReportMetric(ghz, "GHz")
+	b.ReportMetric(perNs/ghz, "VPDPBUSD/cycle")
+	b.ReportMetric(2*64*perNs, "int8GOP/s")
+}
