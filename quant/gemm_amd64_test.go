@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -316,6 +317,54 @@ func BenchmarkGEMMTile(b *testing.B) {
 					b.ReportMetric(float64(best[1])/float64(best[0]), "x_gemm4")
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkGEMMWorkers runs Dot's GEMM at M = 16 and 128 on one worker and on two
+// (goroutines splitting the output rows in SplitRows runs, as two SM workers do),
+// interleaved, each from its fastest run: GFLOP/s of all workers together, and x_two, two
+// workers' rate over one's (2 where the cores' vector units are their own).
+//
+//	go test -run '^$' -bench GEMMWorkers -benchtime 40x ./quant/
+func BenchmarkGEMMWorkers(b *testing.B) {
+	if !vec.AcceleratedAVX512() {
+		b.Skip("CPU lacks AVX-512 VNNI: the GEMM does not run")
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	const out, in = 4096, 2048
+	for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_K} {
+		ggml := make([]byte, out*typ.Bytes(in))
+		require.NoError(b, Quantize(typ, ggml, randValues(r, out*in, 0.02)))
+		w := make([]byte, PackedBytes(typ, out, in))
+		require.NoError(b, Pack(typ, w, ggml, out, in))
+		a := ActsFor(typ)
+		for _, m := range []int{16, 128} {
+			xq := make([]byte, m*a.RowBytes(in))
+			require.NoError(b, QuantizeActs(a, xq, randValues(r, m*in, 1), in))
+			y := make([]float32, m*out)
+			b.Run(fmt.Sprintf("%dx%d/%v/M=%d", out, in, typ, m), func(b *testing.B) {
+				best := [2]time.Duration{math.MaxInt64, math.MaxInt64}
+				units := out / SplitRows(typ)
+				for b.Loop() {
+					for i, workers := range []int{1, 2} {
+						t0 := time.Now()
+						var wg sync.WaitGroup
+						for p := 1; p < workers; p++ {
+							wg.Go(func() {
+								Dot(typ, y, out, xq, m, w, out, in, units*p/workers*SplitRows(typ), units*(p+1)/workers*SplitRows(typ))
+							})
+						}
+						Dot(typ, y, out, xq, m, w, out, in, 0, units/workers*SplitRows(typ))
+						wg.Wait()
+						best[i] = min(best[i], time.Since(t0))
+					}
+				}
+				flops := 2 * float64(m*out*in)
+				b.ReportMetric(flops/float64(best[0].Nanoseconds()), "GFLOP/s_one")
+				b.ReportMetric(flops/float64(best[1].Nanoseconds()), "GFLOP/s_two")
+				b.ReportMetric(float64(best[0])/float64(best[1]), "x_two")
+			})
 		}
 	}
 }
