@@ -3,7 +3,7 @@
 #include "textflag.h"
 #include "blocks_avx512_amd64.h"
 
-// The eight-row GEMM kernels of Q8_0 and Q4_0 (gemm_amd64.go): gemm_avx512_amd64.s's
+// The eight-row GEMM kernel of Q4_0 (gemm_amd64.go): gemm_avx512_amd64.s's
 // kernels with eight rows of activations a tile instead of four, so each weight quad made
 // ready serves 16 VPDPBUSD instead of 8 and sixteen independent sums hide VPDPBUSD's
 // latency. Same contract, per block and row the same integer sums and float operations
@@ -16,8 +16,6 @@
 // planes, scales and sums; Z0-Z7 the rows' lo sums of the block, Z8-Z15 their hi sums,
 // Z22-Z26 and Z29-Z31 the rows' outputs, Z16/Z17 the quad, Z18, Z19 temps, Z20 the group's
 // dw, Z27 the nibbles' shifts, Z28 the byte mask.
-
-#define Q8W(K, T) VPXORD (64*(K))(R9), Z28, T
 
 #define Q4W(K, T) \
 	VBROADCASTI64X4 (32*(K))(R9), T; \
@@ -74,7 +72,8 @@
 
 // GEMM8(W, FIX, SHIFT, BB, D) is a kernel's body for blocks of BB bytes whose scales are
 // at D in the block, W making its quads ready; the row's term is isum = FIX(256·hi + lo)
-// - (s << SHIFT), as the four-row kernels' Q8TERM and Q4TERM.
+// - (s << SHIFT), as the four-row kernels' Q4TERM. (Q8_0 through this loop, its bytes made
+// unsigned, ran batch-16 decode slower than its four-row kernel, and was dropped.)
 #define GEMM8(W, FIX, SHIFT, BB, D) \
 	MOVQ      y+0(FP), DI; \
 	MOVQ      ystride+8(FP), SI; \
@@ -145,11 +144,6 @@ block: \
 	VMOVUPS   Z31, (R14)(R15*1); \
 	VZEROUPPER; \
 	RET
-
-// func gemm8Q8_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
-TEXT ·gemm8Q8_0AVX512(SB), NOSPLIT, $0-64
-	VPBROADCASTD gbytes80<>(SB), Z28
-	GEMM8(Q8W, NOFIX, 7, 544, 512)
 
 // func gemm8Q4_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 TEXT ·gemm8Q4_0AVX512(SB), NOSPLIT, $0-64

@@ -32,9 +32,6 @@ func gemmQ6_KAVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, a
 // gemmRows8 rows of activations.
 
 //go:noescape
-func gemm8Q8_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
-
-//go:noescape
 func gemm8Q4_0AVX512(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, astride int)
 
 // gemmKernel is a GEMM kernel's signature.
@@ -49,7 +46,10 @@ type gemmKernel func(y *float32, ystride int, w *byte, n int, qs, ds, ss *byte, 
 // KiB of Q5_1, 13.5 KiB of Q4_K and Q5_K, 13 KiB of Q6_K) stay in L1 while every row of x
 // passes over them, and the rows' activations of it (2.3-3.4 KiB a row, at most 435 KiB
 // for 128 rows) stay in L2 while every group passes over them.
-// eight, where a type has one, takes the rows in eights before the last four.
+// eight, where a type has one, takes the rows in eights before the last four: Q4_0's
+// (1.06× the four-row tiles' batch-16 decode of medium; Q8_0's, the same code, was
+// 0.87-0.95× there though 1.07× in BenchmarkGEMMTile, so Q8_0 has none: docs/benchmarks/
+// quantized.md, "Eight-row tiles").
 type gemmType struct {
 	kernel, eight gemmKernel
 	from, span    int
@@ -58,7 +58,7 @@ type gemmType struct {
 // avx512GEMMs are the GEMM kernels of the types that have one; written only by
 // TestDotRunsGEMM, which counts a kernel's calls.
 var avx512GEMMs = map[dtype.DType]gemmType{
-	dtype.Q8_0: {gemmQ8_0AVX512, gemm8Q8_0AVX512, 4, 32},
+	dtype.Q8_0: {gemmQ8_0AVX512, nil, 4, 32},
 	dtype.Q4_0: {gemmQ4_0AVX512, gemm8Q4_0AVX512, 4, 32},
 	dtype.Q4_K: {gemmQ4_KAVX512, nil, 4, 6},
 	dtype.Q6_K: {gemmQ6_KAVX512, nil, 8, 4},

@@ -283,7 +283,7 @@ func BenchmarkGEMMTile(b *testing.B) {
 	}
 	r := rand.New(rand.NewPCG(2, 2))
 	for _, shape := range []struct{ out, in int }{{4096, 2048}, {2048, 5632}} {
-		for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0} {
+		for _, typ := range []dtype.DType{dtype.Q4_0} {
 			ggml := make([]byte, shape.out*typ.Bytes(shape.in))
 			require.NoError(b, Quantize(typ, ggml, randValues(r, shape.out*shape.in, 0.02)))
 			w := make([]byte, PackedBytes(typ, shape.out, shape.in))
@@ -322,9 +322,11 @@ func BenchmarkGEMMTile(b *testing.B) {
 }
 
 // BenchmarkGEMMWorkers runs Dot's GEMM at M = 16 and 128 on one worker and on two
-// (goroutines splitting the output rows in SplitRows runs, as two SM workers do),
-// interleaved, each from its fastest run: GFLOP/s of all workers together, and x_two, two
-// workers' rate over one's (2 where the cores' vector units are their own).
+// (goroutines splitting the output rows in SplitRows runs, as two SM workers do), and for
+// the types with an eight-row kernel the four-row tiles alone on two workers ("two4"),
+// interleaved, each from its fastest run: GFLOP/s of all workers together, x_two two
+// workers' rate over one's (2 where the cores' vector units are their own) and x_two4 the
+// eight-row tiles' rate over the four-row ones' on two workers.
 //
 //	go test -run '^$' -bench GEMMWorkers -benchtime 40x ./quant/
 func BenchmarkGEMMWorkers(b *testing.B) {
@@ -333,29 +335,35 @@ func BenchmarkGEMMWorkers(b *testing.B) {
 	}
 	r := rand.New(rand.NewPCG(3, 3))
 	const out, in = 4096, 2048
-	for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_K} {
+	for _, typ := range []dtype.DType{dtype.Q8_0, dtype.Q4_0, dtype.Q4_K} {
 		ggml := make([]byte, out*typ.Bytes(in))
 		require.NoError(b, Quantize(typ, ggml, randValues(r, out*in, 0.02)))
 		w := make([]byte, PackedBytes(typ, out, in))
 		require.NoError(b, Pack(typ, w, ggml, out, in))
 		a := ActsFor(typ)
+		k := avx512GEMMs[typ]
+		four := k
+		four.eight = nil
 		for _, m := range []int{16, 128} {
 			xq := make([]byte, m*a.RowBytes(in))
 			require.NoError(b, QuantizeActs(a, xq, randValues(r, m*in, 1), in))
 			y := make([]float32, m*out)
 			b.Run(fmt.Sprintf("%dx%d/%v/M=%d", out, in, typ, m), func(b *testing.B) {
-				best := [2]time.Duration{math.MaxInt64, math.MaxInt64}
-				units := out / SplitRows(typ)
+				best := [3]time.Duration{math.MaxInt64, math.MaxInt64, math.MaxInt64}
+				units, align := out/SplitRows(typ), SplitRows(typ)
 				for b.Loop() {
-					for i, workers := range []int{1, 2} {
+					for i, run := range []struct {
+						workers int
+						k       gemmType
+					}{{1, k}, {2, k}, {2, four}} {
 						t0 := time.Now()
 						var wg sync.WaitGroup
-						for p := 1; p < workers; p++ {
+						for p := range run.workers {
 							wg.Go(func() {
-								Dot(typ, y, out, xq, m, w, out, in, units*p/workers*SplitRows(typ), units*(p+1)/workers*SplitRows(typ))
+								o0, o1 := units*p/run.workers*align, units*(p+1)/run.workers*align
+								gemmGroupsAsm(run.k, avx512Groups[typ], typ, y, out, xq, m, w, out, in, o0, o1)
 							})
 						}
-						Dot(typ, y, out, xq, m, w, out, in, 0, units/workers*SplitRows(typ))
 						wg.Wait()
 						best[i] = min(best[i], time.Since(t0))
 					}
@@ -364,6 +372,9 @@ func BenchmarkGEMMWorkers(b *testing.B) {
 				b.ReportMetric(flops/float64(best[0].Nanoseconds()), "GFLOP/s_one")
 				b.ReportMetric(flops/float64(best[1].Nanoseconds()), "GFLOP/s_two")
 				b.ReportMetric(float64(best[0])/float64(best[1]), "x_two")
+				if k.eight != nil {
+					b.ReportMetric(float64(best[2])/float64(best[1]), "x_two4")
+				}
 			})
 		}
 	}
