@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tpslice/tpslice/dtype"
 )
 
 func batchRequests() []Request {
@@ -28,11 +30,16 @@ func batchRequests() []Request {
 }
 
 // TestBatchedEqualsAlone: 16 requests running concurrently (continuous batching, decode
-// graphs padded to their bucket) produce exactly the tokens each produces alone.
+// graphs padded to their bucket) produce exactly the tokens each produces alone; also with
+// weights quantized on load to Q4_0 and Q8_0, whose batches run package quant's GEMM tiles
+// (eight rows and four) where one request runs its GEMV.
 func TestBatchedEqualsAlone(t *testing.T) {
-	for _, eager := range []bool{false, true} {
-		t.Run(fmt.Sprintf("eager=%v", eager), func(t *testing.T) {
-			e, err := New(Config{Model: "tiny", TP: 2, Eager: eager})
+	for _, c := range []struct {
+		eager bool
+		dt    dtype.DType
+	}{{false, 0}, {true, 0}, {false, dtype.Q4_0}, {false, dtype.Q8_0}} {
+		t.Run(fmt.Sprintf("eager=%v/weights=%v", c.eager, orStored(c.dt)), func(t *testing.T) {
+			e, err := New(Config{Model: "tiny", TP: 2, Eager: c.eager, WeightDType: c.dt})
 			require.NoError(t, err)
 			defer e.Close()
 			reqs := batchRequests()
