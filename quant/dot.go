@@ -16,8 +16,8 @@ import (
 // the same for any m, any split of [o0, o1) and on every kernel (AVX-512, AVX2, Go): a GEMM
 // row is bitwise the GEMV of that row. From 4 rows of activations (8 for Q6_K), every type
 // runs a GEMM on AVX-512 VNNI CPUs (gemm_avx512_amd64.s: each quad of
-// weights made ready once for four rows), fewer rows and other CPUs the GEMV kernel once
-// per row. The reference loops, with qa, da the activation block's values and scale:
+// weights made ready once for four rows; gemm8_avx512_amd64.s: for eight, Q4_0's), fewer
+// rows and other CPUs the GEMV kernel once per row. The reference loops, with qa, da the activation block's values and scale:
 //
 //	Q8_0, Q4_0 (row r of a grouped matrix, blocks b of 32, w the int8, or nibble - 8):
 //		var acc float32
