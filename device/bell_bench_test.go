@@ -61,7 +61,9 @@ func ping(b *testing.B, mine, theirs bell, flag *uint32) {
 // side woken, its answer awaited; ns/op is per round trip. doorbell: two devices' in-process
 // doorbells between goroutines; shared: SharedBells in shareable memory between goroutines;
 // processes: SharedBells with the answering side a child process, as between ranks that run
-// as processes of their own.
+// as processes of their own; processes-spin: the same with both sides spinning first
+// (SpinFirst), as ranks that each have a core do: the floor under one barrier between two
+// rank processes.
 //
 //	go test ./device -run '^$' -bench BellRoundTrip
 func BenchmarkBellRoundTrip(b *testing.B) {
@@ -82,19 +84,32 @@ func BenchmarkBellRoundTrip(b *testing.B) {
 		ping(b, mine, child, &words[flagWord])
 		require.NoError(b, <-done)
 	})
-	b.Run("processes", func(b *testing.B) {
-		p := newParent(b)
-		buf, err := p.dev.AllocShareable(dtype.F32, dataWord)
-		require.NoError(b, err)
-		words := buf.Uint32s()
-		mine, child := newBell(b, "pong", words[parentBell:]), newBell(b, "ping", words[childBell:])
-		p.bell.Store(mine)
-		conn, pid := p.start(b, "pong")
-		h, err := buf.ExportShareable()
-		require.NoError(b, err)
-		require.NoError(b, ipc.SendHandle(conn, h))
-		require.NoError(b, h.Close())
-		ping(b, mine, child, &words[flagWord])
-		p.finish(b, pid, buf)
-	})
+	b.Run("processes", func(b *testing.B) { pingProcess(b, "pong") })
+	b.Run("processes-spin", func(b *testing.B) { pingProcess(b, "pong-spin") })
+}
+
+// pingSpin is how long both sides of processes-spin spin before they yield: as long as a
+// rank's waiter does where the ranks fit on the cores (comm's sharedSpin).
+const pingSpin = 20 * time.Microsecond
+
+// pingProcess is BenchmarkBellRoundTrip's round trip with a child process answering in role
+// ("pong-spin": both sides spin first, as ranks that each have a core do; the floor under a
+// barrier between two rank processes).
+func pingProcess(b *testing.B, role string) {
+	p := newParent(b)
+	buf, err := p.dev.AllocShareable(dtype.F32, dataWord)
+	require.NoError(b, err)
+	words := buf.Uint32s()
+	mine, child := newBell(b, "pong", words[parentBell:]), newBell(b, "ping", words[childBell:])
+	if role == "pong-spin" {
+		mine.SpinFirst(pingSpin)
+	}
+	p.bell.Store(mine)
+	conn, pid := p.start(b, role)
+	h, err := buf.ExportShareable()
+	require.NoError(b, err)
+	require.NoError(b, ipc.SendHandle(conn, h))
+	require.NoError(b, h.Close())
+	ping(b, mine, child, &words[flagWord])
+	p.finish(b, pid, buf)
 }

@@ -112,7 +112,10 @@ func runChild(role string) error {
 			atomic.StoreUint32(&words[flagWord], 2*i+2)
 			parent.Ring()
 		}
-	case "pong": // answer pings until told to stop (BenchmarkBellRoundTrip)
+	case "pong", "pong-spin": // answer pings until told to stop (BenchmarkBellRoundTrip)
+		if role == "pong-spin" {
+			mine.SpinFirst(pingSpin)
+		}
 		if err := answer(mine, parent, &words[flagWord]); err != nil {
 			return err
 		}
