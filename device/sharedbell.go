@@ -88,16 +88,20 @@ func (b *SharedBell) spinFirst(ready func() bool) bool {
 	return false
 }
 
-// spinUntil polls ready without yielding for up to d and reports whether it held.
+// spinUntil polls ready without yielding for up to d and reports whether it held. The clock
+// is read only once a first round of polls has failed: a peer on a core of its own usually
+// answers within it, and a clock read costs as much as a cache line from that peer.
 func spinUntil(d time.Duration, ready func() bool) bool {
-	start := time.Now()
+	var start time.Time
 	for {
 		for range 64 {
 			if ready() {
 				return true
 			}
 		}
-		if time.Since(start) >= d {
+		if start.IsZero() {
+			start = time.Now()
+		} else if time.Since(start) >= d {
 			return false
 		}
 	}

@@ -115,8 +115,9 @@ type Stream struct {
 	help   smHelpers
 	cur    launch // the kernel running; see launch
 
-	errMu sync.Mutex
-	err   error
+	// err is the sticky error, set once: every kernel reads it before it runs, so it is
+	// one atomic load rather than a lock.
+	err atomic.Pointer[error]
 
 	// Capture state, guarded by the node's capMu; capturing mirrors cap != nil so that
 	// launches outside capture take no lock.
@@ -211,17 +212,14 @@ func (s *Stream) Synchronize() error {
 
 // Err returns the stream's sticky error without waiting.
 func (s *Stream) Err() error {
-	s.errMu.Lock()
-	defer s.errMu.Unlock()
-	return s.err
+	if p := s.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func (s *Stream) setErr(err error) {
-	s.errMu.Lock()
-	if s.err == nil {
-		s.err = err
-	}
-	s.errMu.Unlock()
+	s.err.CompareAndSwap(nil, &err)
 }
 
 func (s *Stream) enqueue(o op) error {
