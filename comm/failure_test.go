@@ -2,6 +2,7 @@ package comm
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -160,4 +161,27 @@ func TestCollectiveStats(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, []CollectiveStat{{Op: "allreduce", Algo: TwoShot, Calls: recorderDepth + 10, Bytes: (recorderDepth + 10) * 200}}, g.c.Recorder(1).Stats())
+}
+
+// TestCollectiveStatsInterleaved: calls that alternate algorithms and ops are each counted
+// under their own op and algorithm, not under the previous call's.
+func TestCollectiveStatsInterleaved(t *testing.T) {
+	g := newGroup(t, 2, device.NVSwitch, Config{})
+	in, out := g.alloc(t, dtype.F32, 64), g.alloc(t, dtype.F32, 128)
+	const k = 5
+	for range k {
+		for r := range 2 {
+			require.NoError(t, g.c.Rank(r).AllReduceAlgo(g.streams[r], OneShot, in[r], in[r], 64))
+			require.NoError(t, g.c.Rank(r).AllReduceAlgo(g.streams[r], TwoShot, in[r], in[r], 32))
+			require.NoError(t, g.c.Rank(r).AllGather(g.streams[r], in[r], out[r], 64))
+		}
+	}
+	for _, err := range g.syncAll() {
+		require.NoError(t, err)
+	}
+	stats := g.c.Recorder(0).Stats()
+	slices.SortFunc(stats, func(a, b CollectiveStat) int { return strings.Compare(a.Op+a.Algo.String(), b.Op+b.Algo.String()) })
+	require.Len(t, stats, 3)
+	require.Equal(t, CollectiveStat{Op: "allgather", Algo: stats[0].Algo, Calls: k, Bytes: k * 256}, stats[0])
+	require.Equal(t, []CollectiveStat{{Op: "allreduce", Algo: OneShot, Calls: k, Bytes: k * 256}, {Op: "allreduce", Algo: TwoShot, Calls: k, Bytes: k * 128}}, stats[1:])
 }

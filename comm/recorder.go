@@ -79,13 +79,17 @@ type Recorder struct {
 	ring  [recorderDepth]Record
 	n     uint64 // records ever added
 	stats map[statKey]*CollectiveStat
+	last  *CollectiveStat // the totals countLocked updated last
 }
 
-func (r *Recorder) add(rec Record) {
+// open records a call that starts and counts its message bytes in the running totals:
+// one lock a call, where a step's small collectives are dominated by such fixed costs.
+func (r *Recorder) open(rec Record, bytes int64) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.ring[r.n%recorderDepth] = rec
 	r.n++
-	r.mu.Unlock()
+	r.countLocked(rec.Op, rec.Algo, bytes)
 }
 
 // update changes the record of seq, if the ring still holds it (a host that runs more
@@ -137,17 +141,21 @@ type statKey struct {
 	algo Algo
 }
 
-// count adds a call to the recorder's running totals, which unlike the ring never drop.
-func (r *Recorder) count(op string, a Algo, bytes int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.stats == nil {
-		r.stats = map[statKey]*CollectiveStat{}
-	}
-	st, ok := r.stats[statKey{op, a}]
-	if !ok {
-		st = &CollectiveStat{Op: op, Algo: a}
-		r.stats[statKey{op, a}] = st
+// countLocked adds a call to the recorder's running totals, which unlike the ring never
+// drop. The last call's totals are kept at hand: a rank repeats one op and algorithm far
+// more often than it switches, and the map's hash of the op name is most of the cost.
+func (r *Recorder) countLocked(op string, a Algo, bytes int64) {
+	st := r.last
+	if st == nil || st.Op != op || st.Algo != a {
+		if r.stats == nil {
+			r.stats = map[statKey]*CollectiveStat{}
+		}
+		var ok bool
+		if st, ok = r.stats[statKey{op, a}]; !ok {
+			st = &CollectiveStat{Op: op, Algo: a}
+			r.stats[statKey{op, a}] = st
+		}
+		r.last = st
 	}
 	st.Calls++
 	st.Bytes += bytes
