@@ -78,9 +78,9 @@ func (cl *call) begin() error {
 	cl.publish()
 	clear(cl.verified[:])
 	cl.start, cl.waited, cl.where = time.Now(), 0, ""
-	r.rec.add(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, Proto: cl.desc.proto, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start, Fault: cl.fault})
+	r.rec.open(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, Proto: cl.desc.proto, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start, Fault: cl.fault},
+		int64(cl.desc.count*cl.desc.t.Size()))
 	cl.recorded = true
-	r.rec.count(cl.desc.op, cl.desc.algo, int64(cl.desc.count*cl.desc.t.Size()))
 	return nil
 }
 
@@ -122,7 +122,9 @@ func (cl *call) end(err error) {
 // barrier is vLLM's per-block barrier: the block bumps its private counter, writes the new
 // value into its slot on every peer, and waits until every peer's slot on this rank holds
 // the same value. Two alternating flag sets let a fast rank enter the next barrier while a
-// slow one still polls this one.
+// slow one still polls this one. A rank neither writes nor reads its own slot: its line on
+// this rank then has only remote writers, and the waiter's polls are not interleaved with
+// a store of its own that would pull the line back from a writer in another process.
 func (cl *call) barrier(b device.Block, what string) error {
 	r := cl.r
 	r.counter[b.Index]++
@@ -133,9 +135,7 @@ func (cl *call) barrier(b device.Block, what string) error {
 		cl.corrupted, w = true, v+2 // a wrong epoch: the set's value two barriers on
 	}
 	for p := range r.c.n {
-		if p == r.rank {
-			atomic.StoreUint32(&r.peers[p].flags[base+r.rank], v)
-		} else {
+		if p != r.rank {
 			atomic.StoreUint32(&r.peers[p].flags[base+r.rank], w)
 		}
 	}
@@ -143,35 +143,35 @@ func (cl *call) barrier(b device.Block, what string) error {
 	mine := r.peers[r.rank].flags[base : base+r.c.n]
 	ready := func() bool {
 		for p := range mine {
-			if atomic.LoadUint32(&mine[p]) != v {
+			if p != r.rank && atomic.LoadUint32(&mine[p]) != v {
 				return false
 			}
 		}
 		return true
 	}
-	err := cl.wait(b, what, ready, func() bool { return badFlag(mine, v) >= 0 })
+	err := cl.wait(b, what, ready, func() bool { return badFlag(mine, r.rank, v) >= 0 })
 	if err == nil {
 		return cl.verify(b, true)
 	}
-	if p := badFlag(mine, v); p >= 0 {
+	if p := badFlag(mine, r.rank, v); p >= 0 {
 		err = fmt.Errorf("rank %d wrote %#x into its flag on rank %d, want %#x: %w", p, atomic.LoadUint32(&mine[p]), r.rank, v, ErrCorruptFlag)
 	}
 	var missing []int
 	for p := range mine {
-		if atomic.LoadUint32(&mine[p]) != v {
+		if p != r.rank && atomic.LoadUint32(&mine[p]) != v {
 			missing = append(missing, p)
 		}
 	}
 	return cl.waitError(b, what, missing, err)
 }
 
-// badFlag returns the first rank whose flag in a barrier's slots holds neither v (it arrived)
-// nor the value the slot held before (v-2, or 0 before the set's first use), or -1. Nothing
-// else can be there: a peer writes v+2 into the slot only after passing the barrier between,
-// which needs this rank.
-func badFlag(slots []uint32, v uint32) int {
+// badFlag returns the first rank other than self whose flag in a barrier's slots holds
+// neither v (it arrived) nor the value the slot held before (v-2, or 0 before the set's
+// first use), or -1. Nothing else can be there: a peer writes v+2 into the slot only after
+// passing the barrier between, which needs this rank.
+func badFlag(slots []uint32, self int, v uint32) int {
 	for p := range slots {
-		if f := atomic.LoadUint32(&slots[p]); f != v && f != v-2 && (f != 0 || v >= 2) {
+		if f := atomic.LoadUint32(&slots[p]); p != self && f != v && f != v-2 && (f != 0 || v >= 2) {
 			return p
 		}
 	}

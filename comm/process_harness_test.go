@@ -67,6 +67,9 @@ type procSpec struct {
 	Graph   bool
 	Replays int
 	Batch   int // roleBench: calls a batch
+	// BackToBack issues every call before the ranks synchronize (as a decode step does);
+	// otherwise each call is synchronized before the next.
+	BackToBack bool
 }
 
 // procCall is one collective of a spec.
@@ -130,7 +133,7 @@ func hashOf(b *device.Buffer) uint64 {
 }
 
 // runCalls runs calls [0, upTo) of spec on the ranks ranks (one stream each, every rank's
-// call issued before any waits) and returns each rank's result hashes, index = rank.
+// call issued before any waits; with spec.BackToBack every call before any waits) and returns each rank's result hashes, index = rank.
 func runCalls(spec *procSpec, ranks []*Rank, upTo int) (map[int][]uint64, error) {
 	streams := make([]*device.Stream, len(ranks))
 	for i, rk := range ranks {
@@ -141,6 +144,7 @@ func runCalls(spec *procSpec, ranks []*Rank, upTo int) (map[int][]uint64, error)
 		streams[i] = s
 	}
 	hashes := map[int][]uint64{}
+	var pending [][]*device.Buffer // outputs of the calls not synchronized yet, by call and rank
 	for i, pc := range spec.Calls[:upTo] {
 		nIn, nOut := pc.sizes(spec.N)
 		outs := make([]*device.Buffer, len(ranks))
@@ -157,12 +161,21 @@ func runCalls(spec *procSpec, ranks []*Rank, upTo int) (map[int][]uint64, error)
 				return nil, fmt.Errorf("call %d %+v: rank %d: %w", i, pc, rk.Rank(), err)
 			}
 		}
+		pending = append(pending, outs)
+		if spec.BackToBack && i+1 < upTo {
+			continue
+		}
 		for k, s := range streams {
 			if err := s.Synchronize(); err != nil {
 				return nil, fmt.Errorf("call %d %+v: rank %d: %w", i, pc, ranks[k].Rank(), err)
 			}
-			hashes[ranks[k].Rank()] = append(hashes[ranks[k].Rank()], hashOf(outs[k]))
 		}
+		for _, outs := range pending {
+			for k, rk := range ranks {
+				hashes[rk.Rank()] = append(hashes[rk.Rank()], hashOf(outs[k]))
+			}
+		}
+		pending = pending[:0]
 	}
 	return hashes, nil
 }

@@ -30,6 +30,27 @@ func TestProcessCollectives(t *testing.T) {
 	}
 }
 
+// TestProcessBackToBack issues hundreds of small all-reduces back to back, one-shot,
+// two-shot and the default's choice in turn on fresh inputs, before any rank waits: the
+// barriers' flag sets and counters cycle while the ranks run calls apart. In one process the
+// results are bitwise those of calls synchronized one by one, and with a process per rank
+// bitwise those in one process (-race covers the driver's rank).
+func TestProcessBackToBack(t *testing.T) {
+	for _, n := range []int{2, 4} {
+		t.Run(fmt.Sprintf("n%d", n), func(t *testing.T) {
+			spec := &procSpec{N: n, Fabric: device.NVSwitch, Timeout: 20 * time.Second, BackToBack: true}
+			for i := range 300 {
+				algo := []Algo{OneShot, TwoShot, Auto}[i%3]
+				spec.Calls = append(spec.Calls, procCall{Op: device.OpAllReduce, Algo: algo, DType: dtype.F32, Count: []int{64, 256, 1000}[i%3]})
+			}
+			seq := *spec
+			seq.BackToBack = false
+			require.Equal(t, inProcessHashes(t, &seq), inProcessHashes(t, spec), "back to back in one process differs from one by one")
+			runProcessGroup(t, spec)
+		})
+	}
+}
+
 // TestProcessNVLSCountsShared checks that the multicast object's counters live in shared
 // memory: rank 0 sees the NVLS calls of every process go through the switch.
 func TestProcessNVLSCountsShared(t *testing.T) {
