@@ -13,13 +13,15 @@ import (
 )
 
 // TestPeakProbes: the probes run every instruction they are timed for (vnniPeakLoop's 16
-// VPDPBUSD a round, addChainLoop's 8 ADDQ), so BenchmarkVNNIPeak's rates count real work.
+// VPDPBUSD a round, fmaPeakLoop's 16 VFMADD231PS, addChainLoop's 8 ADDQ), so
+// BenchmarkVNNIPeak's and BenchmarkFMAPeak's rates count real work.
 func TestPeakProbes(t *testing.T) {
 	if !vec.AcceleratedAVX512() {
 		t.Skip("this CPU runs no AVX-512 VNNI kernels")
 	}
 	for _, n := range []int{0, 1, 7, 1000} {
 		require.Equal(t, 64*n, vnniPeakLoop(n), "vnniPeakLoop(%d)", n)
+		require.Equal(t, 16*n, fmaPeakLoop(n), "fmaPeakLoop(%d)", n)
 		require.Equal(t, 8*n, addChainLoop(n), "addChainLoop(%d)", n)
 	}
 }
@@ -54,4 +56,33 @@ func BenchmarkVNNIPeak(b *testing.B) {
 	b.ReportMetric(ghz, "GHz")
 	b.ReportMetric(perNs/ghz, "VPDPBUSD/cycle")
 	b.ReportMetric(2*64*perNs, "int8GOP/s")
+}
+
+// BenchmarkFMAPeak measures one core's clock (as BenchmarkVNNIPeak does) and its zmm
+// VFMADD231PS throughput (independent ones a cycle, at that clock), and so its f32 peak:
+// 2·16 operations (a multiply and an add in each of 16 lanes) per VFMADD231PS. That is the
+// ceiling of the f32, f16 and bf16 GEMMs (layers' BenchmarkGEMMPaths), which widen their
+// weights to f32 and fuse one product per lane in the same instruction and count their
+// GFLOP/s the same way. Each iteration times both probes back to back over a short run and
+// the rates come from the fastest.
+//
+//	go test -run '^$' -bench FMAPeak -benchtime 2000x ./quant/
+func BenchmarkFMAPeak(b *testing.B) {
+	if !vec.AcceleratedAVX512() {
+		b.Skip("this CPU runs no AVX-512 kernels")
+	}
+	const rounds = 1 << 12
+	adds, fmas := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+	for b.Loop() {
+		t0 := time.Now()
+		addChainLoop(rounds)
+		t1 := time.Now()
+		fmaPeakLoop(rounds)
+		adds, fmas = min(adds, t1.Sub(t0)), min(fmas, time.Since(t1))
+	}
+	ghz := 8 * rounds / float64(adds.Nanoseconds())
+	perNs := 16 * rounds / float64(fmas.Nanoseconds())
+	b.ReportMetric(ghz, "GHz")
+	b.ReportMetric(perNs/ghz, "VFMADD231PS/cycle")
+	b.ReportMetric(2*16*perNs, "f32GFLOP/s")
 }
