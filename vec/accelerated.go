@@ -13,3 +13,7 @@ func Accelerated() bool { return useAVX2 }
 // environment variable TPSLICE_ISA=avx2, read once at start-up, caps the kernels at AVX2
 // (to compare them, or to test the AVX2 kernels on an AVX-512 machine).
 func AcceleratedAVX512() bool { return useAVX512 }
+
+// AcceleratedBF16Dot reports whether, beyond AcceleratedAVX512, the CPU runs AVX512_BF16
+// (VDPBF16PS, VCVTNEPS2BF16; detected once): packages choose their bf16-dot kernels on it.
+func AcceleratedBF16Dot() bool { return useBF16Dot }

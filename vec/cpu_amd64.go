@@ -14,6 +14,10 @@ var useAVX2 = detectAVX2()
 // capping the kernels at avx2. Computed once.
 var useAVX512 = useAVX2 && detectAVX512() && os.Getenv("TPSLICE_ISA") != "avx2"
 
+// useBF16Dot reports whether the AVX-512 BF16 instructions (VDPBF16PS, VCVTNEPS2BF16) may
+// run: useAVX512 and CPUID leaf 7 subleaf 1 reporting AVX512_BF16. Computed once.
+var useBF16Dot = useAVX512 && detectAVX512BF16()
+
 // cpuid executes CPUID with EAX=eaxArg, ECX=ecxArg.
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
@@ -60,4 +64,16 @@ func detectAVX512() bool {
 	}
 	_, ebx7, ecx7, _ := cpuid(7, 0)
 	return ebx7&(ebx7F|ebx7BW|ebx7VL) == ebx7F|ebx7BW|ebx7VL && ecx7&ecx7VNNI != 0
+}
+
+// detectAVX512BF16 reports whether the CPU has AVX512_BF16 (CPUID.(EAX=7,ECX=1):EAX bit 5).
+// Call it after detectAVX512 holds.
+func detectAVX512BF16() bool {
+	const eax71BF16 = 1 << 5
+	maxSub, _, _, _ := cpuid(7, 0)
+	if maxSub < 1 {
+		return false
+	}
+	eax71, _, _, _ := cpuid(7, 1)
+	return eax71&eax71BF16 != 0
 }

@@ -6,8 +6,8 @@ import "github.com/tpslice/tpslice/dtype"
 
 // Without the amd64 assembly every kernel is its portable Go implementation (generic.go).
 
-// useAVX2 and useAVX512 are false: there is no assembly to use.
-const useAVX2, useAVX512 = false, false
+// useAVX2, useAVX512 and useBF16Dot are false: there is no assembly to use.
+const useAVX2, useAVX512, useBF16Dot = false, false, false
 
 func addF32(dst, src []float32)                                { addF32Go(dst, src) }
 func widen(t dtype.DType, dst []float32, src []uint16)         { widenGo(t, dst, src) }
