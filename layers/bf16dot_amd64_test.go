@@ -4,12 +4,18 @@ package layers
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tpslice/tpslice/dtype"
+	"github.com/tpslice/tpslice/internal/testutil"
 	"github.com/tpslice/tpslice/vec"
 )
 
@@ -134,5 +140,75 @@ func TestRoundBF16MatchesVCVTNEPS2BF16(t *testing.T) {
 			f[l] = math.Float32frombits(r.Uint32())
 		}
 		check()
+	}
+}
+
+// BenchmarkBF16DotPaths compares, at medium's shapes, LinearRows on bf16 weights (f32
+// activations; the AVX2 GEMV or the AVX-512 GEMM) with RoundBF16 + LinearBF16DotRows
+// (VDPBF16PS), the rounding of the activations counted in.
+func BenchmarkBF16DotPaths(b *testing.B) {
+	if !vec.AcceleratedBF16Dot() {
+		b.Skip("CPU lacks AVX512_BF16: VDPBF16PS does not run")
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, shape := range []struct{ out, in int }{{4096, 2048}, {2048, 5632}} {
+		w := randMatrix(r, dtype.BF16, shape.out, shape.in)
+		for _, m := range []int{1, 4, 128} {
+			x := randF32(r, m*shape.in, 1)
+			xb := make([]uint16, len(x))
+			y := make([]float32, m*shape.out)
+			run := func(b *testing.B, fn func()) {
+				cpu0 := testutil.CPUSeconds(b)
+				for b.Loop() {
+					fn()
+				}
+				flops := 2 * float64(m*shape.out*shape.in) * float64(b.N)
+				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				b.ReportMetric(flops/(testutil.CPUSeconds(b)-cpu0)/1e9, "cpuGFLOP/s")
+			}
+			name := fmt.Sprintf("%dx%d/M=%d", shape.out, shape.in, m)
+			b.Run(name+"/impl=f32acts", func(b *testing.B) {
+				run(b, func() { linearRows(y, x, w, m, 0, shape.out) })
+			})
+			b.Run(name+"/impl=bf16dot", func(b *testing.B) {
+				run(b, func() {
+					roundBF16Slice(xb, x)
+					linearBF16Dot(y, xb, w, m, 0, shape.out)
+				})
+			})
+		}
+	}
+}
+
+// evexVDPBF16PS is the EVEX encoding of VDPBF16PS zmm(d), zmm(s1), zmm(s2) (Intel order;
+// register forms): 62, P0 (inverted R, X, B, R' and map 0F38), P1 (W0, inverted vvvv, F3),
+// P2 (512 bits, inverted V'), opcode 52, ModRM.
+func evexVDPBF16PS(d, s1, s2 int) [6]byte {
+	inv := func(r, bit int) byte { return byte(^(r >> bit)) & 1 }
+	p0 := inv(d, 3)<<7 | inv(s2, 4)<<6 | inv(s2, 3)<<5 | inv(d, 4)<<4 | 0b10
+	p1 := byte(^s1&15)<<3 | 1<<2 | 0b10
+	p2 := byte(0b10)<<5 | inv(s1, 4)<<3
+	return [6]byte{0x62, p0, p1, p2, 0x52, 0xC0 | byte(d&7)<<3 | byte(s2&7)}
+}
+
+// TestVDPBF16PSBytes re-encodes every VDPBF16PS spelled in bytes in the kernel file from
+// the mnemonic in its comment, so that no register number in the bytes can drift from it.
+func TestVDPBF16PSBytes(t *testing.T) {
+	src, err := os.ReadFile("bf16dot_kernel_amd64.s")
+	require.NoError(t, err)
+	re := regexp.MustCompile(`BYTE \$0x(..); BYTE \$0x(..); BYTE \$0x(..); BYTE \$0x(..); BYTE \$0x(..); BYTE \$0x(..)\s*// VDPBF16PS Z(\d+), Z(\d+), Z(\d+)`)
+	found := re.FindAllStringSubmatch(string(src), -1)
+	require.Len(t, found, 2*16+2*4, "VDPBF16PS lines: 16 a step of 4 rows, 4 of 1 row, each plain and masked")
+	for _, m := range found {
+		var got [6]byte
+		for i := range got {
+			v, err := strconv.ParseUint(m[1+i], 16, 8)
+			require.NoError(t, err)
+			got[i] = byte(v)
+		}
+		s2, _ := strconv.Atoi(m[7])
+		s1, _ := strconv.Atoi(m[8])
+		d, _ := strconv.Atoi(m[9])
+		require.Equal(t, evexVDPBF16PS(d, s1, s2), got, "%s", m[0])
 	}
 }
