@@ -85,6 +85,9 @@ type Config struct {
 	// run on a comm stream of CommSMs SMs (default 1) while the other's compute runs.
 	Overlap bool
 	CommSMs int
+	// BF16Dot multiplies bf16 weights with activations rounded to bf16 and VDPBF16PS, as
+	// llama.cpp does (models.LlamaOptions.BF16Dot); opt-in, other logits than the default.
+	BF16Dot bool
 	// KVBlocks is the KV cache's size in blocks of BlockSize (16) tokens, on every rank
 	// (default: 16 sequences of the whole context). It must hold one sequence of the whole
 	// context, so that every request fits alone. Sequences take blocks as they grow.
@@ -283,7 +286,7 @@ func groupConfig(cfg Config) tp.GroupConfig {
 func llamaOptions(cfg Config, table *fused.Table) models.LlamaOptions {
 	return models.LlamaOptions{WeightDType: cfg.WeightDType, MaxTokens: cfg.MaxBatchTokens,
 		MaxSeqs: cfg.MaxRunning, BlockSize: BlockSize, KVBlocks: cfg.KVBlocks + 1, KVDType: cfg.KVDType,
-		Fused: cfg.Fused, FusedTable: table, Overlap: cfg.Overlap}
+		Fused: cfg.Fused, FusedTable: table, Overlap: cfg.Overlap, BF16Dot: cfg.BF16Dot}
 }
 
 // graphBuckets are the batch sizes whose decode steps are captured: 1, 2, 4, … up to

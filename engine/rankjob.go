@@ -46,7 +46,7 @@ type rankSetup struct {
 	Algo                       comm.Algo
 	AllReduceWire              comm.Wire
 	Fabric                     device.Fabric
-	Overlap, Eager             bool
+	Overlap, Eager, BF16Dot    bool
 	CollectiveTimeout          time.Duration
 	// CPUs are every rank's CPUs (topo.Placement.CPUs; nil: none pinned): a worker pins
 	// its rank's SM workers and loading to its own, as the ranks of one process are.
@@ -57,7 +57,7 @@ func newRankSetup(c Config) rankSetup {
 	return rankSetup{Model: c.Model, WeightDType: c.WeightDType, KVDType: c.KVDType, Seed: c.Seed,
 		MaxBatchTokens: c.MaxBatchTokens, MaxRunning: c.MaxRunning, KVBlocks: c.KVBlocks, SMs: c.SMs, CommSMs: c.CommSMs,
 		Fused: c.Fused, Algo: c.Algo, AllReduceWire: c.AllReduceWire, Fabric: c.Fabric, Overlap: c.Overlap,
-		Eager: c.Eager, CollectiveTimeout: c.CollectiveTimeout}
+		Eager: c.Eager, BF16Dot: c.BF16Dot, CollectiveTimeout: c.CollectiveTimeout}
 }
 
 // config is the Config of one rank of world.
@@ -65,7 +65,7 @@ func (s rankSetup) config(world int) Config {
 	return Config{Model: s.Model, TP: world, WeightDType: s.WeightDType, KVDType: s.KVDType, Seed: s.Seed,
 		MaxBatchTokens: s.MaxBatchTokens, MaxRunning: s.MaxRunning, KVBlocks: s.KVBlocks, SMs: s.SMs, CommSMs: s.CommSMs,
 		Fused: s.Fused, Algo: s.Algo, AllReduceWire: s.AllReduceWire, Fabric: s.Fabric, Overlap: s.Overlap,
-		Eager: s.Eager, CollectiveTimeout: s.CollectiveTimeout}
+		Eager: s.Eager, BF16Dot: s.BF16Dot, CollectiveTimeout: s.CollectiveTimeout}
 }
 
 // rankReady is a worker's answer once its shard is loaded and its graphs captured.

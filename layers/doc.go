@@ -12,8 +12,8 @@
 //     [o0, o1).
 //   - RoundBF16, LinearBF16DotRows: the same for bf16 weights with llama.cpp's arithmetic,
 //     activations rounded to bf16 and VDPBF16PS (two bf16 products per f32 lane, 16 partial
-//     sums; dpbf16 is its measured reference), on CPUs with AVX512_BF16; not yet wired
-//     into the model (an opt-in to come).
+//     sums; dpbf16 is its measured reference), on CPUs with AVX512_BF16; the model's
+//     opt-in BF16Dot.
 //   - LinearQuantRows: the same for a Matrix of a GGML block type (Q8_0, Q4_0, Q4_K, Q5_K,
 //     Q6_K, Q5_0, Q5_1), its activations quantized to 16-bit integers by package quant,
 //     whose kernels it runs (for M rows on AVX-512 VNNI CPUs, a GEMM: each group of weight

@@ -39,6 +39,11 @@ type LlamaOptions struct {
 	// on the group's comm stream while the other's compute runs (the group must have
 	// comm streams: tp.GroupConfig.CommSMs).
 	Overlap bool
+	// BF16Dot multiplies bf16 matrices as llama.cpp does: activations rounded to bf16 and
+	// VDPBF16PS (layers.LinearBF16DotRows), in place of f32 activations against widened
+	// weights. Opt-in: it rounds every input of a bf16 matrix (docs/benchmarks/decode.md,
+	// "bf16 dot products").
+	BF16Dot bool
 	// ShapeOnly builds the model without weight memory: matrices have their shapes and
 	// dtypes but no data, and nothing is read from the source. Such a model captures decode
 	// graphs (capture records kernels without running them) for performance models of

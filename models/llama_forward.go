@@ -66,6 +66,8 @@ type activations struct {
 	packed, full, cands, gathered                       *device.Buffer
 	xq                                                  [quant.MaxActs + 1]*device.Buffer // quantized inputs, by format
 	xqStride                                            [quant.MaxActs + 1]int            // their bytes per token
+	xb                                                  *device.Buffer                    // inputs rounded to bf16 (BF16Dot)
+	xbStride                                            int                               // their elements per token
 	scratch                                             [][]float32                       // attention, one per block of a grid
 	top                                                 []layers.Candidate
 }
@@ -592,6 +594,8 @@ func (o linearOut) computeRows(in linearInput, o0, o1 int) error {
 	var err error
 	if w.DType.Quantized() {
 		err = layers.LinearQuantRows(y, in.q[quant.ActsFor(w.DType)], w, o0, o1)
+	} else if w.DType == dtype.BF16 && in.xb != nil {
+		err = layers.LinearBF16DotRows(y, in.xb, w, o0, o1)
 	} else {
 		err = layers.LinearRows(y, in.x, w, o0, o1)
 	}

@@ -17,6 +17,7 @@ type linearInput struct {
 	x    []float32
 	rows int
 	q    [quant.MaxActs + 1][]byte
+	xb   []uint16 // x rounded to bf16, for bf16 matrices under BF16Dot
 }
 
 // allocQuantInputs sizes one buffer per activation format that the rank's quantized
@@ -36,6 +37,9 @@ func (rk *llamaRank) allocQuantInputs() error {
 		}
 	}
 	each(rk.head)
+	if err := rk.allocBF16Inputs(); err != nil {
+		return err
+	}
 	for f, bytes := range widest {
 		if bytes == 0 {
 			continue
@@ -70,6 +74,9 @@ func (rk *llamaRank) quantizeInput(s *device.Stream, name string, x []float32, c
 		ops = append(ops, rk.grid(s, name+"."+f.String(), rows, rows*width, work, func(_ device.Block, r0, r1 int) error {
 			return quant.QuantizeActsAt(f, buf[r0*rb:r1*rb], x[r0*cols:r1*cols], cols, lead, width)
 		}))
+	}
+	if op := rk.roundInput(s, name, &in, cols, lead, t0, ws); op != nil {
+		ops = append(ops, op)
 	}
 	return in, func() error { return run(ops) }
 }
