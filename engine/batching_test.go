@@ -32,14 +32,15 @@ func batchRequests() []Request {
 // TestBatchedEqualsAlone: 16 requests running concurrently (continuous batching, decode
 // graphs padded to their bucket) produce exactly the tokens each produces alone; also with
 // weights quantized on load to Q4_0 and Q8_0, whose batches run package quant's GEMM tiles
-// (eight rows and four) where one request runs its GEMV.
+// (eight rows and four) where one request runs its GEMV; and with bf16 weights under
+// BF16Dot, whose batches run the VDPBF16PS kernel's 4-row blocks.
 func TestBatchedEqualsAlone(t *testing.T) {
 	for _, c := range []struct {
-		eager bool
-		dt    dtype.DType
-	}{{false, 0}, {true, 0}, {false, dtype.Q4_0}, {false, dtype.Q8_0}} {
-		t.Run(fmt.Sprintf("eager=%v/weights=%v", c.eager, orStored(c.dt)), func(t *testing.T) {
-			e, err := New(Config{Model: "tiny", TP: 2, Eager: c.eager, WeightDType: c.dt})
+		eager, bf16Dot bool
+		dt             dtype.DType
+	}{{false, false, 0}, {true, false, 0}, {false, false, dtype.Q4_0}, {false, false, dtype.Q8_0}, {false, true, dtype.BF16}} {
+		t.Run(fmt.Sprintf("eager=%v/weights=%v/bf16dot=%v", c.eager, orStored(c.dt), c.bf16Dot), func(t *testing.T) {
+			e, err := New(Config{Model: "tiny", TP: 2, Eager: c.eager, WeightDType: c.dt, BF16Dot: c.bf16Dot})
 			require.NoError(t, err)
 			defer e.Close()
 			reqs := batchRequests()
