@@ -60,7 +60,7 @@ func (r *Rank) AllReduceProto(s *device.Stream, algo Algo, proto Proto, in, out 
 	if proto == Simple {
 		proto = ProtoAuto // calls record and compare a protocol only where it is not the default
 	}
-	return r.launchWire(s, "allreduce", Choice{algo, proto}, r.c.callWire(algo, t), in, out, count, chunk, LocalWork{}, nil, body)
+	return r.launchWire(s, "allreduce", Choice{algo, proto}, r.c.callWire(algo, t), in, out, count, chunk, LocalWork{}, nil, algo == OneShot, body)
 }
 
 // check validates a call's arguments on the host, before anything is enqueued.
@@ -98,12 +98,13 @@ func (r *Rank) check(op string, s *device.Stream, in, out *device.Buffer, count,
 // chunks matters: a rank that reaches a chunk's first barrier has finished every block of
 // the chunk before, so blocks never see another block's share of a buffer change under them.
 func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Buffer, count, chunk int, local LocalWork, grid func(n int) int, body func(*call, device.Block, int, int) error) error {
-	return r.launchWire(s, op, Choice{Algo: algo}, WireExact, in, out, count, chunk, local, grid, body)
+	return r.launchWire(s, op, Choice{Algo: algo}, WireExact, in, out, count, chunk, local, grid, false, body)
 }
 
 // launchWire is launch for a call of algorithm and protocol ch whose inputs travel in wire
-// format w.
-func (r *Rank) launchWire(s *device.Stream, op string, ch Choice, w Wire, in, out *device.Buffer, count, chunk int, local LocalWork, grid func(n int) int, body func(*call, device.Block, int, int) error) error {
+// format w; oneShot says body is comm's one-shot all-reduce, whose chunks may alternate
+// (alternates) and then leave their closing barrier to the next kernel (settle).
+func (r *Rank) launchWire(s *device.Stream, op string, ch Choice, w Wire, in, out *device.Buffer, count, chunk int, local LocalWork, grid func(n int) int, oneShot bool, body func(*call, device.Block, int, int) error) error {
 	algo := ch.Algo
 	if grid == nil {
 		grid = r.defaultGrid
@@ -118,15 +119,19 @@ func (r *Rank) launchWire(s *device.Stream, op string, ch Choice, w Wire, in, ou
 	r.captureInput(s, cl)
 	for off := 0; off < count; off += chunk {
 		n, first, last := min(chunk, count-off), off == 0, off+chunk >= count
+		blocks := grid(n)
 		err := s.Launch(device.Kernel{
 			Name: op + "." + ch.String(),
-			Grid: grid(n),
+			Grid: blocks,
 			Work: r.work(op, ch, w.MessageBytes(n, in.DType()), n*local.BytesPerElem, local.Class),
 			Prologue: func() error {
 				if first {
 					if err := cl.begin(); err != nil {
 						return err
 					}
+				}
+				if err := cl.settle(oneShot && cl.alternates(n, blocks)); err != nil {
+					return err
 				}
 				cl.beginChunk(n)
 				return nil
@@ -169,8 +174,9 @@ func (r *Rank) defaultGrid(n int) int {
 	return min(r.c.cfg.Blocks, (n+minBlockElems-1)/minBlockElems)
 }
 
-// stage copies input elements [off+lo, off+hi) to the rank's staging buffer at [lo, hi),
-// unless the call reads its peers' inputs in place; on a low-precision wire it encodes them.
+// stage copies input elements [off+lo, off+hi) to the rank's staging buffer at [lo, hi)
+// past cl.staged, unless the call reads its peers' inputs in place; on a low-precision wire
+// it encodes them.
 func (cl *call) stage(off, lo, hi int) {
 	if cl.wire != WireExact {
 		cl.stageWire(off, lo, hi)
@@ -180,11 +186,11 @@ func (cl *call) stage(off, lo, hi int) {
 		cl.r.bytesSaved.Add(int64((hi - lo) * cl.desc.t.Size()))
 		return
 	}
-	own := &cl.r.peers[cl.r.rank]
+	own, at := &cl.r.peers[cl.r.rank], cl.staged
 	if cl.desc.t == dtype.F32 {
-		copy(own.f32[lo:hi], cl.in.Float32s()[off+lo:off+hi])
+		copy(own.f32[at+lo:at+hi], cl.in.Float32s()[off+lo:off+hi])
 	} else {
-		copy(own.u16[lo:hi], cl.in.Uint16s()[off+lo:off+hi])
+		copy(own.u16[at+lo:at+hi], cl.in.Uint16s()[off+lo:off+hi])
 	}
 }
 
@@ -214,12 +220,12 @@ func (cl *call) sumInputs(off, lo, hi, at int, dstF32 []float32, dstU16 []uint16
 }
 
 // inputF32 is rank p's input elements [off+lo, off+hi) as f32: read in place when the call
-// is registered, else from p's staging buffer at [lo, hi).
+// is registered, else from p's staging buffer at [lo, hi) past cl.staged.
 func (cl *call) inputF32(p, off, lo, hi int) []float32 {
 	if cl.registered() {
 		return cl.reg.views[p].Float32s()[off+lo : off+hi]
 	}
-	return cl.r.peers[p].f32[lo:hi]
+	return cl.r.peers[p].f32[cl.staged+lo : cl.staged+hi]
 }
 
 // inputU16 is inputF32 for 16-bit elements.
@@ -227,7 +233,7 @@ func (cl *call) inputU16(p, off, lo, hi int) []uint16 {
 	if cl.registered() {
 		return cl.reg.views[p].Uint16s()[off+lo : off+hi]
 	}
-	return cl.r.peers[p].u16[lo:hi]
+	return cl.r.peers[p].u16[cl.staged+lo : cl.staged+hi]
 }
 
 // outF32 and outU16 view count output elements from element off on.

@@ -13,9 +13,11 @@ import (
 // Signal buffer layout, in 32-bit words: flags[set][block][slot], where slot p is written
 // by rank p, then the tree all-reduce's flags, one line per block (see treeFlagBase), then
 // the two-level all-reduce's (twoLevelFlagBase). A block's slots fill one cache line so
-// blocks never share one.
+// blocks never share one. With at most stampOffset ranks, word stampOffset+p of a
+// barrier's line holds the stamp (callStamp) of the call rank p last met there with one.
 const (
 	slotStride  = 16
+	stampOffset = slotStride / 2
 	signalWords = 4 * MaxBlocks * slotStride
 )
 
@@ -48,6 +50,7 @@ type call struct {
 
 	lamportPhase int // flag-free phase (0..2) of the chunk that runs now
 	lamportPrev  int // words the chunk before it wrote, which this one clears
+	staged       int // where in the staging buffer the chunk's inputs go: an alternating one-shot's half
 
 	waited time.Duration // block 0's time blocked on peers, this call so far
 	where  string        // what block 0 last blocked on
@@ -126,16 +129,29 @@ func (cl *call) end(err error) {
 // this rank then has only remote writers, and the waiter's polls are not interleaved with
 // a store of its own that would pull the line back from a writer in another process.
 func (cl *call) barrier(b device.Block, what string) error {
+	if _, err := cl.meet(b, what, 0); err != nil {
+		return err
+	}
+	return cl.verify(b, true)
+}
+
+// meet is a barrier without the check of the peers' calls: it returns the offset of the
+// flag line it met on. A nonzero stamp (callStamp) is written beside the flag, in the same
+// line, so that the waiter learns which call a peer's flag comes from with the flag itself.
+func (cl *call) meet(b device.Block, what string, stamp uint32) (base int, err error) {
 	r := cl.r
 	r.counter[b.Index]++
 	v := r.counter[b.Index]
-	base := (int(v&1)*MaxBlocks + b.Index) * slotStride
+	base = (int(v&1)*MaxBlocks + b.Index) * slotStride
 	w := v // what the peers get
 	if cl.fault == FaultCorrupt && b.Index == 0 && !cl.corrupted {
 		cl.corrupted, w = true, v+2 // a wrong epoch: the set's value two barriers on
 	}
 	for p := range r.c.n {
 		if p != r.rank {
+			if stamp != 0 {
+				atomic.StoreUint32(&r.peers[p].flags[base+stampOffset+r.rank], stamp)
+			}
 			atomic.StoreUint32(&r.peers[p].flags[base+r.rank], w)
 		}
 	}
@@ -149,9 +165,9 @@ func (cl *call) barrier(b device.Block, what string) error {
 		}
 		return true
 	}
-	err := cl.wait(b, what, ready, func() bool { return badFlag(mine, r.rank, v) >= 0 })
+	err = cl.wait(b, what, ready, func() bool { return badFlag(mine, r.rank, v) >= 0 })
 	if err == nil {
-		return cl.verify(b, true)
+		return base, nil
 	}
 	if p := badFlag(mine, r.rank, v); p >= 0 {
 		err = fmt.Errorf("rank %d wrote %#x into its flag on rank %d, want %#x: %w", p, atomic.LoadUint32(&mine[p]), r.rank, v, ErrCorruptFlag)
@@ -162,7 +178,7 @@ func (cl *call) barrier(b device.Block, what string) error {
 			missing = append(missing, p)
 		}
 	}
-	return cl.waitError(b, what, missing, err)
+	return base, cl.waitError(b, what, missing, err)
 }
 
 // badFlag returns the first rank other than self whose flag in a barrier's slots holds

@@ -1,16 +1,106 @@
 package comm
 
-import "github.com/tpslice/tpslice/device"
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/tpslice/tpslice/device"
+)
 
 // oneShot: every rank copies its input into its registered buffer; barrier; every rank
 // reads all n inputs and sums them in rank order (so every rank gets the same bits);
 // barrier, before the buffer can be reused. Each rank reads (n-1)·S; two barriers.
+//
+// An alternating call (alternates) drops the second barrier: it stages into the half of the
+// buffer its sequence number's parity names, so the next alternating call writes the other
+// half, and that call's barrier proves every peer done reading this one's (a peer writes it
+// only after its sum). Any other kernel first meets the barrier this call left out
+// (settle). Its flag carries the call's stamp in the same line, which replaces the reads of
+// the peers' published descriptors (verify) by one compare for each peer.
 func (cl *call) oneShot(b device.Block, off, n int) error {
 	lo, hi := cl.span(n, b)
+	if !cl.alternates(n, b.Grid) {
+		cl.stage(off, lo, hi)
+		if err := cl.barrier(b, "one-shot inputs staged"); err != nil {
+			return err
+		}
+		cl.sumInputs(off, lo, hi, off+lo, cl.out.Float32s(), cl.out.Uint16s())
+		return cl.barrier(b, "one-shot inputs read")
+	}
+	cl.staged = int(cl.desc.seq&1) * cl.halfStaging()
 	cl.stage(off, lo, hi)
-	if err := cl.barrier(b, "one-shot inputs staged"); err != nil {
+	base, err := cl.meet(b, "one-shot inputs staged", cl.stamp())
+	if err == nil {
+		err = cl.verifyStamps(b, base)
+	}
+	if err != nil {
 		return err
 	}
 	cl.sumInputs(off, lo, hi, off+lo, cl.out.Float32s(), cl.out.Uint16s())
-	return cl.barrier(b, "one-shot inputs read")
+	cl.r.unread = true
+	return nil
+}
+
+// alternates reports whether a one-shot chunk of n elements on grid blocks runs with one
+// barrier: one block (the rank's pending barrier is block 0's), staged exactly (not in
+// place, nor encoded), in half the staging buffer, among at most stampOffset ranks. Every
+// rank decides alike: nothing here differs between ranks.
+func (cl *call) alternates(n, grid int) bool {
+	r := cl.r
+	return grid == 1 && r.c.n > 1 && r.c.n <= stampOffset && cl.wire == WireExact &&
+		!cl.registered() && n <= cl.halfStaging()
+}
+
+// halfStaging is half the staging buffer, in the call's elements.
+func (cl *call) halfStaging() int { return cl.r.c.cfg.BufferBytes / 2 / cl.desc.t.Size() }
+
+// stamp is the 32-bit word an alternating call writes beside its barrier flag: its tag
+// folded (the sequence number and the digest of its description), never 0, which the
+// flag lines start with.
+func (cl *call) stamp() uint32 { return stampOf(cl.tag) }
+
+// stampOf folds a published tag into a stamp.
+func stampOf(tag uint64) uint32 { return (uint32(tag>>32) ^ uint32(tag)) | 1 }
+
+// verifyStamps checks, after an alternating call's barrier on the line at base, that every
+// peer's flag came from this call: a peer that skipped the call, or issued another, left
+// another stamp, and is then named as verify names it.
+func (cl *call) verifyStamps(b device.Block, base int) error {
+	r, want := cl.r, cl.stamp()
+	stamps := r.peers[r.rank].flags[base+stampOffset : base+stampOffset+r.c.n]
+	for p := range stamps {
+		got := atomic.LoadUint32(&stamps[p])
+		if p == r.rank || got == want {
+			continue
+		}
+		err := cl.mismatch()
+		if err == nil {
+			err = cl.ahead()
+		}
+		if err == nil && cl.desc.seq > 0 && got == stampOf(r.publishedTag(p, cl.desc.seq-1)) {
+			// p met this barrier in the call before this one, which this rank cannot have
+			// passed without p: this rank skipped it
+			err = fmt.Errorf("comm: rank %d seq %d %v: rank %d already began seq %d %v, so it skipped seq %d",
+				r.rank, cl.desc.seq, &cl.desc, r.rank, cl.desc.seq, &cl.desc, cl.desc.seq-1)
+		}
+		if err == nil {
+			err = fmt.Errorf("comm: rank %d seq %d %v: rank %d met its barrier with stamp %#x, want %#x", r.rank, cl.desc.seq, &cl.desc, p, got, want)
+		}
+		return cl.fail(err)
+	}
+	cl.verified[b.Index] = true
+	return nil
+}
+
+// settle meets the barrier an alternating one-shot left out, before a kernel that is not
+// the next alternating one-shot (alternate false) may write the staging buffer the peers
+// may still read. It runs in the kernel's prologue, before any block.
+func (cl *call) settle(alternate bool) error {
+	r := cl.r
+	if !r.unread || alternate {
+		return nil
+	}
+	r.unread = false
+	_, err := cl.meet(device.Block{Grid: 1}, "previous one-shot's inputs read", 0)
+	return err
 }

@@ -25,6 +25,7 @@ type Rank struct {
 	seq              uint64                    // host side: the sequence number of the next call
 	published        [publishedDepth]descWords // kernel side: what each descriptor slot holds (storeSlot)
 	counter          [MaxBlocks]uint32         // kernel side: barriers passed per block (private)
+	unread           bool                      // kernel side: an alternating one-shot's closing barrier is due (settle)
 	lamportPhase     uint64                    // kernel side: flag-free chunks issued so far
 	lamportPrevWords int                       // kernel side: words the last flag-free chunk wrote
 	treeEpoch        [2][MaxBlocks]uint32      // kernel side: tree parts per tree and block so far

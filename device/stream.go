@@ -46,8 +46,9 @@ type Block struct {
 	launch      *launch
 }
 
-// Aborted reports whether another block of the kernel failed; waits should stop.
-func (b Block) Aborted() bool { return b.launch.aborted.Load() }
+// Aborted reports whether another block of the kernel failed; waits should stop. A Block
+// made outside a launch (a prologue's, before any block runs) is never aborted.
+func (b Block) Aborted() bool { return b.launch != nil && b.launch.aborted.Load() }
 
 // launch is the kernel a stream is running. A stream keeps one and reuses it for every
 // kernel: a step runs hundreds of kernels a rank, and allocating a launch for each took a
