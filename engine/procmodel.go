@@ -30,7 +30,9 @@ import (
 // exit status and last collective, its peers' waits ending at once (comm.DeathWatch); one
 // that stops answering (SIGSTOP, a hang) fails it a collective
 // deadline after its peers answered (theirs time out first: about twice the deadline in
-// all), naming its rank and pid, and is killed.
+// all), naming its rank and pid, and is killed. With no peer to answer (TP 1), a worker
+// stopped or blocked, using no CPU time, is named with its /proc state and killed two
+// collective deadlines after it went quiet (executor.Config.StallAfter).
 type procModel struct {
 	e      *executor.Executor
 	cfg    models.Config
@@ -71,10 +73,14 @@ func launchRanks(cfg Config, mcfg models.Config, cpus [][]int, respawn bool) (_ 
 	}
 	// A live rank answers a step at most a collective's deadline after its first peer did
 	// (a later one would have failed that peer's collective): one still silent then is
-	// stopped or hung, and the executor names and kills it.
+	// stopped or hung, and the executor names and kills it. A step nobody answered (one
+	// rank has no peer to answer first) is bounded by the workers' progress instead: a live
+	// rank waits outside the CPU at most a collective's deadline, so one neither runnable
+	// nor using CPU time for twice that is stopped or blocked. A long prefill computes, and
+	// is never cut short.
 	lag := cmp.Or(cfg.CollectiveTimeout, comm.DefaultTimeout)
 	e, err := executor.Launch(context.Background(), executor.Config{Workers: cfg.TP, Job: RankJobName,
-		Env: env, ReplyBytes: 64 + 4*opt.MaxSeqs*rowFloats, ReplyLag: lag})
+		Env: env, ReplyBytes: 64 + 4*opt.MaxSeqs*rowFloats, ReplyLag: lag, StallAfter: 2 * lag})
 	if err != nil {
 		return nil, Graphs{}, fmt.Errorf("engine: %w", err)
 	}

@@ -18,6 +18,8 @@ func (e *Executor) Close() error {
 		e.mu.Lock()
 		e.closing = true
 		e.mu.Unlock()
+		close(e.stop)
+		e.watch.Wait()        // it reads the ring, which release frees
 		_ = e.hangups.Close() // first: its duplicates of the sockets would keep them open
 		for _, c := range e.conns {
 			_ = c.Shutdown()

@@ -47,6 +47,13 @@ type Config struct {
 	// collectives, whose own deadline bounds how far a live rank falls behind its peers)
 	// is named with its rank and pid, killed, and fails the executor as a death does.
 	ReplyLag time.Duration
+	// StallAfter bounds how long a worker may leave a step unanswered while it is not
+	// runnable and uses no CPU time (0: no bound): it is then stopped or blocked, not slow,
+	// and is named with its rank, pid and state, killed, and fails the executor as a death
+	// does. It covers what ReplyLag cannot: a step nobody answered, as with one worker.
+	// Make it longer than the longest wait of a live worker outside the CPU (its
+	// collectives' deadline): a busy worker, however long its step, is never stalled.
+	StallAfter time.Duration
 }
 
 // Defaults of Config.
@@ -81,8 +88,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("executor: %d workers, want 1 to %d", c.Workers, device.MaxDevices)
 	case c.Job == "":
 		return c, fmt.Errorf("executor: no job named for the workers")
-	case c.JoinTimeout < 0 || c.ExitTimeout < 0 || c.StepTimeout < 0 || c.ReplyLag < 0:
-		return c, fmt.Errorf("executor: negative timeout (join %v, exit %v, step %v, reply lag %v)", c.JoinTimeout, c.ExitTimeout, c.StepTimeout, c.ReplyLag)
+	case c.JoinTimeout < 0 || c.ExitTimeout < 0 || c.StepTimeout < 0 || c.ReplyLag < 0 || c.StallAfter < 0:
+		return c, fmt.Errorf("executor: negative timeout (join %v, exit %v, step %v, reply lag %v, stall after %v)",
+			c.JoinTimeout, c.ExitTimeout, c.StepTimeout, c.ReplyLag, c.StallAfter)
 	}
 	if c.Program == "" {
 		exe, err := os.Executable()

@@ -27,7 +27,10 @@
 // control round in flight ends with it, and the connections are hung up so that the
 // survivors exit. A worker that lives but stays silent (stopped, hung) is bounded by
 // Config.ReplyLag: still silent that long after the first answer to a step, it is named
-// with its rank and pid, killed, and fails the executor the same way. A worker exits when
+// with its rank and pid, killed, and fails the executor the same way. A step that nobody
+// answers (one worker, or all silent) is bounded by Config.StallAfter: a silent worker that
+// is not runnable and used no CPU time (/proc/<pid>/stat) that long is stopped or blocked,
+// and is named with its state ("T (stopped)") and killed; a busy one is never cut short. A worker exits when
 // its driver hangs up (Close asks that way) and is killed by the kernel when its driver
 // dies. Close waits a bounded time for the workers to exit, kills the rest and reaps every
 // one: no process, socket file or shared mapping is left behind.

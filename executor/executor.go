@@ -29,6 +29,8 @@ type Executor struct {
 	failed  chan struct{} // closed when err is set
 	closing bool          // Close asked the workers to exit: their exits are no failure
 
+	stop      chan struct{}  // closed by Close: ends the stall watch
+	watch     sync.WaitGroup // the stall watch, which Close awaits before it frees the ring
 	closeOnce sync.Once
 	closeErr  error
 }

@@ -26,7 +26,7 @@ func Launch(ctx context.Context, cfg Config) (_ *Executor, err error) {
 	}
 	n := cfg.Workers
 	e := &Executor{cfg: cfg, pids: make([]int, n), conns: make([]*ipc.Conn, n),
-		exits: make(chan *ipc.Exit, n), failed: make(chan struct{})}
+		exits: make(chan *ipc.Exit, n), failed: make(chan struct{}), stop: make(chan struct{})}
 	var ln *ipc.Listener
 	defer func() {
 		if err != nil {
@@ -87,6 +87,9 @@ func Launch(ctx context.Context, cfg Config) (_ *Executor, err error) {
 	ln = nil
 	if e.hangups, err = ipc.WatchHangups(e.conns, e.onHangup); err != nil {
 		return nil, err
+	}
+	if cfg.StallAfter > 0 {
+		e.watch.Go(e.watchStalls)
 	}
 	return e, nil
 }

@@ -70,7 +70,8 @@ func runTestWorker(args []string) error {
 
 // testJobs are Jobs and jobs in which rank 1 dies at its first step: it exits with status
 // 3 or panics; "hangup", whose rank 1 hangs up and sleeps; and "deaf", which ignores the
-// driver's hangup.
+// driver's hangup; "busy", which computes a millisecond a token before it answers, and
+// "blocked", which sleeps at its first step without answering.
 func testJobs() map[string]Job {
 	jobs := Jobs()
 	dieAtFirstStep := func(die func()) Job {
@@ -94,6 +95,26 @@ func testJobs() map[string]Job {
 			time.Sleep(time.Hour) // until Close kills it
 		}
 		return ping(w)
+	}
+	jobs["busy"] = func(w *Worker) error {
+		for {
+			step, err := w.Steps().Next()
+			if err != nil {
+				return nil // the driver hung up
+			}
+			for end := time.Now().Add(time.Duration(len(step.Forward.IDs)) * time.Millisecond); time.Now().Before(end); {
+			}
+			if err := w.Steps().Reply(pingReply(step, w.Rank())); err != nil {
+				return nil
+			}
+		}
+	}
+	jobs["blocked"] = func(w *Worker) error {
+		if _, err := w.Steps().Next(); err != nil {
+			return err
+		}
+		time.Sleep(time.Hour) // until the driver kills it
+		return nil
 	}
 	jobs["deaf"] = func(*Worker) error {
 		time.Sleep(time.Hour) // until the kernel kills it

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tpslice/tpslice/internal/shmring"
 	"github.com/tpslice/tpslice/internal/stepwire"
@@ -22,6 +23,9 @@ type DriverSteps struct {
 	msg      []byte                                                            // the last step, encoded
 	raw      [][]byte
 	replies  []stepwire.Reply
+	// sent counts the messages in the ring and step is the last one's number, for the
+	// stall watch (watchStalls), which reads them from its own goroutine.
+	sent, step atomic.Uint64
 }
 
 // Send broadcasts step to every worker. It returns once the step is in the ring, not once
@@ -38,6 +42,8 @@ func (s *DriverSteps) Send(step stepwire.Step) error {
 	if err := s.w.Send(msg); err != nil {
 		return fmt.Errorf("executor: send step %d: %w", step.Number, err)
 	}
+	s.step.Store(step.Number)
+	s.sent.Add(1) // after step: the watch that sees the message sees its number
 	return nil
 }
 

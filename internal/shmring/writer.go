@@ -144,6 +144,11 @@ func (w *Writer) Gather(dst [][]byte) ([][]byte, error) {
 	return dst, nil
 }
 
+// Replied returns the number of the last message reader i replied to (counted from 1; 0
+// before its first reply). Any goroutine may call it, also while Gather waits: a
+// supervisor reads it to tell which readers a gather still waits for.
+func (w *Writer) Replied(i int) uint64 { return atomic.LoadUint64(w.reader(i, rReply)) }
+
 // take copies reader i's reply to the last message into dst[i] and gives the slot back.
 func (w *Writer) take(dst [][]byte, i int) error {
 	if got := atomic.LoadUint64(w.reader(i, rReply)); got != w.sent {
