@@ -49,6 +49,9 @@ type procModel struct {
 	// deaths maps every rank's control buffer: a worker's death ends the survivors'
 	// collectives at once and is named with its last collective; Flight reads them.
 	deaths *comm.DeathWatch
+	// asking is set while a request for rank 0's collective counts is in flight
+	// (collectiveStats).
+	asking atomic.Bool
 }
 
 // launchRanks starts cfg.TP workers running RankJob, sends each the configuration, relays

@@ -27,10 +27,11 @@ const RankJobName = "engine-rank"
 // The protocol between launchRanks and RankJob over each worker's connection (kinds from
 // 48: the executor's handshake uses 16-18, allreduce-bench's job 32-35).
 const (
-	kindRankSetup  uint32 = 48 + iota // driver: rankSetup; worker: rankReady
-	kindRankFailed                    // worker: its error, as text
-	kindProbeStart                    // driver: probeStart; worker: {} once installed
-	kindProbeStop                     // driver: probeStop; worker: the probe's answer
+	kindRankSetup       uint32 = 48 + iota // driver: rankSetup; worker: rankReady
+	kindRankFailed                         // worker: its error, as text
+	kindProbeStart                         // driver: probeStart; worker: {} once installed
+	kindProbeStop                          // driver: probeStop; worker: the probe's answer
+	kindCollectiveStats                    // driver: {}; worker: its rank's []comm.CollectiveStat
 )
 
 // rankSetup is what a worker needs of the driver's Config to load the same model and run

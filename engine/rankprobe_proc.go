@@ -9,7 +9,9 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
+	"github.com/tpslice/tpslice/comm"
 	"github.com/tpslice/tpslice/internal/ipc"
 	"github.com/tpslice/tpslice/tp"
 )
@@ -62,8 +64,9 @@ func (m *procModel) probeRank(rank int, name string) (func(question, answer any)
 	}, nil
 }
 
-// probeServer is a worker's side of ProbeRank: once its rank is ready, the control
-// connection carries only probe requests, which serve answers until the driver hangs up.
+// probeServer is a worker's side of ProbeRank and of CollectiveStats: once its rank is
+// ready, the control connection carries only these requests, which serve answers until the
+// driver hangs up.
 type probeServer struct {
 	conn   *ipc.Conn
 	sends  *sync.Mutex // serve's sends and RankJob's last word take turns
@@ -131,6 +134,50 @@ func (s *probeServer) handle(m ipc.Message) (uint32, []byte, error) {
 		}
 		body, err := json.Marshal(answer)
 		return kindProbeStop, body, err
+	case kindCollectiveStats:
+		body, err := json.Marshal(s.g.Comm().Recorder(s.rank).Stats())
+		return kindCollectiveStats, body, err
 	}
-	return 0, nil, fmt.Errorf("rank %d's worker got a control message of kind %d, want a probe's (%d or %d)", s.rank, m.Kind, kindProbeStart, kindProbeStop)
+	return 0, nil, fmt.Errorf("rank %d's worker got a control message of kind %d, want a probe's (%d or %d) or its collective counts' (%d)",
+		s.rank, m.Kind, kindProbeStart, kindProbeStop, kindCollectiveStats)
+}
+
+// statsWait bounds how long CollectiveStats waits for rank 0's worker to answer: a scrape
+// of /metrics must not hang on a worker that is stopped while the engine is idle.
+const statsWait = 2 * time.Second
+
+// collectiveStats is CollectiveStats for ranks in worker processes: a control round asks
+// rank 0's worker for its recorder's running totals. The round runs on to its answer (or
+// the executor's end) after statsWait gives up on it, holding the control connection, so
+// that no later round reads its late answer; until then a new request is refused.
+func (m *procModel) collectiveStats() ([]comm.CollectiveStat, error) {
+	pid := m.e.Pids()[0]
+	if !m.asking.CompareAndSwap(false, true) {
+		return nil, fmt.Errorf("engine: rank 0 (pid %d) has not yet answered the last request for its collective counts", pid)
+	}
+	type answer struct {
+		stats []comm.CollectiveStat
+		err   error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		defer m.asking.Store(false)
+		var a answer
+		a.err = m.e.Control(func(conns []*ipc.Conn) error {
+			if err := ipc.SendJSON(conns[0], kindCollectiveStats, struct{}{}); err != nil {
+				return err
+			}
+			return ipc.RecvJSON(conns[0], kindCollectiveStats, kindRankFailed, &a.stats)
+		})
+		done <- a
+	}()
+	select {
+	case a := <-done:
+		if a.err != nil {
+			return nil, fmt.Errorf("engine: rank 0 (pid %d): collective counts: %w", pid, a.err)
+		}
+		return a.stats, nil
+	case <-time.After(statsWait):
+		return nil, fmt.Errorf("engine: rank 0 (pid %d) did not answer for its collective counts within %v", pid, statsWait)
+	}
 }

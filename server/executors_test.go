@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -58,11 +60,13 @@ var executorExchanges = []exchange{
 // worker processes' answers to be those of the in-process ranks, byte for byte but for
 // the ids and timestamps: each exchange alone, then all of them again at once with 10
 // greedy completions (half streamed, batched by the scheduler), each answering as alone;
-// /health answers 200, /metrics counts the same requests and tokens, and decode steps
-// replay graphs (in the workers, under mp).
+// /health answers 200, /metrics counts the same requests and tokens and the same
+// collective series (rank 0's, counted in its worker under mp) in the same proportions,
+// and decode steps replay graphs (in the workers, under mp).
 func TestServeExecutors(t *testing.T) {
 	answers := map[string][]string{}
 	metrics := map[string][]string{}
+	collectives := map[string]map[string]string{}
 	for _, ex := range executors {
 		t.Run(ex.name, func(t *testing.T) {
 			ts := start(t, Config{}, newEngineOn(t, ex.processes))
@@ -115,12 +119,48 @@ func TestServeExecutors(t *testing.T) {
 				metrics[ex.name] = append(metrics[ex.name], prefix+" "+v)
 			}
 			require.NotEqual(t, "0", metricValue(string(m), `tpslice_decode_graph_replays_total{batch="1"}`), "%s", m)
+			collectives[ex.name] = collectiveShape(t, string(m))
 		})
 	}
 	if len(answers) == len(executors) {
 		require.Equal(t, answers["inproc"], answers["mp"], "worker processes answer as the in-process ranks do")
 		require.Equal(t, metrics["inproc"], metrics["mp"])
+		require.Equal(t, collectives["inproc"], collectives["mp"], "rank 0's collectives, counted in its worker under mp")
 	}
+}
+
+// collectiveShape reads the collective series of /metrics (m) and returns, by series, what
+// does not depend on how the scheduler batched the requests (the calls' sizes do): each
+// op's calls per call of the op called least (every step issues the same collectives: 5
+// all-reduces a gather on tiny). Every series is there for calls and bytes, and counts at
+// least one call of at least 4 bytes.
+func collectiveShape(t *testing.T, m string) map[string]string {
+	t.Helper()
+	calls, bytes := map[string]float64{}, map[string]float64{}
+	for _, line := range strings.Split(m, "\n") {
+		for name, into := range map[string]map[string]float64{"tpslice_collective_calls_total": calls, "tpslice_collective_bytes_total": bytes} {
+			if labels, ok := strings.CutPrefix(line, name); ok {
+				series, value, _ := strings.Cut(labels, " ")
+				v, err := strconv.ParseFloat(value, 64)
+				require.NoError(t, err, "%s", line)
+				into[series] = v
+			}
+		}
+	}
+	require.NotEmpty(t, calls, "collective calls in /metrics:\n%s", m)
+	least := math.Inf(1)
+	for series, n := range calls {
+		require.Contains(t, bytes, series, "bytes beside the calls")
+		require.Positive(t, n, "%s calls", series)
+		require.GreaterOrEqual(t, bytes[series], 4*n, "%s: at least a float32 a call", series)
+		least = min(least, n)
+	}
+	require.Len(t, bytes, len(calls), "calls beside the bytes")
+	shape := map[string]string{}
+	for series, n := range calls {
+		shape[series] = fmt.Sprintf("%.3f calls per step", n/least)
+	}
+	return shape
 }
 
 // normalizeAnswer is a response body (JSON, or a stream's events) without what differs
