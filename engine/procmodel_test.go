@@ -119,8 +119,9 @@ func TestProcessesWorkerKilled(t *testing.T) {
 	require.Less(t, time.Since(start), 20*time.Second)
 	require.Regexp(t, `rank 2 \(pid `+fmt.Sprint(victim)+`\).*killed`, err.Error())
 	require.Regexp(t, `comm: rank 2's process exited \(last collective seq \d+ \w+`, err.Error(), "named from its control buffer")
+	// The step's sequences end before the scheduler records the recovery (recoverFrom).
+	require.Eventually(t, func() bool { return len(e.Recoveries()) == 1 }, 10*time.Second, time.Millisecond, "the recovery is recorded")
 	recs := e.Recoveries()
-	require.Len(t, recs, 1)
 	require.Len(t, recs[0].Flight.Ranks, len(pids), "the failed group's flight recorder")
 	for r, calls := range recs[0].Flight.Ranks {
 		require.Len(t, calls, 1, "rank %d's last collective, as the driver sees it", r)
