@@ -40,13 +40,14 @@ type Config struct {
 	// first, then chunks of the prompts being prefilled fill the rest, in one forward pass.
 	MaxBatchTokens int
 	// PrefillSteps spreads the prefill over steps while sequences decode (0 or 1: prompt
-	// chunks take all the budget leaves): a step's prefill chunks hold at most
-	// 1/PrefillSteps of the prefill tokens pending (the prompts being prefilled and those
-	// queued), and at least as many as its decode tokens or a block. A newcomer's prompt
-	// is then spread over several steps instead of lengthening one, and the decode steps
-	// stay about as long as one another where a step's time grows with its tokens (a CPU;
-	// on a GPU a step of a few hundred tokens costs about what a decode step does). A
-	// step with no decode token has nobody's inter-token latency to protect: not bounded.
+	// chunks take all the budget leaves): a backlog of prefill tokens (the prompts being
+	// prefilled and those queued) is taken in PrefillSteps steps, 1/PrefillSteps of it a
+	// step while it lasts, and at least as many as the step's decode tokens or a block. A
+	// newcomer's prompt is then spread over several steps instead of lengthening one, and
+	// the decode steps stay about as long as one another where a step's time grows with
+	// its tokens (a CPU; on a GPU a step of a few hundred tokens costs about what a decode
+	// step does). A step with no decode token has nobody's inter-token latency to protect:
+	// not bounded.
 	PrefillSteps int
 	// Fused picks the all-reduce + residual + RMSNorm variant (Auto by size, Unfused, …).
 	Fused fused.Variant

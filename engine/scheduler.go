@@ -19,6 +19,9 @@ type scheduler struct {
 	closed   bool
 	stopped  chan struct{}
 	stats    Stats
+	// spread is spreadPrefill's state between steps: the prefill tokens a step may take
+	// while the backlog it was set for lasts, and what of that backlog the last step left.
+	spread struct{ rate, left int }
 	// stopTextBytes and stopMatchSteps are Stats' fields of the same names, added by
 	// retire, which runs with and without mu.
 	stopTextBytes, stopMatchSteps atomic.Int64
@@ -210,16 +213,20 @@ func (e *Engine) scheduleRunning(p *plan) {
 }
 
 // spreadPrefill bounds what the budget leaves for prefill chunks beside the step's decode
-// tokens (Config.PrefillSteps) to 1/PrefillSteps of the prefill tokens pending: those the
-// running sequences still prefilling have left and those of the queued sequences there is
-// room to admit. Each step thus takes a share of a backlog that follows the arrivals,
-// however they bunch, and a steady stream of prompts is prefilled as fast as it comes.
-// The bound is never below the step's decode tokens nor a block, so that a lone prompt's
-// last tokens are not spread thinner and thinner; a step without decode tokens is not
-// bounded. Called between the decode and the prefill passes, with the queue locked.
+// tokens (Config.PrefillSteps) so that a backlog of prefill tokens is taken in
+// PrefillSteps steps: the pending tokens (those the running sequences still prefilling
+// have left and those of the queued sequences there is room to admit) over PrefillSteps,
+// a rate kept while that backlog lasts and raised by arrivals. (A share of what is left
+// at every step let a burst's last prompts in one a step, over three times as many steps,
+// and its sequences stayed out of step for the rest of the run.) The bound is never below the step's decode tokens nor a block, so that
+// a lone prompt's last tokens are not spread thinner and thinner; a step without decode
+// tokens is not bounded. Called between the decode and the prefill passes, with the
+// queue locked.
 func (e *Engine) spreadPrefill(p *plan) {
 	steps, decodes := e.cfg.PrefillSteps, len(p.chunks) // the decode pass's
+	q := &e.sched
 	if steps <= 1 || decodes == 0 {
+		q.spread.rate, q.spread.left = 0, 0
 		return
 	}
 	pending := 0
@@ -228,7 +235,6 @@ func (e *Engine) spreadPrefill(p *plan) {
 			pending += left
 		}
 	}
-	q := &e.sched
 	room := e.cfg.MaxRunning - len(p.running)
 	for _, queue := range [][]*sequence{q.resuming, q.waiting} {
 		for _, s := range queue[:min(room, len(queue))] {
@@ -236,7 +242,12 @@ func (e *Engine) spreadPrefill(p *plan) {
 		}
 		room -= min(room, len(queue))
 	}
-	p.budget = min(p.budget, max((pending+steps-1)/steps, decodes, BlockSize))
+	rate := (pending + steps - 1) / steps
+	if q.spread.left > 0 { // the last step's backlog is not taken yet: keep its pace
+		rate = max(rate, q.spread.rate)
+	}
+	p.budget = min(p.budget, max(rate, decodes, BlockSize))
+	q.spread.rate, q.spread.left = rate, pending-p.budget
 }
 
 // admit moves sequences from the queue (the preempted ones first) into the running batch
