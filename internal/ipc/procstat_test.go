@@ -3,8 +3,8 @@
 package ipc
 
 import (
-	"os"
 	"os/exec"
+	"runtime"
 	"testing"
 	"time"
 
@@ -41,11 +41,15 @@ func TestParseProcStat(t *testing.T) {
 }
 
 // TestReadProcStatStopped: a child stopped with SIGSTOP reads as T and uses no CPU time
-// while stopped; this process's own stat reads as running.
+// while stopped; the thread reading its own stat reads as running. (The process's stat is
+// its main thread's, which may sleep while another thread reads it, so the test reads its
+// own thread's: /proc/<tid>/stat.)
 func TestReadProcStatStopped(t *testing.T) {
-	self, err := ReadProcStat(os.Getpid())
+	runtime.LockOSThread()
+	self, err := ReadProcStat(unix.Gettid())
+	runtime.UnlockOSThread()
 	require.NoError(t, err)
-	require.Equal(t, byte('R'), self.State, "reading its own stat, a process runs")
+	require.Equal(t, byte('R'), self.State, "reading its own stat, a thread runs")
 	cmd := exec.Command("sleep", "30")
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
