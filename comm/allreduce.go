@@ -115,33 +115,32 @@ func (r *Rank) launchWire(s *device.Stream, op string, ch Choice, w Wire, in, ou
 	if len(op) > 8*opWords {
 		return fmt.Errorf("comm: rank %d: op name %q is longer than the %d bytes a published descriptor holds", r.rank, op, 8*opWords)
 	}
-	cl := &call{r: r, desc: callDesc{op: op, algo: algo, proto: ch.Proto, t: in.DType(), count: count}, wire: w, in: in, out: out}
+	single := count <= chunk
+	var cl *call
+	var only *chunkKernel
+	if single && !s.Capturing() {
+		only = r.calls.take()
+		only.pooled, cl = true, &only.own
+	} else {
+		cl = new(call)
+	}
+	*cl = call{r: r, desc: callDesc{op: op, algo: algo, proto: ch.Proto, t: in.DType(), count: count}, wire: w, in: in, out: out}
 	r.captureInput(s, cl)
+	name := r.kernelName(op, ch)
 	for off := 0; off < count; off += chunk {
 		n, first, last := min(chunk, count-off), off == 0, off+chunk >= count
-		blocks := grid(n)
+		k := only
+		if k == nil {
+			k = newChunkKernel()
+		}
+		k.cl, k.off, k.n, k.blocks, k.first, k.last, k.oneShot, k.body = cl, off, n, grid(n), first, last, oneShot, body
 		err := s.Launch(device.Kernel{
-			Name: op + "." + ch.String(),
-			Grid: blocks,
-			Work: r.work(op, ch, w.MessageBytes(n, in.DType()), n*local.BytesPerElem, local.Class),
-			Prologue: func() error {
-				if first {
-					if err := cl.begin(); err != nil {
-						return err
-					}
-				}
-				if err := cl.settle(oneShot && cl.alternates(n, blocks)); err != nil {
-					return err
-				}
-				cl.beginChunk(n)
-				return nil
-			},
-			Block: func(b device.Block) error { return cl.runBlock(body, b, off, n) },
-			Epilogue: func(err error) {
-				if err != nil || last {
-					cl.end(err)
-				}
-			},
+			Name:     name,
+			Grid:     k.blocks,
+			Work:     r.work(op, ch, w.MessageBytes(n, in.DType()), n*local.BytesPerElem, local.Class),
+			Prologue: k.prologue,
+			Block:    k.block,
+			Epilogue: k.epilogue,
 		})
 		if err != nil {
 			return err // nothing of the call ran: its first kernel was not enqueued, or the

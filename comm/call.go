@@ -81,8 +81,7 @@ func (cl *call) begin() error {
 	cl.publish()
 	clear(cl.verified[:])
 	cl.start, cl.waited, cl.where = time.Now(), 0, ""
-	r.rec.open(Record{Seq: cl.desc.seq, Op: cl.desc.op, Algo: cl.desc.algo, Proto: cl.desc.proto, DType: cl.desc.t, Count: cl.desc.count, State: Running, Start: cl.start, Fault: cl.fault},
-		int64(cl.desc.count*cl.desc.t.Size()))
+	r.rec.open(&cl.desc, cl.start, cl.fault)
 	cl.recorded = true
 	return nil
 }
@@ -111,15 +110,7 @@ func (cl *call) end(err error) {
 	} else {
 		cl.recordLast(Done)
 	}
-	cl.r.rec.update(cl.desc.seq, func(rec *Record) {
-		if rec.State == Failed {
-			return // the first failure stays on record
-		}
-		rec.End, rec.State, rec.Err, rec.Wait = now, Done, err, cl.waited
-		if err != nil {
-			rec.State = Failed
-		}
-	})
+	cl.r.rec.close(cl.desc.seq, now, cl.waited, err)
 }
 
 // barrier is vLLM's per-block barrier: the block bumps its private counter, writes the new

@@ -35,8 +35,10 @@ type Rank struct {
 	scratch          [][3][]float32            // kernel side: per block, LL/LL128 working rows
 	prims            [MaxBlocks]blockPrims     // kernel side: per block, the ring's and the tree's protocol
 	rec              Recorder
-	graphInputs      []*graphInput // captured, not yet registered (host side)
-	bytesSaved       atomic.Int64  // staging copies replays skipped
+	graphInputs      []*graphInput  // captured, not yet registered (host side)
+	bytesSaved       atomic.Int64   // staging copies replays skipped
+	calls            callFreeList   // finished one-chunk calls, reused (chunkkernel.go)
+	lastName         lastKernelName // host side: the last kernel name (kernelName)
 }
 
 // peerView is one rank's buffers as seen from another rank: plain slices over the peer's

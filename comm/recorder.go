@@ -83,13 +83,30 @@ type Recorder struct {
 }
 
 // open records a call that starts and counts its message bytes in the running totals:
-// one lock a call, where a step's small collectives are dominated by such fixed costs.
-func (r *Recorder) open(rec Record, bytes int64) {
+// one lock a call, where a step's small collectives are dominated by such fixed costs. The
+// record is written in place, field by field from the call's description, not built and
+// then copied into the ring.
+func (r *Recorder) open(d *callDesc, start time.Time, fault FaultKind) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.ring[r.n%recorderDepth] = rec
+	rec := &r.ring[r.n%recorderDepth]
+	rec.Seq, rec.Op, rec.Algo, rec.Proto, rec.DType, rec.Count = d.seq, d.op, d.algo, d.proto, d.t, d.count
+	rec.State, rec.Start, rec.End, rec.Wait, rec.Where, rec.Err, rec.Fault = Running, start, time.Time{}, 0, "", nil, fault
 	r.n++
-	r.countLocked(rec.Op, rec.Algo, bytes)
+	r.countLocked(d.op, d.algo, int64(d.count*d.t.Size()))
+	r.mu.Unlock()
+}
+
+// close records how the call of seq ended, if the ring still holds it; a record that
+// failed already keeps its first failure.
+func (r *Recorder) close(seq uint64, end time.Time, wait time.Duration, err error) {
+	r.mu.Lock()
+	if rec := &r.ring[seq%recorderDepth]; rec.Seq == seq && seq < r.n && rec.State != Failed {
+		rec.End, rec.State, rec.Err, rec.Wait = end, Done, err, wait
+		if err != nil {
+			rec.State = Failed
+		}
+	}
+	r.mu.Unlock()
 }
 
 // update changes the record of seq, if the ring still holds it (a host that runs more

@@ -1,0 +1,108 @@
+package comm
+
+import (
+	"sync"
+
+	"github.com/tpslice/tpslice/device"
+)
+
+// maxFreeCalls bounds a rank's free list: more than a host enqueues ahead of its stream in
+// a burst of small calls, at under half a KiB each.
+const maxFreeCalls = 64
+
+// chunkKernel is one chunk's kernel of a call. Its Prologue, Block and Epilogue are method
+// values bound once, when it is made, to fields the host sets before each launch: a call of
+// one chunk (every small call, whose issue is CPU around a microsecond's wait) then takes a
+// kernel and its call from the rank's free list and allocates nothing.
+type chunkKernel struct {
+	cl                   *call // the call the chunk belongs to: &own for a pooled call
+	off, n, blocks       int
+	first, last, oneShot bool
+	body                 func(*call, device.Block, int, int) error
+	// pooled says the kernel is its call's only one, launched outside a capture: its
+	// epilogue is the last use of both, which then go back to the rank's free list.
+	pooled bool
+
+	prologue func() error
+	block    func(device.Block) error
+	epilogue func(error)
+
+	own call // the call's storage when pooled
+}
+
+func newChunkKernel() *chunkKernel {
+	k := &chunkKernel{}
+	k.prologue, k.block, k.epilogue = k.runPrologue, k.runBlock, k.runEpilogue
+	return k
+}
+
+func (k *chunkKernel) runPrologue() error {
+	cl := k.cl
+	if k.first {
+		if err := cl.begin(); err != nil {
+			return err
+		}
+	}
+	if err := cl.settle(k.oneShot && cl.alternates(k.n, k.blocks)); err != nil {
+		return err
+	}
+	cl.beginChunk(k.n)
+	return nil
+}
+
+func (k *chunkKernel) runBlock(b device.Block) error { return k.cl.runBlock(k.body, b, k.off, k.n) }
+
+func (k *chunkKernel) runEpilogue(err error) {
+	if err != nil || k.last {
+		k.cl.end(err)
+	}
+	if k.pooled {
+		k.cl.r.calls.put(k)
+	}
+}
+
+// callFreeList holds a rank's finished one-chunk calls for reuse. The host takes from it
+// and the stream's epilogues give back, on different goroutines, hence the lock.
+type callFreeList struct {
+	mu   sync.Mutex
+	free []*chunkKernel
+}
+
+// take returns a kernel from the list or a new one; the caller overwrites its call.
+func (l *callFreeList) take() *chunkKernel {
+	l.mu.Lock()
+	var k *chunkKernel
+	if n := len(l.free); n > 0 {
+		k, l.free[n-1] = l.free[n-1], nil
+		l.free = l.free[:n-1]
+	}
+	l.mu.Unlock()
+	if k == nil {
+		return newChunkKernel()
+	}
+	return k
+}
+
+func (l *callFreeList) put(k *chunkKernel) {
+	k.body, k.cl = nil, nil // hold no buffers of the finished call
+	l.mu.Lock()
+	if len(l.free) < maxFreeCalls {
+		l.free = append(l.free, k)
+	}
+	l.mu.Unlock()
+}
+
+// lastKernelName is the name of a rank's last collective kernel and what it was made of.
+type lastKernelName struct {
+	op, name string
+	ch       Choice
+}
+
+// kernelName is a collective kernel's name, "op.choice". The last one is kept: a rank
+// repeats one far more often than it switches, and the concatenation allocates.
+func (r *Rank) kernelName(op string, ch Choice) string {
+	if l := &r.lastName; l.op != op || l.ch != ch || l.name == "" {
+		*l = lastKernelName{op: op, name: op + "." + ch.String(), ch: ch}
+	}
+	return r.lastName.name
+}
