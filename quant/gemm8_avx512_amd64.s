@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "blocks_avx512_amd64.h"
+#include "gemm_avx512_amd64.h"
 
 // The eight-row GEMM kernel of Q4_0 (gemm_amd64.go): gemm_avx512_amd64.s's
 // kernels with eight rows of activations a tile instead of four, so each weight quad made
@@ -16,10 +17,6 @@
 // planes, scales and sums; Z0-Z7 the rows' lo sums of the block, Z8-Z15 their hi sums,
 // Z22-Z26 and Z29-Z31 the rows' outputs, Z16/Z17 the quad, Z18, Z19 temps, Z20 the group's
 // dw, Z27 the nibbles' shifts, Z28 the byte mask.
-
-#define Q4W(K, T) \
-	VBROADCASTI64X4 (32*(K))(R9), T; \
-	VPANDD          Z28, T, T
 
 // M8QUAD(K, W, T) adds quad K of the block, made by W into T, times the quad's activations
 // of each of the eight rows (lo and hi planes, broadcast) into Z0-Z7 and Z8-Z15.
@@ -55,9 +52,6 @@
 	VMULPS.BCST  SC, Z20, Z19; \
 	VMULPS       Z19, LO, LO; \
 	VADDPS       LO, ACC, ACC
-
-#define NIBFIX(R) VPSRAVD Z27, R, R
-#define NOFIX(R)
 
 // M8TERMS(FIX, SHIFT) adds the block's terms of the eight rows.
 #define M8TERMS(FIX, SHIFT) \

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "blocks_avx512_amd64.h"
+#include "gemm_avx512_amd64.h"
 
 // AVX-512 (F, BW, VL, VNNI) GEMM kernels of Dot for Q8_0, Q4_0, Q5_0, Q5_1, Q6_K, Q4_K
 // and Q5_K (gemm_amd64.go): one group of 16 weight rows against four rows of activations,
@@ -26,13 +27,7 @@
 // Z16/Z17 the quad, Z18, Z19, Z21 temps, Z20 the group's dw, Z26 0x10 bytes, Z27 the
 // nibbles' shifts, Z28 the byte mask.
 
-// Q8W(K, T) makes quad K's 64 bytes unsigned (w + 128) in T; Q4W(K, T) splits quad K's 32
-// bytes of nibbles into T (rows 0-7 low, 16 times rows 8-15 high).
-#define Q8W(K, T) VPXORD (64*(K))(R9), Z28, T
-
-#define Q4W(K, T) \
-	VBROADCASTI64X4 (32*(K))(R9), T; \
-	VPANDD          Z28, T, T
+// Q8W, Q4W, NIBFIX and NOFIX: gemm_avx512_amd64.h.
 
 // Q5READY(Q, F, T, SH, NIB, B16) makes a Q5 quad ready in T, as the GEMV kernels' Q5QUAD
 // does: its 32 bytes of nibbles at Q split into 64 (low nibbles in the low half: rows 0-7,
@@ -109,9 +104,6 @@
 	PREFETCHT0 (OFF+192)(R9); \
 	PREFETCHT0 (OFF+256)(R9); \
 	PREFETCHT0 (OFF+320)(R9)
-
-#define NIBFIX(R) VPSRAVD Z27, R, R
-#define NOFIX(R)
 
 // The terms of Q8_0 (isum = 256·hi + lo - 128·s, the weights made unsigned, w + 128), Q4_0
 // (isum = NIBFIX(256·hi + lo) - 8·s) and Q5_0 (isum = 256·hi + lo - 16·s).
