@@ -4,6 +4,9 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tpslice/tpslice/comm"
+	"github.com/tpslice/tpslice/internal/ipc"
 )
 
 // TestCollectiveStatsExecutors: one request generated alone issues the same collectives
@@ -43,6 +47,7 @@ func TestCollectiveStatsWorkerStopped(t *testing.T) {
 	t.Cleanup(func() { _ = e.Close() })
 	pid := e.Model().(interface{ Pids() []int }).Pids()[0]
 	require.NoError(t, unix.Kill(pid, unix.SIGSTOP))
+	requireStopped(t, pid)
 	start := time.Now()
 	_, err = e.CollectiveStats()
 	require.ErrorContains(t, err, "did not answer for its collective counts within")
@@ -52,4 +57,28 @@ func TestCollectiveStatsWorkerStopped(t *testing.T) {
 	require.NoError(t, unix.Kill(pid, unix.SIGCONT))
 	require.Eventually(t, func() bool { _, err := e.CollectiveStats(); return err == nil }, 20*time.Second, 10*time.Millisecond)
 	require.NoError(t, e.Close())
+}
+
+// requireStopped waits until every thread of pid is stopped. kill(2) returns with SIGSTOP
+// pending, and until the thread the kernel chose dequeues it, another thread of the worker
+// (the one reading the control socket, say) may still run and answer.
+func requireStopped(t *testing.T, pid int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			return false
+		}
+		for _, task := range tasks {
+			tid, err := strconv.Atoi(task.Name())
+			if err != nil {
+				return false
+			}
+			s, err := ipc.ReadProcStat(tid)
+			if err != nil || s.State != 'T' {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, time.Millisecond, "pid %d's threads did not all stop", pid)
 }
