@@ -63,11 +63,13 @@ func TestRecoveryUnderLoad(t *testing.T) {
 type rebuildHold struct {
 	began, released chan struct{}
 	begin, release  func()
+	at              time.Time // when the rebuild began: right after the failed step's error
 }
 
 func newRebuildHold() *rebuildHold {
 	h := &rebuildHold{began: make(chan struct{}), released: make(chan struct{})}
-	h.begin, h.release = sync.OnceFunc(func() { close(h.began) }), sync.OnceFunc(func() { close(h.released) })
+	h.begin = sync.OnceFunc(func() { h.at = time.Now(); close(h.began) })
+	h.release = sync.OnceFunc(func() { close(h.released) })
 	return h
 }
 
