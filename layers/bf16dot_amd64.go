@@ -52,13 +52,25 @@ func roundBF16Slice(dst []uint16, x []float32) {
 // bf16DotChunk rows of x share a scratch for a group of fewer than 4 output rows.
 const bf16DotChunk = 64
 
-// linearBF16Dot is LinearBF16DotRows after validation: bf16Dot4AVX512 on groups of 4
-// consecutive output rows where the CPU has AVX512_BF16, else the Go reference. A last
-// group of fewer than 4 repeats its last row and writes through a scratch, so that no
-// column outside [o0, o1) is touched.
+// linearBF16Dot is LinearBF16DotRows after validation: linearBF16DotAVX512 where the CPU
+// has AVX512_BF16, else linearBF16DotAVX2 where it has AVX2 and FMA, else the Go
+// reference.
 func linearBF16Dot(y []float32, xb []uint16, w Matrix, m, o0, o1 int) {
-	if !vec.AcceleratedBF16Dot() || m == 0 {
+	switch {
+	case vec.AcceleratedBF16Dot():
+		linearBF16DotAVX512(y, xb, w, m, o0, o1)
+	case vec.Accelerated():
+		linearBF16DotAVX2(y, xb, w, m, o0, o1)
+	default:
 		linearBF16DotGo(y, xb, w, m, o0, o1)
+	}
+}
+
+// linearBF16DotAVX512 is linearBF16Dot on CPUs with AVX512_BF16: bf16Dot4AVX512 on groups
+// of 4 consecutive output rows. A last group of fewer than 4 repeats its last row and
+// writes through a scratch, so that no column outside [o0, o1) is touched.
+func linearBF16DotAVX512(y []float32, xb []uint16, w Matrix, m, o0, o1 int) {
+	if m == 0 {
 		return
 	}
 	in, out := w.Cols, w.Rows

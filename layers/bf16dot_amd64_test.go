@@ -147,8 +147,8 @@ func TestRoundBF16MatchesVCVTNEPS2BF16(t *testing.T) {
 // activations; the AVX2 GEMV or the AVX-512 GEMM) with RoundBF16 + LinearBF16DotRows
 // (VDPBF16PS), the rounding of the activations counted in.
 func BenchmarkBF16DotPaths(b *testing.B) {
-	if !vec.AcceleratedBF16Dot() {
-		b.Skip("CPU lacks AVX512_BF16: VDPBF16PS does not run")
+	if !vec.Accelerated() {
+		b.Skip("CPU lacks AVX2 and FMA")
 	}
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, shape := range []struct{ out, in int }{{4096, 2048}, {2048, 5632}} {
@@ -170,12 +170,22 @@ func BenchmarkBF16DotPaths(b *testing.B) {
 			b.Run(name+"/impl=f32acts", func(b *testing.B) {
 				run(b, func() { linearRows(y, x, w, m, 0, shape.out) })
 			})
-			b.Run(name+"/impl=bf16dot", func(b *testing.B) {
-				run(b, func() {
-					roundBF16Slice(xb, x)
-					linearBF16Dot(y, xb, w, m, 0, shape.out)
+			for _, k := range isaBF16DotKernels() {
+				b.Run(name+"/impl=bf16dot-"+k.name, func(b *testing.B) {
+					run(b, func() {
+						roundBF16Slice(xb, x)
+						k.run(y, xb, w, m, 0, shape.out)
+					})
 				})
-			})
+			}
+			if m == 1 {
+				b.Run(name+"/impl=bf16dot-go", func(b *testing.B) {
+					run(b, func() {
+						roundBF16Slice(xb, x)
+						linearBF16DotGo(y, xb, w, m, 0, shape.out)
+					})
+				})
+			}
 		}
 	}
 }

@@ -36,8 +36,9 @@ func RoundBF16(dst []uint16, x []float32) error {
 //
 // The order does not depend on M or on the split of the rows, so a GEMM row is bitwise the
 // GEMV of that row. On CPUs with AVX512_BF16 (vec.AcceleratedBF16Dot) it runs
-// bf16Dot4AVX512 (4 weight rows against 4 rows of x at a time, 16 ZMM partial sums);
-// elsewhere the reference loop in Go, the same bits and far slower. Only columns [o0, o1)
+// bf16Dot4AVX512 (4 weight rows against 4 rows of x at a time, 16 ZMM partial sums); on
+// CPUs with AVX2 and FMA alone, bf16Dot4AVX2 (VDPBF16PS emulated, 4 weight rows against one
+// row of x); elsewhere the reference loop in Go, the same bits and far slower. Only columns [o0, o1)
 // of y are written. It does not allocate.
 func LinearBF16DotRows(y []float32, xb []uint16, w Matrix, o0, o1 int) error {
 	if err := w.Validate(); err != nil {
@@ -76,15 +77,21 @@ func linearBF16DotGo(y []float32, xb []uint16, w Matrix, m, o0, o1 int) {
 // rows x and w (len(w) ≥ len(x)).
 func dpbf16Dot(x, w []uint16) float32 {
 	var acc [16]float32
+	dpbf16Pairs(&acc, x, w, 0)
+	return combine16(&acc)
+}
+
+// dpbf16Pairs continues the 16 partial sums acc of the bf16 rows x and w (len(w) ≥ len(x))
+// from pair p0 to the last, an odd row's last pair padded with zeros.
+func dpbf16Pairs(acc *[16]float32, x, w []uint16, p0 int) {
 	n := len(x)
-	for p := range (n + 1) / 2 {
+	for p := p0; p < (n+1)/2; p++ {
 		x1, w1 := uint16(0), uint16(0)
 		if 2*p+1 < n {
 			x1, w1 = x[2*p+1], w[2*p+1]
 		}
 		acc[p%16] = dpbf16(acc[p%16], x[2*p], x1, w[2*p], w1)
 	}
-	return combine16(&acc)
 }
 
 // combine16 sums 16 partial sums in the tree of a ZMM horizontal add: lanes l and l+8,

@@ -28,32 +28,49 @@ func bf16DotCase(r *rand.Rand, m, in, out int) (Matrix, []uint16) {
 	return Matrix16(dtype.BF16, out, in, wb), xb
 }
 
+// bf16DotKernel is one instruction set's LinearBF16DotRows after validation, which the
+// differential tests force whatever the CPU would pick.
+type bf16DotKernel struct {
+	name string
+	run  func(y []float32, xb []uint16, w Matrix, m, o0, o1 int)
+}
+
 // checkBF16Dot runs LinearBF16DotRows on [o0, o1) of every shape's M rows and requires
 // every output bitwise the reference loop's, every row bitwise its own GEMV (M = 1), and
-// the columns outside [o0, o1) untouched.
+// the columns outside [o0, o1) untouched; then the same of every kernel of
+// isaBF16DotKernels that this CPU runs.
 func checkBF16Dot(t *testing.T, w Matrix, xb []uint16, m, o0, o1 int) {
+	checkBF16DotKernel(t, bf16DotKernel{"LinearBF16DotRows", func(y []float32, xb []uint16, w Matrix, _, o0, o1 int) {
+		require.NoError(t, LinearBF16DotRows(y, xb, w, o0, o1))
+	}}, w, xb, m, o0, o1)
+	for _, k := range isaBF16DotKernels() {
+		checkBF16DotKernel(t, k, w, xb, m, o0, o1)
+	}
+}
+
+func checkBF16DotKernel(t *testing.T, k bf16DotKernel, w Matrix, xb []uint16, m, o0, o1 int) {
 	in, out := w.Cols, w.Rows
 	const untouched = float32(-7.5)
 	y := make([]float32, m*out)
 	for i := range y {
 		y[i] = untouched
 	}
-	require.NoError(t, LinearBF16DotRows(y, xb, w, o0, o1))
+	k.run(y, xb, w, m, o0, o1)
 	want := make([]float32, m*out)
 	linearBF16DotGo(want, xb, w, m, 0, out)
 	gemv := make([]float32, out)
 	for mi := range m {
-		require.NoError(t, LinearBF16DotRows(gemv, xb[mi*in:(mi+1)*in], w, o0, o1))
+		k.run(gemv, xb[mi*in:(mi+1)*in], w, 1, o0, o1)
 		for o := range out {
 			got := y[mi*out+o]
 			if o < o0 || o >= o1 {
-				require.Equal(t, untouched, got, "m=%d in=%d out=%d [%d,%d): row %d col %d written", m, in, out, o0, o1, mi, o)
+				require.Equal(t, untouched, got, "%s m=%d in=%d out=%d [%d,%d): row %d col %d written", k.name, m, in, out, o0, o1, mi, o)
 				continue
 			}
 			require.Equal(t, math.Float32bits(want[mi*out+o]), math.Float32bits(got),
-				"m=%d in=%d out=%d [%d,%d): row %d col %d against the reference", m, in, out, o0, o1, mi, o)
+				"%s m=%d in=%d out=%d [%d,%d): row %d col %d against the reference", k.name, m, in, out, o0, o1, mi, o)
 			require.Equal(t, math.Float32bits(gemv[o]), math.Float32bits(got),
-				"m=%d in=%d out=%d [%d,%d): row %d col %d against its GEMV", m, in, out, o0, o1, mi, o)
+				"%s m=%d in=%d out=%d [%d,%d): row %d col %d against its GEMV", k.name, m, in, out, o0, o1, mi, o)
 		}
 	}
 }
