@@ -67,10 +67,12 @@ func linearBF16Dot(y []float32, xb []uint16, w Matrix, m, o0, o1 int) {
 }
 
 // linearBF16DotAVX512 is linearBF16Dot on CPUs with AVX512_BF16: bf16Dot4AVX512 on groups
-// of 4 consecutive output rows. A last group of fewer than 4 repeats its last row and
-// writes through a scratch, so that no column outside [o0, o1) is touched.
+// of 4 consecutive output rows, or in quarters below 4 rows of x (bf16DotQuartersAVX512).
+// A last group of fewer than 4 repeats its last row and writes through a scratch, so that
+// no column outside [o0, o1) is touched.
 func linearBF16DotAVX512(y []float32, xb []uint16, w Matrix, m, o0, o1 int) {
-	if m == 0 {
+	if m < 4 {
+		bf16DotQuartersAVX512(y, xb, w, m, o0, o1)
 		return
 	}
 	in, out := w.Cols, w.Rows
@@ -93,6 +95,40 @@ func linearBF16DotAVX512(y []float32, xb []uint16, w Matrix, m, o0, o1 int) {
 			bf16Dot4AVX512(&scratch[0][0], 16, &xb[mb*in], 2*in, nm, base, &off, in, tail)
 			for mi := range nm {
 				copy(y[(mb+mi)*out+ob:(mb+mi)*out+ob+nr], scratch[mi][:nr])
+			}
+		}
+	}
+}
+
+// bf16DotQuartersAVX512 is linearBF16DotAVX512 for m < 4 rows of x, where the weights'
+// stream sets the time: the rows [o0, o1) are split into 4 contiguous quarters of q rows
+// and pass p reduces row p of every quarter, so each of the kernel's 4 weight streams walks
+// its quarter in order and its prefetch 4 KiB ahead lands in the row its next pass reads
+// (as linearRowsAVX2). A quarter without a row p repeats row p of the first (result
+// dropped).
+func bf16DotQuartersAVX512(y []float32, xb []uint16, w Matrix, m, o0, o1 int) {
+	if m == 0 {
+		return
+	}
+	in, out := w.Cols, w.Rows
+	base := unsafe.Pointer(unsafe.SliceData(w.Data))
+	tail := uint32(1)<<(in%32) - 1
+	var off, row [4]int
+	var res [4][4]float32
+	q := (o1 - o0 + 3) / 4
+	for p := range q {
+		nr := 0 // quarters with a row p: the first nr
+		for r := range row {
+			row[r] = o0 + p
+			if o := o0 + r*q + p; o < o1 {
+				row[r], nr = o, r+1
+			}
+			off[r] = row[r] * in
+		}
+		bf16Dot4AVX512(&res[0][0], 16, &xb[0], 2*in, m, base, &off, in, tail)
+		for mi := range m {
+			for r := range nr {
+				y[mi*out+row[r]] = res[mi][r]
 			}
 		}
 	}

@@ -184,6 +184,10 @@ rows1:
 	CMPQ AX, R12
 	JGE  tail1
 loop1:
+	PREFETCHT0 4096(R8)(AX*1) // one line of each row a step, 4 KiB ahead: see bf16DotQuartersAVX512
+	PREFETCHT0 4096(R9)(AX*1)
+	PREFETCHT0 4096(R10)(AX*1)
+	PREFETCHT0 4096(R11)(AX*1)
 	VMOVDQU16 (SI)(AX*1), Z16
 	VMOVDQU16 (R8)(AX*1), Z20
 	VMOVDQU16 (R9)(AX*1), Z21
