@@ -87,7 +87,9 @@ type Config struct {
 	Overlap bool
 	CommSMs int
 	// BF16Dot multiplies bf16 weights with activations rounded to bf16 and VDPBF16PS, as
-	// llama.cpp does (models.LlamaOptions.BF16Dot); opt-in, other logits than the default.
+	// llama.cpp does (models.LlamaOptions.BF16Dot): other logits than f32 activations',
+	// 1.1-1.3x farther from float64's, and prompts about 1.6x as fast. The commands'
+	// --bf16-dot sets it, on by default.
 	BF16Dot bool
 	// KVBlocks is the KV cache's size in blocks of BlockSize (16) tokens, on every rank
 	// (default: 16 sequences of the whole context). It must hold one sequence of the whole

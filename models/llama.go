@@ -41,8 +41,8 @@ type LlamaOptions struct {
 	Overlap bool
 	// BF16Dot multiplies bf16 matrices as llama.cpp does: activations rounded to bf16 and
 	// VDPBF16PS (layers.LinearBF16DotRows), in place of f32 activations against widened
-	// weights. Opt-in: it rounds every input of a bf16 matrix (docs/benchmarks/decode.md,
-	// "bf16 dot products").
+	// weights; it rounds every input of a bf16 matrix (docs/benchmarks/decode.md, "bf16 dot
+	// products"). The commands turn it on by default (--bf16-dot).
 	BF16Dot bool
 	// ShapeOnly builds the model without weight memory: matrices have their shapes and
 	// dtypes but no data, and nothing is read from the source. Such a model captures decode

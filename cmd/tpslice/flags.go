@@ -108,7 +108,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	f.fusedSelect.register(fs)
 	addWireFlag(fs, &f.cfg.AllReduceWire)
 	fs.BoolVar(&f.cfg.Eager, "eager", false, "launch every decode step from the host instead of replaying captured graphs")
-	fs.BoolVar(&f.cfg.BF16Dot, "bf16-dot", false, "multiply bf16 weights as llama.cpp does: activations rounded to bf16, VDPBF16PS where the CPU has AVX512_BF16, else emulated bit for bit with AVX2 (other logits than the default f32 activations)")
+	fs.BoolVar(&f.cfg.BF16Dot, "bf16-dot", true, "multiply bf16 weights as llama.cpp does: activations rounded to bf16, VDPBF16PS where the CPU has AVX512_BF16, else emulated bit for bit with AVX2; false keeps f32 activations against widened weights (logits nearer float64's, prompts about 0.6x as fast)")
 	seedUsage := "seed of a preset's dummy weights"
 	if f.seedAlso != "" {
 		seedUsage = "seed of " + f.seedAlso + " and of a preset's dummy weights"

@@ -53,6 +53,12 @@ func TestEngineFlagsConfig(t *testing.T) {
 	require.Equal(t, 2, cfg.CommSMs)
 	require.Equal(t, "pcie", ef.topology, "resolveFabric reads it")
 	require.Equal(t, []topo.CPUList{{0, 1}, {1}}, cfg.CPUAffinity.Lists)
+	require.True(t, cfg.BF16Dot, "bf16 weights multiply as llama.cpp's by default")
+	ef, err = parseEngineFlags(t, false, "--bf16-dot=false")
+	require.NoError(t, err)
+	cfg, err = ef.config()
+	require.NoError(t, err)
+	require.False(t, cfg.BF16Dot)
 	_, err = parseEngineFlags(t, true, "--cpu-affinity", "0|1-")
 	require.ErrorContains(t, err, `invalid value "0|1-" for flag -cpu-affinity: rank 1: CPU list "1-"`)
 
