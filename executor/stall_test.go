@@ -72,12 +72,15 @@ func TestWorkerStalled(t *testing.T) {
 
 // TestWorkerBusyNotStalled: a worker that computes a step for many times StallAfter (a
 // long prefill) uses CPU time all along and is not stalled: the step is answered.
+//
+// StallAfter is 400 ms, not the 100 ms of TestWorkerStalled: on two cores at load 7.5 a
+// runnable worker went 100 ms without a tick of CPU time.
 func TestWorkerBusyNotStalled(t *testing.T) {
-	const stall = 100 * time.Millisecond
+	const stall = 400 * time.Millisecond
 	e := launch(t, Config{Workers: 1, Job: "busy", StallAfter: stall})
 	start := time.Now()
-	require.NoError(t, roundTrip(t, e, step(1, 1500)), "1.5 s of computing, 15 times StallAfter")
-	require.GreaterOrEqual(t, time.Since(start), 1500*time.Millisecond)
+	require.NoError(t, roundTrip(t, e, step(1, 2000)), "2 s of computing, 5 times StallAfter")
+	require.GreaterOrEqual(t, time.Since(start), 2000*time.Millisecond)
 	require.NoError(t, e.Err())
 	require.NoError(t, e.Close())
 	requireNothingLeft(t, e)
