@@ -35,6 +35,7 @@ type Rank struct {
 	scratch          [][3][]float32            // kernel side: per block, LL/LL128 working rows
 	prims            [MaxBlocks]blockPrims     // kernel side: per block, the ring's and the tree's protocol
 	rec              Recorder
+	clock            callClock      // kernel side: the clock of the call records (callclock.go)
 	graphInputs      []*graphInput  // captured, not yet registered (host side)
 	bytesSaved       atomic.Int64   // staging copies replays skipped
 	calls            callFreeList   // finished one-chunk calls, reused (chunkkernel.go)
@@ -97,7 +98,7 @@ func (r *Rank) registered() []*device.Buffer {
 }
 
 func newRank(c *Communicator, r int, dev *device.Device) (*Rank, error) {
-	rk := &Rank{c: c, rank: r, dev: dev}
+	rk := &Rank{c: c, rank: r, dev: dev, clock: newCallClock()}
 	var err error
 	alloc := func(words int) *device.Buffer {
 		if err != nil {

@@ -1,0 +1,55 @@
+package comm
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tpslice/tpslice/device"
+)
+
+// TestWaitWithinAPollRoundReadsNoClock pins a small call's cheap wait: a peer that is there
+// within waitPolls polls costs no clock read and no record update (it counts as no wait),
+// and a longer wait reads the clock twice and names what it waited for.
+func TestWaitWithinAPollRoundReadsNoClock(t *testing.T) {
+	g := newGroup(t, 2, device.NVSwitch, Config{})
+	r := g.c.Rank(0)
+	cl := &call{r: r}
+	readyAfter := func(k int) func() bool {
+		polls := 0
+		return func() bool { polls++; return polls > k }
+	}
+	b := device.Block{Grid: 1}
+	// 48 polls: within the round, and within the bell's own first polls, so a wait that
+	// read the clock before its round still returns here, with the reads to show for it
+	require.NoError(t, cl.wait(b, "soon", readyAfter(48), nil))
+	require.Zero(t, r.clock.reads, "clock reads of a wait within the round")
+	require.Zero(t, cl.waited)
+	require.Empty(t, cl.where, "a wait within the round is no wait to name")
+
+	var came atomic.Bool // a peer that comes a millisecond later, and rings
+	go func() {
+		time.Sleep(time.Millisecond)
+		came.Store(true)
+		r.peers[r.rank].bell.Ring()
+	}()
+	require.NoError(t, cl.wait(b, "later", came.Load, nil))
+	require.Equal(t, uint64(2), r.clock.reads, "clock reads of a wait past the round")
+	require.Equal(t, "later", cl.where)
+}
+
+// TestCallClockFollowsTheSystemClock: a reading is the base plus monotonic time, so it
+// never goes back and stays with time.Now.
+func TestCallClockFollowsTheSystemClock(t *testing.T) {
+	c := newCallClock()
+	prev := c.now()
+	for range 1000 {
+		now := c.now()
+		require.False(t, now.Before(prev))
+		prev = now
+	}
+	require.InDelta(t, 0, time.Since(prev).Seconds(), 0.5)
+	require.InDelta(t, 0, time.Now().Sub(prev).Seconds(), 0.5, "wall time")
+	require.Equal(t, uint64(1001), c.reads)
+}
