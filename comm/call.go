@@ -195,17 +195,15 @@ var ErrCorruptFlag = errors.New("corrupted peer flag")
 // block's time stands for the kernel's), and what it waits for, as the record's Where. A
 // wait also ends early once bad (if set) holds.
 //
-// Block 0 first polls a round of waitPolls without reading the clock or touching the
-// record: a peer with a core of its own is usually there within it (a cache line from the
-// other core), and at a microsecond a call two clock reads and the record's lock were a
-// fifth of it. A wait that ends within the round counts as no wait.
+// Block 0 first checks ready (readySoon) without reading the clock or touching the record:
+// a call that waits no longer than that counts as no wait.
 func (cl *call) wait(b device.Block, what string, ready, bad func() bool) error {
 	aborted := func() bool { return cl.aborted(b) || bad != nil && bad() }
 	bell := cl.r.peers[cl.r.rank].bell
 	if b.Index != 0 {
 		return bell.WaitUntil(cl.r.c.cfg.Timeout, aborted, ready)
 	}
-	if pollRound(ready) {
+	if bell.readySoon(ready) {
 		return nil
 	}
 	if cl.where != what {
@@ -217,21 +215,6 @@ func (cl *call) wait(b device.Block, what string, ready, bad func() bool) error 
 	err := bell.WaitUntil(cl.r.c.cfg.Timeout, aborted, ready)
 	cl.waited += clock.since(start)
 	return err
-}
-
-// waitPolls is how often a wait polls before it reads the clock: about half a microsecond
-// of polls on a line in this core's cache, the time a peer on the other core takes to
-// answer when both are running.
-const waitPolls = 256
-
-// pollRound polls ready up to waitPolls times and reports whether it held.
-func pollRound(ready func() bool) bool {
-	for range waitPolls {
-		if ready() {
-			return true
-		}
-	}
-	return false
 }
 
 // ringPeers wakes peers that block waiting for this rank's writes.

@@ -9,9 +9,11 @@ import (
 	"github.com/tpslice/tpslice/device"
 )
 
-// TestWaitWithinAPollRoundReadsNoClock pins a small call's cheap wait: a peer that is there
-// within waitPolls polls costs no clock read and no record update (it counts as no wait),
-// and a longer wait reads the clock twice and names what it waited for.
+// TestWaitWithinAPollRoundReadsNoClock pins a small call's cheap wait: where waiters spin
+// (the ranks' threads fit on the cores), a peer that is there within waitPolls polls costs
+// no clock read and no record update (it counts as no wait), and a longer wait reads the
+// clock twice and names what it waited for; where they do not, one check is all before the
+// wait gives its core away.
 func TestWaitWithinAPollRoundReadsNoClock(t *testing.T) {
 	g := newGroup(t, 2, device.NVSwitch, Config{})
 	r := g.c.Rank(0)
@@ -21,6 +23,8 @@ func TestWaitWithinAPollRoundReadsNoClock(t *testing.T) {
 		return func() bool { polls++; return polls > k }
 	}
 	b := device.Block{Grid: 1}
+	own := &r.peers[r.rank].bell
+	own.spins = true
 	// 48 polls: within the round, and within the bell's own first polls, so a wait that
 	// read the clock before its round still returns here, with the reads to show for it
 	require.NoError(t, cl.wait(b, "soon", readyAfter(48), nil))
@@ -32,11 +36,17 @@ func TestWaitWithinAPollRoundReadsNoClock(t *testing.T) {
 	go func() {
 		time.Sleep(time.Millisecond)
 		came.Store(true)
-		r.peers[r.rank].bell.Ring()
+		own.Ring()
 	}()
 	require.NoError(t, cl.wait(b, "later", came.Load, nil))
 	require.Equal(t, uint64(2), r.clock.reads, "clock reads of a wait past the round")
 	require.Equal(t, "later", cl.where)
+
+	own.spins = false
+	polls := 0
+	require.NoError(t, cl.wait(b, "oversubscribed", func() bool { polls++; return polls > 1 }, nil))
+	require.Equal(t, uint64(4), r.clock.reads, "a waiter that does not spin checks once, then waits")
+	require.Equal(t, 2, polls)
 }
 
 // TestCallClockFollowsTheSystemClock: a reading is the base plus monotonic time, so it

@@ -311,10 +311,11 @@ func (c *Communicator) bellOf(p int, ctl []uint64) bell {
 	}
 	words := unsafe.Slice((*uint32)(unsafe.Pointer(&ctl[ctlBell])), device.SharedBellWords)
 	b, _ := device.NewSharedBell(fmt.Sprintf("rank %d", p), words) // aligned and long enough
-	if c.ranksFitCores() {
+	spins := c.ranksFitCores()
+	if spins {
 		b.SpinFirst(sharedSpin)
 	}
-	return bell{shared: b}
+	return bell{shared: b, spins: spins}
 }
 
 // sharedSpin is how long a rank's waiter spins before it yields, where the ranks' threads
