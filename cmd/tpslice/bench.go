@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,15 +27,25 @@ const (
 // decodeBenchOptions are bench's flags: the benchmark's options and what to print.
 type decodeBenchOptions struct {
 	decode.Options
-	asJSON  bool
-	plotDir string
+	asJSON     bool
+	plotDir    string
+	cpuProfile string // --cpuprofile: the whole run's CPU profile (loading included)
 }
 
-func benchCmd(args []string, stdout, stderr io.Writer) error {
+func benchCmd(args []string, stdout, stderr io.Writer) (err error) {
 	o, err := parseBench(args, stderr)
 	if err != nil {
 		return err
 	}
+	stopProfile, err := startCPUProfile(o.cpuProfile)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	defer func() {
+		if perr := stopProfile(); perr != nil {
+			err = errors.Join(err, fmt.Errorf("bench: %w", perr))
+		}
+	}()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	o.NewEngine = func(cfg engine.Config, log io.Writer) (*engine.Engine, error) {
@@ -82,6 +93,7 @@ func parseBench(args []string, stderr io.Writer) (decodeBenchOptions, error) {
 	fs.IntVar(&o.GenLen, "gen-len", 32, "tokens every request generates (greedy)")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.plotDir, "plot", "", "write latency_vs_tp.png and breakdown.png into `DIR`")
+	cpuProfileFlag(fs, &o.cpuProfile)
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}

@@ -95,6 +95,18 @@ func TestBenchTable(t *testing.T) {
 	require.Equal(t, []string{"2", "2"}, row[:2])
 }
 
+// TestBenchCPUProfile: --cpuprofile writes the run's CPU profile (pprof's gzipped protocol
+// buffer), to find where a prompt's time goes.
+func TestBenchCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	_, _, err := runCLI(t, "bench", "--model", "tiny", "--tp", "1", "--batch", "1", "--prompt-len", "4", "--gen-len", "8", "--cpuprofile", path)
+	require.NoError(t, err)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Greater(t, len(b), 2)
+	require.Equal(t, []byte{0x1f, 0x8b}, b[:2], "a gzipped profile")
+}
+
 func TestBenchBadFlags(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
@@ -122,6 +134,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--algo", "telepathy"}, "--algo"},
 		{[]string{"--executor", "threads"}, `--executor: want inproc or mp, got "threads"`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--cpuprofile", "/nonexistent/cpu.pprof"}, "--cpuprofile: open /nonexistent/cpu.pprof"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			args := append([]string{"bench", "--model", "tiny", "--gen-len", "8"}, tc.args...)
