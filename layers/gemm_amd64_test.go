@@ -27,17 +27,18 @@ func isaLinearKernels() []linearKernel {
 	return ks
 }
 
-// TestGEMMAVX512Kernels calls the packing kernels and the micro-kernel directly: for 0 to
-// 9 rows of x (blocks of 4 and the rows after them) at any stride, from non-zero
-// partial sums, tile after tile, with any 12 weight rows (repeated ones included) at
-// unaligned element offsets, they must leave exactly fmaAcc's partial sums for every (row
-// of x, weight row).
+// TestGEMMAVX512Kernels calls the fused kernels directly: for 0 to 9 rows of x (blocks of
+// 4 and the rows after them) and for 16 and 41 (enough steps that the packing ends inside
+// the blocks' loops), at any stride, from non-zero partial sums, k-tile after k-tile (each
+// call packing the next one, the first packed by a call without rows), with any 12 weight
+// rows (repeated ones included) at unaligned element offsets, they must leave exactly
+// fmaAcc's partial sums for every (row of x, weight row).
 func TestGEMMAVX512Kernels(t *testing.T) {
 	if !vec.AcceleratedAVX512() {
 		t.Skip("CPU lacks AVX-512: the GEMM does not run")
 	}
 	r := rand.New(rand.NewPCG(43, 44))
-	const rows, cols, maxM = 11, 1043, 9
+	const rows, cols, maxM = 11, 1043, 41
 	for _, dt := range dtypes {
 		w := randMatrix(r, dt, rows, cols)
 		wide := make([]float32, rows*cols) // w widened, for fmaAcc
@@ -48,9 +49,12 @@ func TestGEMMAVX512Kernels(t *testing.T) {
 		}
 		base := unsafe.Pointer(unsafe.SliceData(w.Data))
 		x := randF32(r, maxM*(cols+8), 2)
-		panel := make([]float32, 512*gemmCols) // room for the longest tile below
+		var panels [2][]float32 // room for the longest k-tile below
+		for i := range panels {
+			panels[i] = make([]float32, 512*gemmCols)
+		}
 		for _, tiles := range [][]int{{8}, {16, 8}, {512, 16}, {504, 512}, {8, 8, 8, 512}} {
-			for m := 0; m <= maxM; m++ {
+			for _, m := range []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, maxM} {
 				var off [gemmCols]int
 				for i := range off {
 					off[i] = r.IntN(rows)*cols + r.IntN(3)
@@ -68,22 +72,26 @@ func TestGEMMAVX512Kernels(t *testing.T) {
 					}
 				}
 				want = got
+				next := func(i, k int) *gemmNext { // k-tile i (at element k) into panels[i%2]
+					var nx gemmNext
+					if i < len(tiles) {
+						for j, o := range off {
+							nx.rows[j] = unsafe.Add(base, (o+k)*w.DType.Size())
+						}
+						nx.panel, nx.n = &panels[i%2][0], tiles[i]
+					}
+					return &nx
+				}
+				gemmTilePackAVX512(dt, &got[0], &x[0], 0, 0, &panels[1][0], Lanes, next(0, 0))
 				k := 0
-				for _, n := range tiles {
+				for i, n := range tiles {
 					for mi := range m {
 						xr := x[x0+mi*stride+k : x0+mi*stride+k+n]
 						for j := range gemmCols {
 							fmaAcc(&want[mi][j], xr, wide[off[j]+k:off[j]+k+n])
 						}
 					}
-					var toff [gemmPacks][gemmPackRows]int
-					for j, o := range off {
-						toff[j/gemmPackRows][j%gemmPackRows] = o + k
-					}
-					for q := range toff {
-						gemmPackAVX512(dt, &panel[q*n*gemmPackRows], base, &toff[q], n)
-					}
-					gemmTileAVX512(&got[0], &x[x0+k], 4*stride, m, &panel[0], n)
+					gemmTilePackAVX512(dt, &got[0], &x[x0+k], 4*stride, m, &panels[i%2][0], n, next(i+1, k+n))
 					k += n
 				}
 				flat := func(a *[maxM][gemmCols][Lanes]float32) []float32 {

@@ -3,9 +3,9 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-// The AVX-512 GEMM of LinearRows (gemm_amd64.go): a packing kernel per weight dtype that
-// widens 4 weight rows to f32 once (a tile is three such quarters), and one micro-kernel
-// that multiplies the packed tile of 12 weight rows with any number of rows of x.
+// The AVX-512 GEMM of LinearRows (gemm_amd64.go): one kernel per weight dtype that
+// multiplies a packed tile of 12 weight rows (widened to f32) with any number of rows of x
+// and, step by step in the same loop, widens the tile's next k-tile into a second panel.
 //
 // LinearRows' reduction order keeps 8 partial sums per output, element i in lane i%8, each
 // product fused into its sum (fma32: one rounding). A ZMM register holds two such 8-lane
@@ -15,20 +15,16 @@
 // VFMADD231PS (the partial sum, x, the weight), as in the AVX2 GEMV (linear_amd64.s):
 // bitwise the reference loop's partial sums, and the GEMV's.
 
-// A packed quarter: for each step s of 8 elements, 2 pairs of 16 f32, pair p holding
-// elements 8s..8s+7 of weight row 2p and then of row 2p+1 (128 bytes a step). The tile is
-// quarters 0 (rows 0-3), 1 (rows 4-7) and 2 (rows 8-11), each of n elements.
+// A packed tile: for each step s of 8 elements, 6 pairs of 16 f32 (384 bytes a step), pair
+// p holding elements 8s..8s+7 of weight row 2p and then of row 2p+1.
 
-// PACK_ROWS points BX, DX, SI, R8 at the 4 weight rows: W + OFF[r]·SCALE.
-#define PACK_ROWS(W, OFF, SCALE) \
-	MOVQ 0(OFF), BX; \
-	LEAQ (W)(BX*SCALE), BX; \
-	MOVQ 8(OFF), DX; \
-	LEAQ (W)(DX*SCALE), DX; \
-	MOVQ 16(OFF), SI; \
-	LEAQ (W)(SI*SCALE), SI; \
-	MOVQ 24(OFF), R8; \
-	LEAQ (W)(R8*SCALE), R8
+// Why the packing runs inside the micro-kernel: widening is bound by loads, conversions
+// and stores, the micro-kernel by its FMAs, and as two calls of about a thousand
+// instructions each the out-of-order window cannot overlap them (the pack was 25-30% of
+// the GEMM at M = 16 and instruction-bound, docs/benchmarks/decode.md). Here the first
+// three 4-row blocks of x each widen a quarter of the next k-tile (4 of its 12 rows, 2
+// pairs a step) in the same loop, step for step; what they leave (fewer than 12 rows of x,
+// or a next k-tile of another length) the tail widens alone.
 
 // The pair loads: elements AX..AX+7 of rows R0 and R1, widened to f32 in the low and high
 // halves of Z (Y, X: its lower 256 and 128 bits).
@@ -37,76 +33,45 @@
 	VINSERTF64X4 $1, (R1)(AX*4), Z, Z
 
 #define PAIR_F16(R0, R1, Z, Y, X) \
-	VMOVDQU    (R0)(AX*2), X; \
-	VINSERTI128 $1, (R1)(AX*2), Y, Y; \
-	VCVTPH2PS  Y, Z
+	VMOVDQU64    (R0)(AX*2), X; \
+	VINSERTI32X4 $1, (R1)(AX*2), Y, Y; \
+	VCVTPH2PS    Y, Z
 
 #define PAIR_BF16(R0, R1, Z, Y, X) \
-	VMOVDQU    (R0)(AX*2), X; \
-	VINSERTI128 $1, (R1)(AX*2), Y, Y; \
-	VPMOVZXWD  Y, Z; \
-	VPSLLD     $16, Z, Z
+	VMOVDQU64    (R0)(AX*2), X; \
+	VINSERTI32X4 $1, (R1)(AX*2), Y, Y; \
+	VPMOVZXWD    Y, Z; \
+	VPSLLD       $16, Z, Z
 
-// PACK is the body of a packing kernel: n/8 steps of 2 pairs. Each step also prefetches
-// its rows gemmTileK elements ahead, the next k-tile's weights (or the next rows'), so that they
-// arrive from DRAM while the micro-kernel runs over this tile (M = 128: 1.03-1.11× the
-// cpuGFLOP/s without, BENCHMARKS.md).
-#define PACK(PAIR, SCALE) \
-	MOVQ panel+0(FP), DI; \
-	MOVQ w+8(FP), CX; \
-	MOVQ off+16(FP), AX; \
-	PACK_ROWS(CX, AX, SCALE); \
-	MOVQ n+24(FP), CX; \
-	XORQ AX, AX; \
-packloop: \
-	PREFETCHT0 (const_gemmTileK*SCALE)(BX)(AX*SCALE); \
+// PACK_STEP widens step AX/8 of a quarter of the next k-tile (its rows at DX, BX, R12,
+// R13) into DI's 2 pairs, and moves DI to the next step's. It also prefetches the rows
+// gemmTileK elements further, the k-tile after (or the next rows'), so that they arrive
+// from DRAM before their own pack.
+#define PACK_STEP(PAIR, SCALE) \
 	PREFETCHT0 (const_gemmTileK*SCALE)(DX)(AX*SCALE); \
-	PREFETCHT0 (const_gemmTileK*SCALE)(SI)(AX*SCALE); \
-	PREFETCHT0 (const_gemmTileK*SCALE)(R8)(AX*SCALE); \
-	PAIR(BX, DX, Z0, Y0, X0); \
-	PAIR(SI, R8, Z1, Y1, X1); \
-	VMOVUPS Z0, 0(DI); \
-	VMOVUPS Z1, 64(DI); \
-	ADDQ $128, DI; \
-	ADDQ $8, AX; \
-	CMPQ AX, CX; \
-	JB   packloop; \
-	VZEROUPPER; \
-	RET
+	PREFETCHT0 (const_gemmTileK*SCALE)(BX)(AX*SCALE); \
+	PREFETCHT0 (const_gemmTileK*SCALE)(R12)(AX*SCALE); \
+	PREFETCHT0 (const_gemmTileK*SCALE)(R13)(AX*SCALE); \
+	PAIR(DX, BX, Z31, Y31, X31); \
+	VMOVUPS    Z31, 0(DI); \
+	PAIR(R12, R13, Z31, Y31, X31); \
+	VMOVUPS    Z31, 64(DI); \
+	ADDQ       $384, DI
 
-// func gemmPackF32AVX512(panel *float32, w unsafe.Pointer, off *[4]int, n int)
-TEXT ·gemmPackF32AVX512(SB), NOSPLIT, $0-32
-	PACK(PAIR_F32, 4)
-
-// func gemmPackF16AVX512(panel *float32, w unsafe.Pointer, off *[4]int, n int)
-TEXT ·gemmPackF16AVX512(SB), NOSPLIT, $0-32
-	PACK(PAIR_F16, 2)
-
-// func gemmPackBF16AVX512(panel *float32, w unsafe.Pointer, off *[4]int, n int)
-TEXT ·gemmPackBF16AVX512(SB), NOSPLIT, $0-32
-	PACK(PAIR_BF16, 2)
-
-// The micro-kernel:
-//
-//	func gemmTileAVX512(acc *[12][8]float32, x *float32, xstride, m int, panel *float32, n int)
-//
-// continues the partial sums of m ≥ 0 rows of x (row mi at byte offset mi·xstride from x,
-// its sums the mi-th [12][8] block from acc: output j's 8 lanes) against the packed tile of
-// 12 weight rows over n elements, n > 0 and a multiple of 8:
-//
-//	for mi := range m { for j := range 12 { for i := range n {
-//		acc[mi][j][i%8] = fma32(x[mi][i], w_j[i], acc[mi][j][i%8])
-//	} } }
-//
-// Blocks of 4 rows of x run with 24 accumulators (Z0-Z23: row r, pair p in Z(6r+p)), each
-// step loading the tile's 6 pairs once (Z24-Z29) for the 4 rows: 6 loads and 4 broadcasts
-// (Z30) per 24 VFMADD231PS; the last m%4 rows run one at a time (Z0-Z5). With one
-// instruction per product the FMA pipes, not the loads and broadcasts, should set the pace:
-// the 2×16 tile of the unfused order (8 loads and 2 broadcasts per 16) ran M = 128 at
-// 0.85-0.88× this one's cpuGFLOP/s (BENCHMARKS.md).
-//
-// Registers: AX element index, CX n, DX rows of x left, BX xstride, SI x (row 0), R9-R11
-// rows 1-3, DI acc, R8 the tile's step in quarter 0, R13 a quarter's bytes, R12 the tile.
+// QUARTER points DX, BX, R12, R13 at the rows of quarter quarter-32(SP) of next
+// (next+48(FP)) and DI at its first pair in next.panel.
+#define QUARTER \
+	MOVQ  next+48(FP), DI; \
+	MOVQ  quarter-32(SP), R13; \
+	SHLQ  $5, R13; \
+	MOVQ  (gemmNext_rows+0)(DI)(R13*1), DX; \
+	MOVQ  (gemmNext_rows+8)(DI)(R13*1), BX; \
+	MOVQ  (gemmNext_rows+16)(DI)(R13*1), R12; \
+	MOVQ  (gemmNext_rows+24)(DI)(R13*1), R13; \
+	MOVQ  quarter-32(SP), AX; \
+	SHLQ  $7, AX; \
+	ADDQ  gemmNext_panel(DI), AX; \
+	MOVQ  AX, DI
 
 // ROW6 fuses the products of the broadcast 8 elements of x at R (into Z30) and the 6 pairs
 // into A0-A5.
@@ -122,94 +87,176 @@ TEXT ·gemmPackBF16AVX512(SB), NOSPLIT, $0-32
 #define LOAD_PAIRS \
 	VMOVUPS 0(R8), Z24; \
 	VMOVUPS 64(R8), Z25; \
-	VMOVUPS 0(R8)(R13*1), Z26; \
-	VMOVUPS 64(R8)(R13*1), Z27; \
-	VMOVUPS 0(R8)(R13*2), Z28; \
-	VMOVUPS 64(R8)(R13*2), Z29
+	VMOVUPS 128(R8), Z26; \
+	VMOVUPS 192(R8), Z27; \
+	VMOVUPS 256(R8), Z28; \
+	VMOVUPS 320(R8), Z29
 
-// LOAD_ACC and STORE_ACC move the 6 pairs of partial sums (one row of x) at byte OFF from DI.
-#define LOAD_ACC(OFF, A0, A1, A2, A3, A4, A5) \
-	VMOVUPS OFF+0(DI), A0; \
-	VMOVUPS OFF+64(DI), A1; \
-	VMOVUPS OFF+128(DI), A2; \
-	VMOVUPS OFF+192(DI), A3; \
-	VMOVUPS OFF+256(DI), A4; \
-	VMOVUPS OFF+320(DI), A5
+// LOAD_ACC and STORE_ACC move the 6 pairs of partial sums (one row of x) at byte OFF from B.
+#define LOAD_ACC(B, OFF, A0, A1, A2, A3, A4, A5) \
+	VMOVUPS OFF+0(B), A0; \
+	VMOVUPS OFF+64(B), A1; \
+	VMOVUPS OFF+128(B), A2; \
+	VMOVUPS OFF+192(B), A3; \
+	VMOVUPS OFF+256(B), A4; \
+	VMOVUPS OFF+320(B), A5
 
-#define STORE_ACC(OFF, A0, A1, A2, A3, A4, A5) \
-	VMOVUPS A0, OFF+0(DI); \
-	VMOVUPS A1, OFF+64(DI); \
-	VMOVUPS A2, OFF+128(DI); \
-	VMOVUPS A3, OFF+192(DI); \
-	VMOVUPS A4, OFF+256(DI); \
-	VMOVUPS A5, OFF+320(DI)
+#define STORE_ACC(B, OFF, A0, A1, A2, A3, A4, A5) \
+	VMOVUPS A0, OFF+0(B); \
+	VMOVUPS A1, OFF+64(B); \
+	VMOVUPS A2, OFF+128(B); \
+	VMOVUPS A3, OFF+192(B); \
+	VMOVUPS A4, OFF+256(B); \
+	VMOVUPS A5, OFF+320(B)
 
-// func gemmTileAVX512(acc *[12][8]float32, x *float32, xstride, m int, panel *float32, n int)
-TEXT ·gemmTileAVX512(SB), NOSPLIT, $0-48
-	MOVQ acc+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ xstride+16(FP), BX
-	MOVQ m+24(FP), DX
-	MOVQ panel+32(FP), R12
-	MOVQ n+40(FP), CX
-	MOVQ CX, R13
-	SHLQ $4, R13 // a quarter's bytes: n/8 steps of 128
-
-quad:
-	CMPQ DX, $4
-	JB   single
-	LEAQ (SI)(BX*1), R9
-	LEAQ (SI)(BX*2), R10
-	LEAQ (R9)(BX*2), R11
-	LOAD_ACC(0, Z0, Z1, Z2, Z3, Z4, Z5)
-	LOAD_ACC(384, Z6, Z7, Z8, Z9, Z10, Z11)
-	LOAD_ACC(768, Z12, Z13, Z14, Z15, Z16, Z17)
-	LOAD_ACC(1152, Z18, Z19, Z20, Z21, Z22, Z23)
-	MOVQ R12, R8
-	XORQ AX, AX
-
-quadloop:
-	LOAD_PAIRS
-	ROW6(SI, Z0, Z1, Z2, Z3, Z4, Z5)
-	ROW6(R9, Z6, Z7, Z8, Z9, Z10, Z11)
-	ROW6(R10, Z12, Z13, Z14, Z15, Z16, Z17)
-	ROW6(R11, Z18, Z19, Z20, Z21, Z22, Z23)
-	ADDQ $128, R8
-	ADDQ $8, AX
-	CMPQ AX, CX
-	JB   quadloop
-	STORE_ACC(0, Z0, Z1, Z2, Z3, Z4, Z5)
-	STORE_ACC(384, Z6, Z7, Z8, Z9, Z10, Z11)
-	STORE_ACC(768, Z12, Z13, Z14, Z15, Z16, Z17)
-	STORE_ACC(1152, Z18, Z19, Z20, Z21, Z22, Z23)
-	ADDQ $1536, DI
-	LEAQ (R11)(BX*1), SI
-	SUBQ $4, DX
-	JMP  quad
-
-single:
-	TESTQ DX, DX
-	JZ    done
-	LOAD_ACC(0, Z0, Z1, Z2, Z3, Z4, Z5)
-	MOVQ  R12, R8
-	XORQ  AX, AX
-
-singleloop:
-	LOAD_PAIRS
-	ROW6(SI, Z0, Z1, Z2, Z3, Z4, Z5)
-	ADDQ $128, R8
-	ADDQ $8, AX
-	CMPQ AX, CX
-	JB   singleloop
-	STORE_ACC(0, Z0, Z1, Z2, Z3, Z4, Z5)
-	ADDQ $384, DI
-	ADDQ BX, SI
-	DECQ DX
-	JMP  single
-
-done:
-	VZEROUPPER
+// The fused kernels:
+//
+//	func gemmTilePackF16AVX512(acc *[12][8]float32, x *float32, xstride, m int, panel *float32, n int, next *gemmNext)
+//
+// continue the partial sums of m ≥ 0 rows of x (row mi at byte offset mi·xstride from x,
+// its sums the mi-th [12][8] block from acc: output j's 8 lanes) against the packed tile of
+// 12 weight rows over n elements, n > 0 and a multiple of 8:
+//
+//	for mi := range m { for j := range 12 { for i := range n {
+//		acc[mi][j][i%8] = fma32(x[mi][i], w_j[i], acc[mi][j][i%8])
+//	} } }
+//
+// and widen next.n elements (a multiple of 8, maybe 0) of the 12 rows next.rows into
+// next.panel in the packed order. With m = 0 a call only packs.
+//
+// Blocks of 4 rows of x run with 24 accumulators (Z0-Z23: row r, pair p in Z(6r+p)), each
+// step loading the tile's 6 pairs once (Z24-Z29) for the 4 rows: 6 loads and 4 broadcasts
+// (Z30) per 24 VFMADD231PS, the first three blocks also 2 pairs of the next k-tile (Z31);
+// the last m%4 rows run one at a time (Z0-Z5).
+//
+// Registers: AX element index, CX n, SI x (row 0), R9-R11 rows 1-3, R8 the tile's step,
+// BX scratch; while packing DX, BX, R12, R13 the quarter's rows and DI where its pairs go.
+// On the stack: accp (the block's partial sums), left (rows of x left) and quarter (the
+// next quarter to pack; 3 when none is left, or when next.n ≠ n leaves them all to the
+// tail).
+#define TILE_PACK(PAIR, SCALE) \
+	MOVQ   acc+0(FP), AX; \
+	MOVQ   AX, accp-16(SP); \
+	MOVQ   m+24(FP), AX; \
+	MOVQ   AX, left-24(SP); \
+	MOVQ   x+8(FP), SI; \
+	MOVQ   n+40(FP), CX; \
+	MOVQ   $0, quarter-32(SP); \
+	MOVQ   next+48(FP), AX; \
+	CMPQ   gemmNext_n(AX), CX; \
+	JE     quad; \
+	MOVQ   $3, quarter-32(SP); \
+quad: \
+	CMPQ   left-24(SP), $4; \
+	JB     single; \
+	MOVQ   xstride+16(FP), BX; \
+	LEAQ   (SI)(BX*1), R9; \
+	LEAQ   (SI)(BX*2), R10; \
+	LEAQ   (R9)(BX*2), R11; \
+	MOVQ   accp-16(SP), BX; \
+	LOAD_ACC(BX, 0, Z0, Z1, Z2, Z3, Z4, Z5); \
+	LOAD_ACC(BX, 384, Z6, Z7, Z8, Z9, Z10, Z11); \
+	LOAD_ACC(BX, 768, Z12, Z13, Z14, Z15, Z16, Z17); \
+	LOAD_ACC(BX, 1152, Z18, Z19, Z20, Z21, Z22, Z23); \
+	MOVQ   panel+32(FP), R8; \
+	CMPQ   quarter-32(SP), $3; \
+	JAE    quadplain; \
+	QUARTER; \
+	INCQ   quarter-32(SP); \
+	XORQ   AX, AX; \
+quadpack: \
+	LOAD_PAIRS; \
+	ROW6(SI, Z0, Z1, Z2, Z3, Z4, Z5); \
+	ROW6(R9, Z6, Z7, Z8, Z9, Z10, Z11); \
+	ROW6(R10, Z12, Z13, Z14, Z15, Z16, Z17); \
+	ROW6(R11, Z18, Z19, Z20, Z21, Z22, Z23); \
+	PACK_STEP(PAIR, SCALE); \
+	ADDQ   $384, R8; \
+	ADDQ   $8, AX; \
+	CMPQ   AX, CX; \
+	JB     quadpack; \
+	JMP    quaddone; \
+quadplain: \
+	XORQ   AX, AX; \
+quadloop: \
+	LOAD_PAIRS; \
+	ROW6(SI, Z0, Z1, Z2, Z3, Z4, Z5); \
+	ROW6(R9, Z6, Z7, Z8, Z9, Z10, Z11); \
+	ROW6(R10, Z12, Z13, Z14, Z15, Z16, Z17); \
+	ROW6(R11, Z18, Z19, Z20, Z21, Z22, Z23); \
+	ADDQ   $384, R8; \
+	ADDQ   $8, AX; \
+	CMPQ   AX, CX; \
+	JB     quadloop; \
+quaddone: \
+	MOVQ   accp-16(SP), BX; \
+	STORE_ACC(BX, 0, Z0, Z1, Z2, Z3, Z4, Z5); \
+	STORE_ACC(BX, 384, Z6, Z7, Z8, Z9, Z10, Z11); \
+	STORE_ACC(BX, 768, Z12, Z13, Z14, Z15, Z16, Z17); \
+	STORE_ACC(BX, 1152, Z18, Z19, Z20, Z21, Z22, Z23); \
+	ADDQ   $1536, BX; \
+	MOVQ   BX, accp-16(SP); \
+	MOVQ   xstride+16(FP), BX; \
+	LEAQ   (R11)(BX*1), SI; \
+	SUBQ   $4, left-24(SP); \
+	JMP    quad; \
+single: \
+	CMPQ   left-24(SP), $0; \
+	JE     tail; \
+	MOVQ   accp-16(SP), BX; \
+	LOAD_ACC(BX, 0, Z0, Z1, Z2, Z3, Z4, Z5); \
+	MOVQ   panel+32(FP), R8; \
+	XORQ   AX, AX; \
+singleloop: \
+	LOAD_PAIRS; \
+	ROW6(SI, Z0, Z1, Z2, Z3, Z4, Z5); \
+	ADDQ   $384, R8; \
+	ADDQ   $8, AX; \
+	CMPQ   AX, CX; \
+	JB     singleloop; \
+	MOVQ   accp-16(SP), BX; \
+	STORE_ACC(BX, 0, Z0, Z1, Z2, Z3, Z4, Z5); \
+	ADDQ   $384, BX; \
+	MOVQ   BX, accp-16(SP); \
+	ADDQ   xstride+16(FP), SI; \
+	DECQ   left-24(SP); \
+	JMP    single; \
+tail: \
+	MOVQ   next+48(FP), AX; \
+	MOVQ   gemmNext_n(AX), CX; \
+	TESTQ  CX, CX; \
+	JZ     done; \
+	CMPQ   quarter-32(SP), $3; \
+	JNE    tailquarter; \
+	CMPQ   CX, n+40(FP); \
+	JE     done; \
+	MOVQ   $0, quarter-32(SP); \
+tailquarter: \
+	QUARTER; \
+	XORQ   AX, AX; \
+tailloop: \
+	PACK_STEP(PAIR, SCALE); \
+	ADDQ   $8, AX; \
+	CMPQ   AX, CX; \
+	JB     tailloop; \
+	INCQ   quarter-32(SP); \
+	CMPQ   quarter-32(SP), $3; \
+	JB     tailquarter; \
+done: \
+	VZEROUPPER; \
 	RET
+
+// func gemmTilePackF32AVX512(acc *[12][8]float32, x *float32, xstride, m int, panel *float32, n int, next *gemmNext)
+TEXT ·gemmTilePackF32AVX512(SB), NOSPLIT, $32-56
+	TILE_PACK(PAIR_F32, 4)
+
+// func gemmTilePackF16AVX512(acc *[12][8]float32, x *float32, xstride, m int, panel *float32, n int, next *gemmNext)
+TEXT ·gemmTilePackF16AVX512(SB), NOSPLIT, $32-56
+	TILE_PACK(PAIR_F16, 2)
+
+// func gemmTilePackBF16AVX512(acc *[12][8]float32, x *float32, xstride, m int, panel *float32, n int, next *gemmNext)
+TEXT ·gemmTilePackBF16AVX512(SB), NOSPLIT, $32-56
+	TILE_PACK(PAIR_BF16, 2)
 
 // The lane combine:
 //
