@@ -12,7 +12,7 @@ import (
 // gemm_avx512_amd64.s).
 const (
 	// gemmCols output rows make a tile: 6 pairs, one ZMM register each.
-	gemmCols = 12
+	gemmCols = GEMMTileRows
 	// gemmTileK elements of the tile's weight rows are packed at a time: 12 KiB of f32,
 	// which stay in L1 beside 4 rows of x while every row of x passes over them. The
 	// packing prefetches this many elements ahead (const_gemmTileK).

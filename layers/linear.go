@@ -20,6 +20,12 @@ const (
 	linearMChunk = 64
 )
 
+// GEMMTileRows output rows make one tile of the GEMM that LinearRows runs for several rows
+// of x on AVX-512 CPUs: a range [o0, o1) whose length is not a multiple of it pads its last
+// tile and multiplies the padding for nothing, so a caller splitting a matrix's outputs
+// among workers for many rows of x should cut at multiples of it.
+const GEMMTileRows = 12
+
 // Linear computes every output of a linear layer without bias, y = x·Wᵀ, for the M rows of
 // x (M = len(x)/w.Cols; M = 1 is a GEMV, small M a GEMM), with W an [out, in] Matrix in
 // f32, bf16 or f16 and f32 activations and accumulation. It is LinearRows over [0, w.Rows).
