@@ -135,8 +135,8 @@ func linearRowsAVX512(y, x []float32, w Matrix, m, o0, o1 int) {
 	}
 	base := unsafe.Pointer(unsafe.SliceData(w.Data))
 	es := uintptr(w.DType.Size())
-	var panels [2][gemmTileK * gemmCols]float32
-	var acc [gemmMChunk][gemmCols][Lanes]float32
+	var buf gemmBuffers
+	panels, acc := buf.aligned()
 	var next gemmNext
 	var row [gemmCols]int
 	pack := func(s *gemmStep, panel *float32) { // next = s's weights, into panel
@@ -168,6 +168,26 @@ func linearRowsAVX512(y, x []float32, w Matrix, m, o0, o1 int) {
 			return
 		}
 	}
+}
+
+// gemmBuffers holds a GEMM's two panels and its partial sums with room to start both on a
+// cache line: the kernels' 64-byte loads and stores of them would otherwise each touch two
+// lines (a goroutine's stack aligns them to 8 bytes only).
+type gemmBuffers struct {
+	panels [2*gemmTileK*gemmCols + gemmLine]float32
+	acc    [gemmMChunk*gemmCols*Lanes + gemmLine]float32
+}
+
+// gemmLine is a cache line in float32s.
+const gemmLine = 16
+
+// aligned returns the panels and partial sums, each at its first cache line.
+func (b *gemmBuffers) aligned() (*[2][gemmTileK * gemmCols]float32, *[gemmMChunk][gemmCols][Lanes]float32) {
+	at := func(p *float32) unsafe.Pointer {
+		skip := (gemmLine*4 - uintptr(unsafe.Pointer(p))%(gemmLine*4)) % (gemmLine * 4)
+		return unsafe.Add(unsafe.Pointer(p), skip)
+	}
+	return (*[2][gemmTileK * gemmCols]float32)(at(&b.panels[0])), (*[gemmMChunk][gemmCols][Lanes]float32)(at(&b.acc[0]))
 }
 
 // gemmFinishRows writes step s's outputs from their partial sums acc (one block a row of

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/internal/testutil"
 	"github.com/tpslice/tpslice/vec"
@@ -139,6 +141,30 @@ func BenchmarkGEMMPaths(b *testing.B) {
 					})
 				}
 			}
+		}
+	}
+}
+
+// TestGEMMBuffersAligned: wherever a goroutine's stack puts a GEMM's buffers (any 4-byte
+// offset), the panels and partial sums start on a cache line and end inside the buffers.
+func TestGEMMBuffersAligned(t *testing.T) {
+	size := unsafe.Sizeof(gemmBuffers{})
+	raw := make([]float32, size/4+gemmLine)
+	for shift := range gemmLine {
+		b := (*gemmBuffers)(unsafe.Pointer(&raw[shift]))
+		lo, hi := uintptr(unsafe.Pointer(b)), uintptr(unsafe.Pointer(b))+size
+		panels, acc := b.aligned()
+		for _, r := range []struct {
+			name  string
+			start unsafe.Pointer
+			size  uintptr
+		}{
+			{"panels", unsafe.Pointer(panels), unsafe.Sizeof(*panels)},
+			{"acc", unsafe.Pointer(acc), unsafe.Sizeof(*acc)},
+		} {
+			p := uintptr(r.start)
+			require.Zero(t, p%64, "%s at shift %d", r.name, shift)
+			require.True(t, p >= lo && p+r.size <= hi, "%s at shift %d outside the buffers", r.name, shift)
 		}
 	}
 }
