@@ -356,8 +356,14 @@ func (rk *llamaRank) mlp(s *device.Stream, l int, mb microBatch) error {
 	return run([]func() error{
 		quantizeH,
 		rk.linears(s, "gate_up_proj", hin, ly.gate.out(gate), ly.up.out(up)),
-		rk.single(s, "swiglu", device.Work{Class: device.ClassElementwise, Bytes: int64(3 * len(gate) * 4)},
-			func() error { return layers.SwiGLU(gate, gate, up) }),
+		// A grid over the tokens: as one block, a 128-token prompt's SwiGLU left the other
+		// core idle for 1.7% of the prompt (docs/benchmarks/decode.md); one token stays one
+		// block (under minBlockWork).
+		rk.grid(s, "swiglu", t1-t0, (t1-t0)*fr, device.Work{Class: device.ClassElementwise, Bytes: int64(3 * len(gate) * 4)},
+			func(_ device.Block, u0, u1 int) error {
+				g, u := gate[u0*fr:u1*fr], up[u0*fr:u1*fr]
+				return layers.SwiGLU(g, g, u)
+			}),
 		quantizeGate,
 		rk.row(s, "down_proj", a.x.Float32s()[t0*H:t1*H], gin, ly.down),
 	})
