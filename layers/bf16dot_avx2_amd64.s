@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "bf16dot_amd64.h"
 
 // The bf16-dot kernel for CPUs without AVX512_BF16 (bf16dot_avx2_amd64.go): VDPBF16PS
 // emulated with AVX2 and FMA, bit for bit. A bf16 pair (even, odd) is one 32-bit word, so
@@ -33,14 +34,7 @@ TEXT ·bf16Dot4AVX2(SB), NOSPLIT, $8-40
 	MOVQ x+8(FP), DI
 	MOVQ w+16(FP), AX
 	MOVQ off+24(FP), CX
-	MOVQ 0(CX), R8
-	LEAQ (AX)(R8*2), R8
-	MOVQ 8(CX), R9
-	LEAQ (AX)(R9*2), R9
-	MOVQ 16(CX), R10
-	LEAQ (AX)(R10*2), R10
-	MOVQ 24(CX), R11
-	LEAQ (AX)(R11*2), R11
+	ROWS4_16
 	MOVQ steps+32(FP), CX
 	SHLQ $6, CX // bytes of the steps
 

@@ -1,6 +1,7 @@
 //go:build amd64 && !noasm
 
 #include "textflag.h"
+#include "bf16dot_amd64.h"
 
 // The bf16-dot kernels of LinearRows' bf16-dot mode (bf16dot_amd64.go): VDPBF16PS over
 // activations already rounded to bf16 and bf16 weights as they lie in the matrix. Go's
@@ -32,14 +33,7 @@ TEXT ·bf16Dot4AVX512(SB), NOSPLIT, $0-68
 	MOVQ x+16(FP), SI
 	MOVQ w+40(FP), AX
 	MOVQ off+48(FP), CX
-	MOVQ 0(CX), R8
-	LEAQ (AX)(R8*2), R8
-	MOVQ 8(CX), R9
-	LEAQ (AX)(R9*2), R9
-	MOVQ 16(CX), R10
-	LEAQ (AX)(R10*2), R10
-	MOVQ 24(CX), R11
-	LEAQ (AX)(R11*2), R11
+	ROWS4_16
 	MOVQ n+56(FP), R12
 	ANDQ $-32, R12
 	SHLQ $1, R12 // bytes of whole 32-element steps
