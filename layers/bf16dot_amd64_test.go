@@ -206,9 +206,9 @@ func evexVDPBF16PS(d, s1, s2 int) [6]byte {
 func TestVDPBF16PSBytes(t *testing.T) {
 	src, err := os.ReadFile("bf16dot_kernel_amd64.s")
 	require.NoError(t, err)
-	re := regexp.MustCompile(`BYTE \$0x(..); BYTE \$0x(..); BYTE \$0x(..); BYTE \$0x(..); BYTE \$0x(..); BYTE \$0x(..)\s*// VDPBF16PS Z(\d+), Z(\d+), Z(\d+)`)
+	re := regexp.MustCompile(`BYTE \$0x(..); BYTE \$0x(..); BYTE \$0x(..); BYTE \$0x(..); BYTE \$0x(..); BYTE \$0x(..)\s*/\* VDPBF16PS Z(\d+), Z(\d+), Z(\d+) \*/`)
 	found := re.FindAllStringSubmatch(string(src), -1)
-	require.Len(t, found, 2*16+2*4, "VDPBF16PS lines: 16 a step of 4 rows, 4 of 1 row, each plain and masked")
+	require.Len(t, found, 16+4, "VDPBF16PS lines: 16 a step of 4 rows (DOT4X4), 4 of 1 row (DOT1X4)")
 	for _, m := range found {
 		var got [6]byte
 		for i := range got {
