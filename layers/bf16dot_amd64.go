@@ -104,8 +104,7 @@ func linearBF16DotAVX512(y []float32, xb []uint16, w Matrix, m, o0, o1 int) {
 // stream sets the time: the rows [o0, o1) are split into 4 contiguous quarters of q rows
 // and pass p reduces row p of every quarter, so each of the kernel's 4 weight streams walks
 // its quarter in order and its prefetch 4 KiB ahead lands in the row its next pass reads
-// (as linearRowsAVX2). A quarter without a row p repeats row p of the first (result
-// dropped).
+// (quarterRows, as linearRowsAVX2).
 func bf16DotQuartersAVX512(y []float32, xb []uint16, w Matrix, m, o0, o1 int) {
 	if m == 0 {
 		return
@@ -117,13 +116,9 @@ func bf16DotQuartersAVX512(y []float32, xb []uint16, w Matrix, m, o0, o1 int) {
 	var res [4][4]float32
 	q := (o1 - o0 + 3) / 4
 	for p := range q {
-		nr := 0 // quarters with a row p: the first nr
-		for r := range row {
-			row[r] = o0 + p
-			if o := o0 + r*q + p; o < o1 {
-				row[r], nr = o, r+1
-			}
-			off[r] = row[r] * in
+		nr := quarterRows(row[:], o0, o1, q, p)
+		for r, o := range row {
+			off[r] = o * in
 		}
 		bf16Dot4AVX512(&res[0][0], 16, &xb[0], 2*in, m, base, &off, in, tail)
 		for mi := range m {

@@ -69,13 +69,7 @@ func linearRowsAVX2(y, x []float32, w Matrix, m, o0, o1 int) {
 	// without a row p repeats row p of the first quarter (read from cache, result unused).
 	q := (o1 - o0 + linearRowBlock - 1) / linearRowBlock
 	for p := range q {
-		nr := 0 // quarters with a row p: the first nr
-		for r := range row {
-			row[r] = o0 + p
-			if o := o0 + r*q + p; o < o1 {
-				row[r], nr = o, r+1
-			}
-		}
+		nr := quarterRows(row[:], o0, o1, q, p)
 		for mb := 0; mb < m; mb += linearMChunk {
 			nm := min(linearMChunk, m-mb)
 			clear(acc[:nm])
@@ -96,6 +90,21 @@ func linearRowsAVX2(y, x []float32, w Matrix, m, o0, o1 int) {
 			}
 		}
 	}
+}
+
+// quarterRows sets row[r] to row p of quarter r, for [o0, o1) split into len(row)
+// contiguous quarters of q rows; a quarter without a row p gets row p of the first (read
+// from cache, its result unused). It returns how many quarters have a row p: the first
+// ones.
+func quarterRows(row []int, o0, o1, q, p int) int {
+	nr := 0
+	for r := range row {
+		row[r] = o0 + p
+		if o := o0 + r*q + p; o < o1 {
+			row[r], nr = o, r+1
+		}
+	}
+	return nr
 }
 
 // linearFinish writes the outputs rows[r] of row mi of y from their partial sums acc[r]
