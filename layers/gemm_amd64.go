@@ -127,6 +127,9 @@ func (s *gemmStep) rows(row *[gemmCols]int) int {
 // reduction is the reference loop's, so a row's outputs are bitwise its GEMV's, which the
 // AVX2 kernels compute.
 func linearRowsAVX512(y, x []float32, w Matrix, m, o0, o1 int) {
+	if m == 0 || o0 == o1 {
+		return // no rows of x or no outputs: the kernel would read x[0] and row o0 regardless
+	}
 	in := w.Cols
 	body := in &^ (Lanes - 1)
 	if body == 0 { // no k-tile to run: only the tail, which linearRowsAVX2 finishes alike

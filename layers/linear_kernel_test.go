@@ -281,6 +281,8 @@ func FuzzLinearKernels(f *testing.F) {
 	f.Add(uint8(2), uint16(33), uint8(37), uint8(1), uint8(3), uint8(30), uint16(0x123), false, uint64(2))
 	f.Add(uint8(65), uint16(9), uint8(5), uint8(2), uint8(1), uint8(4), uint16(0x1ff), true, uint64(3))
 	f.Add(uint8(64), uint16(513), uint8(12), uint8(1), uint8(5), uint8(6), uint16(0x0a5), true, uint64(4))
+	f.Add(uint8(0), uint16(4161), uint8(9), uint8(1), uint8(0), uint8(4), uint16(0), false, uint64(5))   // no rows of x (CI's find)
+	f.Add(uint8(16), uint16(4161), uint8(9), uint8(1), uint8(10), uint8(0), uint16(0), false, uint64(6)) // no output rows at the end
 	f.Fuzz(func(t *testing.T, m uint8, in uint16, out uint8, dt uint8, o0, o1 uint8, offs uint16, special bool, seed uint64) {
 		c := linearCase{dt: dtypes[int(dt)%len(dtypes)], m: int(m % 70), in: int(in%4200) + 1, out: int(out%40) + 1,
 			xoff: int(offs & 7), woff: int(offs >> 3 & 7), yoff: int(offs >> 6 & 7), special: special}
