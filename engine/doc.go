@@ -32,7 +32,8 @@
 // all in one forward pass of a mixed batch (step.go); while sequences decode, the prompt
 // chunks of a step are bounded by a share of the prefill tokens pending
 // (Config.PrefillSteps), so that a newcomer's prompt is spread over several steps instead
-// of lengthening one; a step of decode tokens only replays
+// of lengthening one, unless the prompts are a burst (Config.PrefillBurstRatio), which takes
+// the whole budget so that its sequences decode in step; a step of decode tokens only replays
 // the captured decode graph of its batch bucket (DecodeGraphReplays counts them), any
 // other runs eagerly. A sequence holds
 // the KV blocks of the tokens it has and takes one more as it crosses a block boundary

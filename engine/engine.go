@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,13 @@ type Config struct {
 	// step does). A step with no decode token has nobody's inter-token latency to protect:
 	// not bounded.
 	PrefillSteps int
+	// PrefillBurstRatio lifts PrefillSteps' bound for a burst: when the sequences waiting
+	// or prefilling are at least PrefillBurstRatio times those decoding, their prompts take
+	// all the budget leaves until the burst is taken (0: never). Paced, a burst's first
+	// tokens spread over PrefillSteps steps and its sequences end as spread, so a
+	// closed-loop client's next burst arrives as spread and every step carries a few
+	// prompts (eager) instead of a few steps carrying many.
+	PrefillBurstRatio float64
 	// Fused picks the all-reduce + residual + RMSNorm variant (Auto by size, Unfused, …).
 	Fused fused.Variant
 	// FusedTable, when set, picks Auto's fused variant per world size and token bucket
@@ -187,6 +195,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.PrefillSteps < 0 {
 		return nil, fmt.Errorf("engine: prefill steps must be ≥ 0, got %d", cfg.PrefillSteps)
+	}
+	if !(cfg.PrefillBurstRatio >= 0) || math.IsInf(cfg.PrefillBurstRatio, 0) { // NaN fails the first
+		return nil, fmt.Errorf("engine: prefill burst ratio must be a number ≥ 0, got %v", cfg.PrefillBurstRatio)
 	}
 	if cfg.MaxWaiting == 0 {
 		cfg.MaxWaiting = 256

@@ -20,8 +20,12 @@ type scheduler struct {
 	stopped  chan struct{}
 	stats    Stats
 	// spread is spreadPrefill's state between steps: the prefill tokens a step may take
-	// while the backlog it was set for lasts, and what of that backlog the last step left.
-	spread struct{ rate, left int }
+	// while the backlog it was set for lasts, what of that backlog the last step left, and
+	// whether that backlog is a burst, taken at the full budget.
+	spread struct {
+		rate, left int
+		burst      bool
+	}
 	// stopTextBytes and stopMatchSteps are Stats' fields of the same names, added by
 	// retire, which runs with and without mu.
 	stopTextBytes, stopMatchSteps atomic.Int64

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -41,6 +42,14 @@ const serveCollectiveTimeout = 10 * time.Second
 // the same throughput and a TTFT p50 1.0-3.2× as long (docs/benchmarks/serving.md, issue
 // 13, "Spreading the prefill").
 const servePrefillSteps = 8
+
+// servePrefillBurstRatio is serve's Config.PrefillBurstRatio: once as many sequences wait
+// or prefill as decode, their prompts take the whole budget instead of 1/8 of the backlog a
+// step. At concurrency 32 on demo TP 8 a closed-loop client's waves then line up: 71 steps
+// for 64 requests instead of 80, 13 with prompt tokens instead of 25, 5% more output tok/s;
+// 0.5 and 2 gave the same; Poisson arrivals (the ITL workload) seldom reach it
+// (docs/benchmarks/serving.md, "2026-12-04 sixth session").
+const servePrefillBurstRatio = 1.0
 
 // serve runs the OpenAI-compatible server until SIGINT or SIGTERM, then shuts it down
 // gracefully and returns nil.
@@ -166,6 +175,7 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 	fs.IntVar(&ef.cfg.MaxBatchTokens, "max-batch-tokens", serveMaxBatchTokens, "tokens per step at most: decode tokens first, then prompt chunks fill the rest, in one forward pass (0: the engine's default, 2048)")
 	fs.IntVar(&ef.cfg.MaxBatchTokens, "max-num-batched-tokens", serveMaxBatchTokens, "vLLM's name of --max-batch-tokens")
 	fs.IntVar(&ef.cfg.PrefillSteps, "prefill-steps", servePrefillSteps, "while sequences decode, a backlog of prompt tokens is taken in N steps, 1/N of it a step (at least the step's decode tokens), so that a newcomer's prompt is spread over steps instead of stretching one (0 or 1: all the budget leaves)")
+	fs.Float64Var(&ef.cfg.PrefillBurstRatio, "prefill-burst-ratio", servePrefillBurstRatio, "a backlog of at least R waiting or prefilling sequences per decoding one is a burst: its prompts take all the budget leaves until it is taken, not --prefill-steps' share (0: never)")
 	if err := parseFlags(fs, args); err != nil {
 		return engine.Config{}, opt, err
 	}
@@ -201,6 +211,8 @@ func parseServeFlags(args []string, stderr io.Writer) (engine.Config, serveOptio
 		return bad("--max-batch-tokens must be ≥ 0, got %d", ef.cfg.MaxBatchTokens)
 	case ef.cfg.PrefillSteps < 0:
 		return bad("--prefill-steps must be ≥ 0, got %d", ef.cfg.PrefillSteps)
+	case !(ef.cfg.PrefillBurstRatio >= 0) || math.IsInf(ef.cfg.PrefillBurstRatio, 0):
+		return bad("--prefill-burst-ratio must be a number ≥ 0, got %v", ef.cfg.PrefillBurstRatio)
 	}
 	cfg, err := ef.config()
 	if err != nil {

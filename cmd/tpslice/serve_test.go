@@ -200,17 +200,23 @@ func TestServeSchedulerFlags(t *testing.T) {
 	require.Zero(t, cfg.KVBlocks)
 	require.False(t, cfg.NoPrefixCaching, "prefix caching is on by default")
 	require.Equal(t, servePrefillSteps, cfg.PrefillSteps, "serve spreads prefills")
-	cfg, _, err = parseServeFlags([]string{"--model", "tiny", "--max-num-batched-tokens", "512", "--kv-blocks", "100", "--no-prefix-caching", "--max-running", "8", "--prefill-steps", "1"}, io.Discard)
+	require.Equal(t, servePrefillBurstRatio, cfg.PrefillBurstRatio, "serve takes a burst at the full budget")
+	cfg, _, err = parseServeFlags([]string{"--model", "tiny", "--max-num-batched-tokens", "512", "--kv-blocks", "100", "--no-prefix-caching", "--max-running", "8", "--prefill-steps", "1", "--prefill-burst-ratio", "0.5"}, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, 512, cfg.MaxBatchTokens, "vLLM's name of --max-batch-tokens")
 	require.Equal(t, 100, cfg.KVBlocks)
 	require.True(t, cfg.NoPrefixCaching)
 	require.Equal(t, 8, cfg.MaxRunning)
 	require.Equal(t, 1, cfg.PrefillSteps)
+	require.Equal(t, 0.5, cfg.PrefillBurstRatio)
 	_, _, err = parseServeFlags([]string{"--model", "tiny", "--kv-blocks", "-1"}, io.Discard)
 	require.ErrorContains(t, err, "--kv-blocks must be ≥ 0")
 	_, _, err = parseServeFlags([]string{"--model", "tiny", "--prefill-steps", "-2"}, io.Discard)
 	require.ErrorContains(t, err, "--prefill-steps must be ≥ 0, got -2")
+	for _, r := range []string{"-1", "NaN", "+Inf"} {
+		_, _, err = parseServeFlags([]string{"--model", "tiny", "--prefill-burst-ratio", r}, io.Discard)
+		require.ErrorContains(t, err, "--prefill-burst-ratio must be a number ≥ 0, got", r)
+	}
 }
 
 // url is the base URL serve printed.
