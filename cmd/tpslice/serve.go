@@ -47,7 +47,7 @@ const servePrefillSteps = 8
 // or prefill as decode, their prompts take the whole budget instead of 1/8 of the backlog a
 // step. At concurrency 32 on demo TP 8 a closed-loop client's waves then line up: 71 steps
 // for 64 requests instead of 80 (bench's batches take 72), 13 with prompt tokens instead
-// of 25, serve ÷ bench median 0.76 against 0.70 over nine alternated rounds; 0.5 and 2 gave
+// of 25, serve ÷ bench median 0.75 against 0.70 over twelve alternated rounds; 0.5 and 2 gave
 // the same steps; Poisson arrivals (the ITL workload) seldom reach it
 // (docs/benchmarks/serving.md, "Waves in step", 2026-12-04 sixth session).
 const servePrefillBurstRatio = 1.0
