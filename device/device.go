@@ -17,8 +17,8 @@ type Device struct {
 	cpus     []int // the CPUs its SM workers are pinned to; nil: not pinned
 
 	used      atomic.Int64
-	capturing atomic.Int32  // streams of this device under capture
-	sms       chan struct{} // one token per idle SM
+	capturing atomic.Int32 // streams of this device under capture
+	sms       smPool       // the idle SMs
 	bell      doorbell
 
 	mu      sync.Mutex
@@ -27,10 +27,8 @@ type Device struct {
 }
 
 func newDevice(n *Node, id, sms int, capacity int64, cpus []int) *Device {
-	d := &Device{node: n, id: id, numSMs: sms, capacity: capacity, cpus: cpus, sms: make(chan struct{}, sms)}
-	for range sms {
-		d.sms <- struct{}{}
-	}
+	d := &Device{node: n, id: id, numSMs: sms, capacity: capacity, cpus: cpus}
+	d.sms.init(sms)
 	d.bell.init()
 	return d
 }

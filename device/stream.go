@@ -120,6 +120,15 @@ type Stream struct {
 	// one atomic load rather than a lock.
 	err atomic.Pointer[error]
 
+	// The host-executed launch (LaunchAndWait): pending counts the operations enqueued
+	// and not yet finished; onHost is set while a host goroutine runs a kernel of the
+	// stream, which the stream's goroutine waits out (hostDone) before its next operation;
+	// hostLaunches counts the kernels that ran so.
+	pending      atomic.Int64
+	onHost       atomic.Bool
+	hostDone     doorbell
+	hostLaunches atomic.Uint64
+
 	// Capture state, guarded by the node's capMu; capturing mirrors cap != nil so that
 	// launches outside capture take no lock.
 	capturing atomic.Bool
@@ -132,6 +141,7 @@ type Stream struct {
 // is stopped.
 func newStream(d *Device, name string, budget int) (*Stream, error) {
 	s := &Stream{dev: d, name: name, budget: budget, ops: make(chan op, streamQueueDepth), exited: make(chan struct{})}
+	s.hostDone.init()
 	pinned := make(chan error, budget)
 	s.startHelpers(budget-1, pinned)
 	go s.loop(pinned)
@@ -156,16 +166,24 @@ func (s *Stream) String() string { return fmt.Sprintf("%v stream %q", s.dev, s.n
 
 // Launch enqueues a kernel.
 func (s *Stream) Launch(k Kernel) error {
+	if err := s.checkKernel(&k); err != nil {
+		return err
+	}
+	if captured, err := s.captureKernel(k); captured || err != nil {
+		return err
+	}
+	return s.enqueue(op{kind: opKernel, kernel: k})
+}
+
+// checkKernel returns an error for a kernel that cannot be launched.
+func (s *Stream) checkKernel(k *Kernel) error {
 	if k.Grid < 1 {
 		return fmt.Errorf("%v: launch %q: grid must be at least 1, got %d", s, k.Name, k.Grid)
 	}
 	if k.Block == nil {
 		return fmt.Errorf("%v: launch %q: kernel has no Block function", s, k.Name)
 	}
-	if captured, err := s.captureKernel(k); captured || err != nil {
-		return err
-	}
-	return s.enqueue(op{kind: opKernel, kernel: k})
+	return nil
 }
 
 // LaunchSequence enqueues kernels that run back to back as one stream operation, with no
@@ -229,6 +247,7 @@ func (s *Stream) enqueue(o op) error {
 	if s.closed {
 		return fmt.Errorf("%v: %w", s, ErrStreamClosed)
 	}
+	s.pending.Add(1)
 	s.ops <- o
 	return nil
 }
@@ -248,6 +267,7 @@ func (s *Stream) loop(pinned chan<- error) {
 	defer close(s.exited)
 	defer s.stopHelpers()
 	for o := range s.ops {
+		s.awaitHostRun()
 		switch o.kind {
 		case opKernel:
 			s.execute(&o.kernel)
@@ -262,8 +282,13 @@ func (s *Stream) loop(pinned chan<- error) {
 		case opHost:
 			o.host()
 		case opSync:
+			// Counted done before the host wakes, so that a LaunchAndWait right after
+			// Synchronize finds the stream idle.
+			s.pending.Add(-1)
 			close(o.ack)
+			continue
 		}
+		s.pending.Add(-1)
 	}
 }
 
@@ -306,8 +331,8 @@ func (s *Stream) run(k *Kernel) (err error) {
 // share occupies one SM and runs blocks until the grid is done or the kernel aborted.
 func (s *Stream) share(l *launch) {
 	k := &l.kernel
-	<-s.dev.sms
-	defer func() { s.dev.sms <- struct{}{} }()
+	s.dev.sms.acquire()
+	defer s.dev.sms.release()
 	for !l.aborted.Load() {
 		i := int(l.next.Add(1) - 1)
 		if i >= k.Grid {
