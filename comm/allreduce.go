@@ -28,10 +28,28 @@ func (r *Rank) AllReduceAlgo(s *device.Stream, algo Algo, in, out *device.Buffer
 // AllReduceProto is AllReduce with an explicit algorithm and protocol (Auto and ProtoAuto
 // select). A protocol other than ProtoAuto needs an algorithm that takes one (TakesProto).
 func (r *Rank) AllReduceProto(s *device.Stream, algo Algo, proto Proto, in, out *device.Buffer, count int) error {
+	return r.allReduce(s, false, algo, proto, in, out, count)
+}
+
+// AllReduceWait is AllReduceProto followed by s.Synchronize, a blocking all-reduce as
+// MPI_Allreduce, or an NCCL call and cudaStreamSynchronize, is: it returns once the sum is
+// in out, with the stream's error if any. Where s is idle the calling goroutine runs the
+// call's kernel itself (device.Stream.LaunchAndWait), which saves a small call the hops
+// to the stream's goroutine and back. Not for a host that overlaps the all-reduce with
+// other work: that one enqueues with AllReduceProto and synchronizes later.
+func (r *Rank) AllReduceWait(s *device.Stream, algo Algo, proto Proto, in, out *device.Buffer, count int) error {
+	return r.allReduce(s, true, algo, proto, in, out, count)
+}
+
+// allReduce is AllReduceProto, and with wait AllReduceWait.
+func (r *Rank) allReduce(s *device.Stream, wait bool, algo Algo, proto Proto, in, out *device.Buffer, count int) error {
 	if err := r.check("allreduce", s, in, out, count, count); err != nil {
 		return err
 	}
 	if count == 0 {
+		if wait {
+			return s.Synchronize()
+		}
 		return nil
 	}
 	t := in.DType()
@@ -60,7 +78,7 @@ func (r *Rank) AllReduceProto(s *device.Stream, algo Algo, proto Proto, in, out 
 	if proto == Simple {
 		proto = ProtoAuto // calls record and compare a protocol only where it is not the default
 	}
-	return r.launchWire(s, "allreduce", Choice{algo, proto}, r.c.callWire(algo, t), in, out, count, chunk, LocalWork{}, nil, algo == OneShot, body)
+	return r.launchWire(s, wait, "allreduce", Choice{algo, proto}, r.c.callWire(algo, t), in, out, count, chunk, LocalWork{}, nil, algo == OneShot, body)
 }
 
 // check validates a call's arguments on the host, before anything is enqueued.
@@ -98,13 +116,15 @@ func (r *Rank) check(op string, s *device.Stream, in, out *device.Buffer, count,
 // chunks matters: a rank that reaches a chunk's first barrier has finished every block of
 // the chunk before, so blocks never see another block's share of a buffer change under them.
 func (r *Rank) launch(s *device.Stream, op string, algo Algo, in, out *device.Buffer, count, chunk int, local LocalWork, grid func(n int) int, body func(*call, device.Block, int, int) error) error {
-	return r.launchWire(s, op, Choice{Algo: algo}, WireExact, in, out, count, chunk, local, grid, false, body)
+	return r.launchWire(s, false, op, Choice{Algo: algo}, WireExact, in, out, count, chunk, local, grid, false, body)
 }
 
 // launchWire is launch for a call of algorithm and protocol ch whose inputs travel in wire
 // format w; oneShot says body is comm's one-shot all-reduce, whose chunks may alternate
-// (alternates) and then leave their closing barrier to the next kernel (settle).
-func (r *Rank) launchWire(s *device.Stream, op string, ch Choice, w Wire, in, out *device.Buffer, count, chunk int, local LocalWork, grid func(n int) int, oneShot bool, body func(*call, device.Block, int, int) error) error {
+// (alternates) and then leave their closing barrier to the next kernel (settle). With
+// wait it launches the last chunk's kernel with LaunchAndWait: it returns once the call
+// is done, with the stream's error.
+func (r *Rank) launchWire(s *device.Stream, wait bool, op string, ch Choice, w Wire, in, out *device.Buffer, count, chunk int, local LocalWork, grid func(n int) int, oneShot bool, body func(*call, device.Block, int, int) error) error {
 	algo := ch.Algo
 	if grid == nil {
 		grid = r.defaultGrid
@@ -134,15 +154,18 @@ func (r *Rank) launchWire(s *device.Stream, op string, ch Choice, w Wire, in, ou
 			k = newChunkKernel()
 		}
 		k.cl, k.off, k.n, k.blocks, k.first, k.last, k.oneShot, k.body = cl, off, n, grid(n), first, last, oneShot, body
-		err := s.Launch(device.Kernel{
+		kernel := device.Kernel{
 			Name:     name,
 			Grid:     k.blocks,
 			Work:     r.work(op, ch, w.MessageBytes(n, in.DType()), n*local.BytesPerElem, local.Class),
 			Prologue: k.prologue,
 			Block:    k.block,
 			Epilogue: k.epilogue,
-		})
-		if err != nil {
+		}
+		if wait && last {
+			return s.LaunchAndWait(kernel)
+		}
+		if err := s.Launch(kernel); err != nil {
 			return err // nothing of the call ran: its first kernel was not enqueued, or the
 			// stream closed under it, which fails every later call anyway
 		}

@@ -14,8 +14,9 @@ import (
 // the same), OpReduceScatter (count elements out per rank, n·count in) or OpAllGather
 // (count in, n·count out); ch is the algorithm and, for an all-reduce, its protocol
 // (ProtoAuto selects; the other collectives take none). ins and outs hold one buffer per
-// rank, on each rank's device; streams one stream per rank.
-func (c *Communicator) Bench(streams []*device.Stream, op device.CollectiveOp, ch Choice, ins, outs []*device.Buffer, count, warmup, iters int) (time.Duration, error) {
+// rank, on each rank's device; streams one stream per rank. With blocking every call is
+// synchronized before the next is issued (nccl-tests' -z 1, MPI_Allreduce's shape).
+func (c *Communicator) Bench(streams []*device.Stream, op device.CollectiveOp, ch Choice, ins, outs []*device.Buffer, count, warmup, iters int, blocking bool) (time.Duration, error) {
 	issue, err := c.issuer(op, ch.Proto)
 	if err != nil {
 		return 0, err
@@ -29,6 +30,14 @@ func (c *Communicator) Bench(streams []*device.Stream, op device.CollectiveOp, c
 	if iters < 1 {
 		return 0, fmt.Errorf("comm: bench needs at least one timed iteration, got %d", iters)
 	}
+	syncAll := func() error {
+		for r, s := range streams {
+			if err := s.Synchronize(); err != nil {
+				return fmt.Errorf("comm: bench %s %v count %d: rank %d: %w", op, ch, count, r, err)
+			}
+		}
+		return nil
+	}
 	run := func(k int) error {
 		for range k {
 			for r, rk := range c.ranks {
@@ -36,13 +45,13 @@ func (c *Communicator) Bench(streams []*device.Stream, op device.CollectiveOp, c
 					return err
 				}
 			}
-		}
-		for r, s := range streams {
-			if err := s.Synchronize(); err != nil {
-				return fmt.Errorf("comm: bench %s %v count %d: rank %d: %w", op, ch, count, r, err)
+			if blocking {
+				if err := syncAll(); err != nil {
+					return err
+				}
 			}
 		}
-		return nil
+		return syncAll()
 	}
 	if err := run(warmup); err != nil {
 		return 0, err
@@ -57,10 +66,15 @@ func (c *Communicator) Bench(streams []*device.Stream, op device.CollectiveOp, c
 // Bench is Communicator.Bench for one rank of a communicator whose ranks live in processes
 // of their own (Join): every rank's process calls it with the same arguments, and each
 // times its own calls; the slowest rank's time is the call's, as nccl-tests reports it.
-func (r *Rank) Bench(s *device.Stream, op device.CollectiveOp, ch Choice, in, out *device.Buffer, count, warmup, iters int) (time.Duration, error) {
+// With blocking an all-reduce is AllReduceWait (its kernel runs on this goroutine where
+// the stream is idle), any other call its issue and Synchronize.
+func (r *Rank) Bench(s *device.Stream, op device.CollectiveOp, ch Choice, in, out *device.Buffer, count, warmup, iters int, blocking bool) (time.Duration, error) {
 	issue, err := r.c.issuer(op, ch.Proto)
 	if err != nil {
 		return 0, err
+	}
+	if blocking {
+		issue = blockingIssuer(op, ch.Proto, issue)
 	}
 	if iters < 1 {
 		return 0, fmt.Errorf("comm: bench needs at least one timed iteration, got %d", iters)
@@ -84,6 +98,22 @@ func (r *Rank) Bench(s *device.Stream, op device.CollectiveOp, ch Choice, in, ou
 		return 0, err
 	}
 	return time.Since(start) / time.Duration(iters), nil
+}
+
+// blockingIssuer returns issue made blocking: AllReduceWait for an all-reduce, issue then
+// Synchronize for the others.
+func blockingIssuer(op device.CollectiveOp, proto Proto, issue func(*Rank, *device.Stream, Algo, *device.Buffer, *device.Buffer, int) error) func(*Rank, *device.Stream, Algo, *device.Buffer, *device.Buffer, int) error {
+	if op == device.OpAllReduce || op == "" {
+		return func(r *Rank, s *device.Stream, a Algo, in, out *device.Buffer, count int) error {
+			return r.AllReduceWait(s, a, proto, in, out, count)
+		}
+	}
+	return func(r *Rank, s *device.Stream, a Algo, in, out *device.Buffer, count int) error {
+		if err := issue(r, s, a, in, out, count); err != nil {
+			return err
+		}
+		return s.Synchronize()
+	}
 }
 
 // issuer returns the Rank method that issues op under protocol proto.
@@ -124,6 +154,10 @@ type MeasureOptions struct {
 	// Prune, when > 1, drops after calibration every algorithm slower than Prune times
 	// the fastest; its one calibration call stands as its time.
 	Prune float64
+	// Blocking waits for every call's result before the next is issued, as MPI_Allreduce
+	// does (nccl-tests' -z 1); otherwise a round's calls are issued back to back and
+	// synchronized once.
+	Blocking bool
 }
 
 // Measure times each of choices (of collective o.Op) on the same buffers and returns each
@@ -131,7 +165,7 @@ type MeasureOptions struct {
 // after a final call of it (the outputs then hold its result), with the choice's index.
 func (c *Communicator) Measure(streams []*device.Stream, choices []Choice, ins, outs []*device.Buffer, count int, o MeasureOptions, after func(i int) error) ([]time.Duration, error) {
 	bench := func(i, warmup, iters int) (time.Duration, error) {
-		return c.Bench(streams, o.Op, choices[i], ins, outs, count, warmup, iters)
+		return c.Bench(streams, o.Op, choices[i], ins, outs, count, warmup, iters, o.Blocking)
 	}
 	return MeasureRounds(len(choices), o, bench, after)
 }

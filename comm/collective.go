@@ -135,7 +135,7 @@ func (r *Rank) LaunchCollective(s *device.Stream, c Collective) error {
 		}
 		w = r.c.callWire(c.Algo, c.In.DType())
 	}
-	return r.launchWire(s, c.Op, Choice{Algo: c.Algo}, w, c.In, c.Out, c.Count, c.Chunk, c.Local, c.Grid, false, func(cl *call, b device.Block, off, n int) error {
+	return r.launchWire(s, false, c.Op, Choice{Algo: c.Algo}, w, c.In, c.Out, c.Count, c.Chunk, c.Local, c.Grid, false, func(cl *call, b device.Block, off, n int) error {
 		return c.Block((*CallCtx)(cl), b, off, n)
 	})
 }

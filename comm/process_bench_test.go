@@ -49,7 +49,7 @@ func newBatchRunner(spec *procSpec, rk *Rank) (*batchRunner, error) {
 // issue enqueues a batch; sync waits for it.
 func (br *batchRunner) issue() error {
 	for range br.batch {
-		if err := br.pc.issue(br.rk, br.s, br.in, br.out); err != nil {
+		if err := br.pc.issue(br.rk, br.s, br.in, br.out, false); err != nil {
 			return err
 		}
 	}

@@ -70,6 +70,10 @@ type procSpec struct {
 	// BackToBack issues every call before the ranks synchronize (as a decode step does);
 	// otherwise each call is synchronized before the next.
 	BackToBack bool
+	// Blocking issues every all-reduce of a rank that runs alone on its goroutine (a
+	// rank process, the driver's rank 0) with AllReduceWait, so that it runs on the host
+	// where the stream is idle; the in-process reference keeps AllReduceProto.
+	Blocking bool
 }
 
 // procCall is one collective of a spec.
@@ -100,13 +104,17 @@ func (pc procCall) sizes(n int) (in, out int) {
 	return pc.Count, pc.Count
 }
 
-// issue enqueues the call on rank rk.
-func (pc procCall) issue(rk *Rank, s *device.Stream, in, out *device.Buffer) error {
+// issue enqueues the call on rank rk; with wait an all-reduce returns once it is done
+// (AllReduceWait).
+func (pc procCall) issue(rk *Rank, s *device.Stream, in, out *device.Buffer, wait bool) error {
 	switch pc.Op {
 	case device.OpReduceScatter:
 		return rk.ReduceScatterWith(s, pc.Algo, in, out, pc.Count)
 	case device.OpAllGather:
 		return rk.AllGatherWith(s, pc.Algo, in, out, pc.Count)
+	}
+	if wait {
+		return rk.AllReduceWait(s, pc.Algo, pc.Proto, in, out, pc.Count)
 	}
 	return rk.AllReduceProto(s, pc.Algo, pc.Proto, in, out, pc.Count)
 }
@@ -143,6 +151,12 @@ func runCalls(spec *procSpec, ranks []*Rank, upTo int) (map[int][]uint64, error)
 		}
 		streams[i] = s
 	}
+	return runCallsOn(spec, ranks, streams, upTo)
+}
+
+// runCallsOn is runCalls on the given streams, one per rank.
+func runCallsOn(spec *procSpec, ranks []*Rank, streams []*device.Stream, upTo int) (map[int][]uint64, error) {
+	wait := spec.Blocking && len(ranks) == 1 // ranks on one goroutine must all issue before one waits
 	hashes := map[int][]uint64{}
 	var pending [][]*device.Buffer // outputs of the calls not synchronized yet, by call and rank
 	for i, pc := range spec.Calls[:upTo] {
@@ -157,7 +171,7 @@ func runCalls(spec *procSpec, ranks []*Rank, upTo int) (map[int][]uint64, error)
 				return nil, err
 			}
 			fillSeeded(in, i, rk.Rank())
-			if err := pc.issue(rk, streams[k], in, outs[k]); err != nil {
+			if err := pc.issue(rk, streams[k], in, outs[k], wait); err != nil {
 				return nil, fmt.Errorf("call %d %+v: rank %d: %w", i, pc, rk.Rank(), err)
 			}
 		}
@@ -204,7 +218,7 @@ func runGraphCalls(spec *procSpec, c *Communicator, ranks []*Rank, mem device.Pe
 			if err := streams[k].BeginCapture(); err != nil {
 				return nil, err
 			}
-			if err := pc.issue(rk, streams[k], ins[k], outs[k]); err != nil {
+			if err := pc.issue(rk, streams[k], ins[k], outs[k], false); err != nil {
 				return nil, err
 			}
 			if graphs[k], err = streams[k].EndCapture(); err != nil {
@@ -475,9 +489,25 @@ func inProcessHashes(t *testing.T, spec *procSpec) map[int][]uint64 {
 // to be bitwise the in-process ones.
 func runProcessGroup(t *testing.T, spec *procSpec) {
 	t.Helper()
+	runProcessGroupOn(t, spec, nil)
+}
+
+// runProcessGroupOn is runProcessGroup with rank 0 on its stream made by stream (on its
+// device), or a new one where stream is nil.
+func runProcessGroupOn(t *testing.T, spec *procSpec, stream func(*device.Device) *device.Stream) {
+	t.Helper()
 	want := inProcessHashes(t, spec)
 	g := startGroup(t, spec, nil)
-	mine, err := runCalls(spec, []*Rank{g.c.Rank(0)}, len(spec.Calls))
+	rk := g.c.Rank(0)
+	var s *device.Stream
+	if stream != nil {
+		s = stream(rk.Device())
+	} else {
+		var err error
+		s, err = rk.Device().NewStream("comm", 0)
+		require.NoError(t, err)
+	}
+	mine, err := runCallsOn(spec, []*Rank{rk}, []*device.Stream{s}, len(spec.Calls))
 	require.NoError(t, err)
 	got := g.results(t)
 	got[0] = mine[0]

@@ -30,6 +30,28 @@ func TestProcessCollectives(t *testing.T) {
 	}
 }
 
+// TestProcessCollectivesBlocking is TestProcessCollectives with every all-reduce issued
+// by AllReduceWait (MPI_Allreduce's shape), which runs the call's kernel on the rank's
+// host goroutine wherever its stream is idle: the same bits as in one process, and rank
+// 0's small calls ran on the host.
+func TestProcessCollectivesBlocking(t *testing.T) {
+	for _, n := range []int{2, 4, 8} {
+		t.Run(fmt.Sprintf("n%d", n), func(t *testing.T) {
+			spec := newProcSpec(t, n, 1, device.NVSwitch, WireExact, []int{1, 300, 3000})
+			spec.Blocking = true
+			var s *device.Stream
+			runProcessGroupOn(t, spec, func(d *device.Device) *device.Stream {
+				var err error
+				s, err = d.NewStream("comm", 0)
+				require.NoError(t, err)
+				return s
+			})
+			require.Positive(t, s.HostLaunches(), "no all-reduce ran on the host")
+			t.Logf("rank 0: %d of %d calls ran on the host", s.HostLaunches(), len(spec.Calls))
+		})
+	}
+}
+
 // TestProcessBackToBack issues hundreds of small all-reduces back to back, one-shot,
 // two-shot and the default's choice in turn on fresh inputs, before any rank waits: the
 // barriers' flag sets and counters cycle while the ranks run calls apart. In one process the
@@ -69,48 +91,73 @@ func TestProcessNVLSCountsShared(t *testing.T) {
 
 // TestProcessRankKilled SIGKILLs rank 1 while rank 0 waits for it in a collective: the
 // driver's pidfd poller marks it failed in shared memory, and rank 0's wait ends at once,
-// naming the dead rank, not at its deadline.
+// naming the dead rank, not at its deadline. Also where rank 0's calls run on its host
+// goroutine (blocking: AllReduceWait on an idle stream).
 func TestProcessRankKilled(t *testing.T) {
-	spec := &procSpec{N: 2, Fabric: device.NVSwitch, BufferBytes: 4096, LamportBytes: 1024, Blocks: 2, Timeout: 20 * time.Second,
-		Calls: []procCall{
-			{Op: device.OpAllReduce, Algo: OneShot, DType: dtype.F32, Count: 256},
-			{Op: device.OpAllReduce, Algo: TwoShot, DType: dtype.F32, Count: 256},
-		}, StopAt: 1}
-	g := startGroup(t, spec, map[int]string{1: roleStall})
-	_, err := runCalls(spec, []*Rank{g.c.Rank(0)}, 1)
-	require.NoError(t, err)
-	g.results(t) // rank 1 finished its first call and stalls
-	go func() {
-		time.Sleep(50 * time.Millisecond) // rank 0 sleeps in the second call by then
-		g.expectExit.Store(true)
-		if err := g.kids.Signal(g.pids[1], 9); err != nil {
-			t.Error(err)
-		}
-	}()
-	start := time.Now()
-	_, err = runCalls(spec, []*Rank{g.c.Rank(0)}, 2)
-	took := time.Since(start)
-	t.Logf("rank 0's call ended %v after it began: %v", took, err)
-	require.Error(t, err)
-	require.Less(t, took, spec.Timeout/2, "the wait ended at its deadline, not at the death")
-	require.ErrorContains(t, err, "rank 1's process exited (last collective seq 0 allreduce f32 count 256 (oneshot), done)")
-	g.finishAfterFailure(t)
+	for _, blocking := range []bool{false, true} {
+		t.Run(fmt.Sprintf("blocking=%v", blocking), func(t *testing.T) {
+			spec := &procSpec{N: 2, Fabric: device.NVSwitch, BufferBytes: 4096, LamportBytes: 1024, Blocks: 2, Timeout: 20 * time.Second,
+				Calls: []procCall{
+					{Op: device.OpAllReduce, Algo: OneShot, DType: dtype.F32, Count: 256},
+					{Op: device.OpAllReduce, Algo: TwoShot, DType: dtype.F32, Count: 256},
+				}, StopAt: 1, Blocking: blocking}
+			g := startGroup(t, spec, map[int]string{1: roleStall})
+			s, err := g.c.Rank(0).Device().NewStream("comm", 0)
+			require.NoError(t, err)
+			_, err = runCallsOn(spec, []*Rank{g.c.Rank(0)}, []*device.Stream{s}, 1)
+			require.NoError(t, err)
+			g.results(t) // rank 1 finished its first call and stalls
+			go func() {
+				time.Sleep(50 * time.Millisecond) // rank 0 sleeps in the second call by then
+				g.expectExit.Store(true)
+				if err := g.kids.Signal(g.pids[1], 9); err != nil {
+					t.Error(err)
+				}
+			}()
+			start := time.Now()
+			_, err = runCallsOn(spec, []*Rank{g.c.Rank(0)}, []*device.Stream{s}, 2)
+			took := time.Since(start)
+			t.Logf("rank 0's call ended %v after it began: %v", took, err)
+			require.Error(t, err)
+			require.Less(t, took, spec.Timeout/2, "the wait ended at its deadline, not at the death")
+			require.ErrorContains(t, err, "rank 1's process exited (last collective seq 0 allreduce f32 count 256 (oneshot), done)")
+			requireHostLaunches(t, s, blocking, 2)
+			g.finishAfterFailure(t)
+		})
+	}
 }
 
 // TestProcessRankStopped SIGSTOPs rank 1 (a hang, not a death): rank 0's call fails at the
-// deadline, naming the rank that did not arrive.
+// deadline, naming the rank that did not arrive; also where the call runs on rank 0's
+// host goroutine.
 func TestProcessRankStopped(t *testing.T) {
-	spec := &procSpec{N: 2, Fabric: device.NVSwitch, BufferBytes: 4096, LamportBytes: 1024, Blocks: 2, Timeout: 300 * time.Millisecond,
-		Calls:  []procCall{{Op: device.OpAllReduce, Algo: OneShot, DType: dtype.F32, Count: 256}},
-		StopAt: 0}
-	g := startGroup(t, spec, map[int]string{1: roleStall})
-	g.expectExit.Store(true)
-	require.NoError(t, g.kids.Signal(g.pids[1], 19)) // SIGSTOP
-	_, err := runCalls(spec, []*Rank{g.c.Rank(0)}, 1)
-	require.ErrorIs(t, err, device.ErrDeadline)
-	require.ErrorContains(t, err, "rank(s) [1] did not arrive within 300ms")
-	require.NoError(t, g.kids.Signal(g.pids[1], 9))
-	g.finishAfterFailure(t)
+	for _, blocking := range []bool{false, true} {
+		t.Run(fmt.Sprintf("blocking=%v", blocking), func(t *testing.T) {
+			spec := &procSpec{N: 2, Fabric: device.NVSwitch, BufferBytes: 4096, LamportBytes: 1024, Blocks: 2, Timeout: 300 * time.Millisecond,
+				Calls:  []procCall{{Op: device.OpAllReduce, Algo: OneShot, DType: dtype.F32, Count: 256}},
+				StopAt: 0, Blocking: blocking}
+			g := startGroup(t, spec, map[int]string{1: roleStall})
+			g.expectExit.Store(true)
+			require.NoError(t, g.kids.Signal(g.pids[1], 19)) // SIGSTOP
+			s, err := g.c.Rank(0).Device().NewStream("comm", 0)
+			require.NoError(t, err)
+			_, err = runCallsOn(spec, []*Rank{g.c.Rank(0)}, []*device.Stream{s}, 1)
+			require.ErrorIs(t, err, device.ErrDeadline)
+			require.ErrorContains(t, err, "rank(s) [1] did not arrive within 300ms")
+			requireHostLaunches(t, s, blocking, 1)
+			require.NoError(t, g.kids.Signal(g.pids[1], 9))
+			g.finishAfterFailure(t)
+		})
+	}
+}
+
+// requireHostLaunches checks that s ran want kernels on the host if blocking, none if not.
+func requireHostLaunches(t *testing.T, s *device.Stream, blocking bool, want uint64) {
+	t.Helper()
+	if !blocking {
+		want = 0
+	}
+	require.Equal(t, want, s.HostLaunches(), "kernels run on the host")
 }
 
 // TestProcessGraphBuffers captures one-shot and two-shot all-reduces into graphs in every

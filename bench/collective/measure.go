@@ -148,7 +148,7 @@ func traceCalls(o Options, c *comm.Communicator, node *device.Node, streams []*d
 	node.SetTracer(o.Trace)
 	defer node.SetTracer(nil)
 	for _, ch := range o.Choices {
-		if _, err := c.Bench(streams, o.Op.Kind, ch, ins, outs, count, 0, 1); err != nil {
+		if _, err := c.Bench(streams, o.Op.Kind, ch, ins, outs, count, 0, 1, false); err != nil {
 			return fmt.Errorf("traced call of %v: %w", ch, err)
 		}
 	}

@@ -38,6 +38,7 @@ type setup struct {
 	Timeout     time.Duration
 	Wire        comm.Wire
 	Selector    string // default or model:PROFILE: no autotuning across processes
+	Blocking    bool   // comm.MeasureOptions.Blocking
 }
 
 // ready is a worker's answer to setup: what the report says of its communicator.

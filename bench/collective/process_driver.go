@@ -45,7 +45,7 @@ func MeasureProcesses(ctx context.Context, o Options) (_ *Report, err error) {
 	d := &driver{e: e}
 	defer func() { err = errors.Join(err, d.close()) }()
 	s := setup{Op: o.Op.Kind, DType: o.DType, MaxSize: sizes[len(sizes)-1], Choices: o.Choices, Hosts: o.Hosts, SMs: o.SMs,
-		Fabric: o.Fabric, BufferBytes: o.BufferBytes, Timeout: o.Timeout, Wire: o.Wire, Selector: o.Selector}
+		Fabric: o.Fabric, BufferBytes: o.BufferBytes, Timeout: o.Timeout, Wire: o.Wire, Selector: o.Selector, Blocking: o.Measure.Blocking}
 	r, err := d.join(s)
 	if err != nil {
 		return nil, d.named(err)

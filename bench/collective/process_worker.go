@@ -142,7 +142,7 @@ func (rb *rankBench) bench(body []byte) (benchReply, error) {
 		return benchReply{}, err
 	}
 	ch := rb.s.Choices[q.Choice]
-	d, err := rb.rk.Bench(rb.st, rb.s.Op, ch, rb.ins[rb.rk.Rank()], rb.out, rb.count, q.Warmup, q.Iters)
+	d, err := rb.rk.Bench(rb.st, rb.s.Op, ch, rb.ins[rb.rk.Rank()], rb.out, rb.count, q.Warmup, q.Iters, rb.s.Blocking)
 	if err != nil {
 		return benchReply{}, err
 	}

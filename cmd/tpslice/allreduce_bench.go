@@ -30,7 +30,7 @@ type benchOptions struct {
 	protos                                    string
 	tuneCache                                 string
 	trace                                     string // --trace: the file of one traced call per algorithm
-	check, asJSON                             bool
+	check, asJSON, blocking                   bool
 	timeout                                   time.Duration
 	hosts                                     int // --hosts: the ranks split over this many
 	wire                                      comm.Wire
@@ -64,6 +64,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.rounds, "rounds", 100, "interleaved rounds, at most; each algorithm keeps its best round")
 	fs.DurationVar(&o.budget, "budget", 2*time.Second, "wall time per algorithm and size, at most (fewer rounds for slow ones; one call at least)")
 	fs.IntVar(&o.warmup, "warmup", 5, "untimed calls before the first round")
+	fs.BoolVar(&o.blocking, "blocking", false, "wait for each call's result before issuing the next, as MPI_Allreduce does (nccl-tests' -z 1); under --executor mp a worker then runs a small call's kernel on its own thread where its stream is idle")
 	fs.BoolVar(&o.check, "check", false, "count wrong elements against a float64 reference")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.model, "model", "", "print the cost model's table for a hardware profile ("+strings.Join(hw.Names(), ", ")+"; PROFILE"+hw.IdealSuffix+" for the idealised α-β model) instead of measuring: the algorithms the profile offers, and those --algo names besides")
@@ -181,7 +182,7 @@ func measure(o benchOptions, op collective.Op, t dtype.DType, sizes []int64, std
 	}
 	opts := collective.Options{Op: op, DType: t, Sizes: sizes, Choices: op.Choices(algos, protos),
 		Hosts: o.hosts, SMs: o.sms, Fabric: fabric, BufferBytes: int(o.buffer), Timeout: o.timeout, Wire: o.wire,
-		Measure: comm.MeasureOptions{Warmup: o.warmup, MinIters: o.iters, Target: o.target, Budget: o.budget, Rounds: o.rounds},
+		Measure: comm.MeasureOptions{Warmup: o.warmup, MinIters: o.iters, Target: o.target, Budget: o.budget, Rounds: o.rounds, Blocking: o.blocking},
 		Check:   o.check, Selector: o.selector, TuneCache: o.tuneCache, Log: stderr}
 	if o.executor == executorProcesses {
 		return collective.MeasureProcesses(context.Background(), opts)

@@ -75,6 +75,26 @@ func TestAllreduceBenchProcesses(t *testing.T) {
 	}
 }
 
+// TestAllreduceBenchProcessesBlocking: --blocking (every call waited for before the next,
+// its kernel on the worker's own thread where the stream is idle) gives every algorithm's
+// right sums at 2 ranks in worker processes and in one.
+func TestAllreduceBenchProcessesBlocking(t *testing.T) {
+	for _, executor := range []string{"mp", "inproc"} {
+		out, _, err := runCLI(t, append(mpBenchArgs, "-g", "2", "--blocking", "--executor", executor)...)
+		require.NoError(t, err, executor)
+		reps := decodeReports(t, out)
+		require.Len(t, reps, 1)
+		for _, row := range reps[0].Rows {
+			for _, res := range row.Results {
+				require.NotNil(t, res.Wrong)
+				require.Zero(t, *res.Wrong, "%s: %d bytes, %s", executor, row.SizeBytes, res.Algo)
+				require.Positive(t, res.TimeUS)
+			}
+		}
+	}
+	requireNothingLeft(t)
+}
+
 // TestAllreduceBenchProcessDies: a worker that exits mid-sweep (TPSLICE_FAULT kind:exit)
 // fails the command with its rank, pid, exit status and last collective; the survivors'
 // waits end at once (no worker had to be killed), and nothing is left behind.
