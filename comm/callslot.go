@@ -62,6 +62,27 @@ func (d *callDesc) encode(w *descWords) {
 	w[slotTag] = tagSeq(d.seq) | tagPublished | w.digest()
 }
 
+// encodedDesc is the last description a rank encoded, for the next call that repeats it
+// (a loop issuing one call): its words then need only the new sequence number in the tag,
+// where encoding them again was 8% of a small blocking call's CPU.
+type encodedDesc struct {
+	desc  callDesc // seq unused
+	w     descWords
+	valid bool
+}
+
+// words returns d encoded, its tag for d's sequence number.
+func (e *encodedDesc) words(d *callDesc) descWords {
+	if e.valid && e.desc.op == d.op && e.desc.algo == d.algo && e.desc.proto == d.proto && e.desc.t == d.t && e.desc.count == d.count {
+		w := e.w
+		w[slotTag] = tagSeq(d.seq) | tagPublished | w[slotTag]&(tagPublished-1)
+		return w
+	}
+	d.encode(&e.w)
+	e.desc, e.valid = *d, true
+	return e.w
+}
+
 // digest mixes the description's fields into tagDigestBits bits.
 func (w *descWords) digest() uint64 {
 	h := uint64(0x9e3779b97f4a7c15)
@@ -151,8 +172,7 @@ func (r *Rank) publishedCall(p int, seq uint64, w *descWords) bool {
 // slot, and records it as the rank's last collective (Running).
 func (cl *call) publish() {
 	r := cl.r
-	var w descWords
-	cl.desc.encode(&w)
+	w := r.lastEncoded.words(&cl.desc)
 	cl.tag = w[slotTag]
 	storeSlot(r.publishedSlot(r.rank, cl.desc.seq), &w, &r.published[cl.desc.seq%publishedDepth])
 	cl.recordLast(Running)

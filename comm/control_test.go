@@ -87,3 +87,28 @@ func TestOpNameTooLong(t *testing.T) {
 		Block: func(*CallCtx, device.Block, int, int) error { return nil }})
 	require.ErrorContains(t, err, `op name "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" is longer than the 32 bytes a published descriptor holds`)
 }
+
+// TestEncodedDescMatchesEncode: the rank's cached encoding of its last description gives
+// the words a fresh encode gives, for repeated calls and for a change of any one field.
+func TestEncodedDescMatchesEncode(t *testing.T) {
+	base := callDesc{op: "allreduce", algo: OneShot, t: dtype.F32, count: 256}
+	descs := []callDesc{base, base, base}
+	for _, change := range []func(*callDesc){
+		func(d *callDesc) { d.op = "allgather" },
+		func(d *callDesc) { d.algo = TwoShot },
+		func(d *callDesc) { d.proto = LL },
+		func(d *callDesc) { d.t = dtype.BF16 },
+		func(d *callDesc) { d.count = 257 },
+	} {
+		d := base
+		change(&d)
+		descs = append(descs, d, d, base)
+	}
+	var e encodedDesc
+	for i, d := range descs {
+		d.seq = uint64(1000 + i)
+		var want descWords
+		d.encode(&want)
+		require.Equal(t, want, e.words(&d), "call %d: %v", i, &d)
+	}
+}

@@ -24,6 +24,7 @@ type Rank struct {
 
 	seq              uint64                    // host side: the sequence number of the next call
 	published        [publishedDepth]descWords // kernel side: what each descriptor slot holds (storeSlot)
+	lastEncoded      encodedDesc               // kernel side: the last description published (publish)
 	counter          [MaxBlocks]uint32         // kernel side: barriers passed per block (private)
 	unread           bool                      // kernel side: an alternating one-shot's closing barrier is due (settle)
 	lamportPhase     uint64                    // kernel side: flag-free chunks issued so far
