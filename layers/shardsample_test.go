@@ -11,11 +11,12 @@ import (
 )
 
 // TestWinnerMatchesReference: a shard's Gumbel-max winner is the plain loop's over every
-// token of the shard, ties to the lower id, −Inf never chosen unless alone.
+// token of the shard, ties to the lower id, −Inf never chosen unless alone; shards of up
+// to 1100 tokens, so the draws come from several fillPhiloxPlanes calls.
 func TestWinnerMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for trial := range 200 {
-		shard := make([]float32, 1+r.IntN(200))
+		shard := make([]float32, 1+r.IntN(1100)) // past a philoxPlanes of 256 tokens
 		for i := range shard {
 			shard[i] = float32(math.Round(r.NormFloat64()*8) / 4)
 			if r.IntN(10) == 0 {

@@ -1,0 +1,153 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// philoxIota is the lane index of the 8 blocks of a pass.
+DATA philoxIota<>+0(SB)/8, $0
+DATA philoxIota<>+8(SB)/8, $1
+DATA philoxIota<>+16(SB)/8, $2
+DATA philoxIota<>+24(SB)/8, $3
+DATA philoxIota<>+32(SB)/8, $4
+DATA philoxIota<>+40(SB)/8, $5
+DATA philoxIota<>+48(SB)/8, $6
+DATA philoxIota<>+56(SB)/8, $7
+GLOBL philoxIota<>(SB), RODATA|NOPTR, $64
+
+// func philoxPlanesAVX512(p *philoxPlanes, keys *[20]uint32, pos uint64, b0 uint32, n int)
+//
+// Philox4x32-10 of 8 counters (b0+j, pos, pos>>32, 0) a pass, one per 64-bit lane. Only
+// each lane's low 32 bits are a word of the state: VPMULUDQ reads only those, XOR keeps
+// them apart from the high bits, and VPMOVQD stores only those, so no masking is needed.
+// The round keys (Z0-Z19) stay in registers; the state rotates through Z26-Z30 (a round
+// writes c0 to the spare register and leaves the products where c0 and c2 were), unrolled
+// so the rotation is in the register names. Registers: Z20 m0, Z21 m1, Z22 the step 8,
+// Z23 pos, Z24 pos>>32, Z25 the pass's counters.
+TEXT ·philoxPlanesAVX512(SB), NOSPLIT, $0-40
+	MOVQ p+0(FP), DI
+	MOVQ keys+8(FP), SI
+	MOVQ pos+16(FP), AX
+	MOVL b0+24(FP), BX
+	MOVQ n+32(FP), CX
+
+	VPBROADCASTD 0(SI), Z0
+	VPBROADCASTD 4(SI), Z1
+	VPBROADCASTD 8(SI), Z2
+	VPBROADCASTD 12(SI), Z3
+	VPBROADCASTD 16(SI), Z4
+	VPBROADCASTD 20(SI), Z5
+	VPBROADCASTD 24(SI), Z6
+	VPBROADCASTD 28(SI), Z7
+	VPBROADCASTD 32(SI), Z8
+	VPBROADCASTD 36(SI), Z9
+	VPBROADCASTD 40(SI), Z10
+	VPBROADCASTD 44(SI), Z11
+	VPBROADCASTD 48(SI), Z12
+	VPBROADCASTD 52(SI), Z13
+	VPBROADCASTD 56(SI), Z14
+	VPBROADCASTD 60(SI), Z15
+	VPBROADCASTD 64(SI), Z16
+	VPBROADCASTD 68(SI), Z17
+	VPBROADCASTD 72(SI), Z18
+	VPBROADCASTD 76(SI), Z19
+	MOVL $0xD2511F53, R8
+	VPBROADCASTQ R8, Z20
+	MOVL $0xCD9E8D57, R8
+	VPBROADCASTQ R8, Z21
+	MOVL $8, R8
+	VPBROADCASTQ R8, Z22
+	VPBROADCASTQ AX, Z23
+	SHRQ $32, AX
+	VPBROADCASTQ AX, Z24
+	VPBROADCASTQ BX, Z25
+	VPADDQ philoxIota<>(SB), Z25, Z25
+	XORQ R10, R10 // byte offset of the pass in each plane
+
+pass:
+	CMPQ CX, $0
+	JLE  done
+	VMOVDQA64 Z25, Z26
+	VMOVDQA64 Z23, Z27
+	VMOVDQA64 Z24, Z28
+	VPXORQ    Z29, Z29, Z29
+	// round 0: c0, c1, c2, c3 in Z26, Z27, Z28, Z29
+	VPMULUDQ Z20, Z26, Z26  // p0 = c0·m0
+	VPMULUDQ Z21, Z28, Z28  // p1 = c2·m1
+	VPSRLQ   $32, Z28, Z30
+	VPTERNLOGD $0x96, Z0, Z27, Z30  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Z26, Z27
+	VPTERNLOGD $0x96, Z1, Z29, Z27  // c2 = hi(p0) ^ c3 ^ k1
+	// round 1: c0, c1, c2, c3 in Z30, Z28, Z27, Z26
+	VPMULUDQ Z20, Z30, Z30  // p0 = c0·m0
+	VPMULUDQ Z21, Z27, Z27  // p1 = c2·m1
+	VPSRLQ   $32, Z27, Z29
+	VPTERNLOGD $0x96, Z2, Z28, Z29  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Z30, Z28
+	VPTERNLOGD $0x96, Z3, Z26, Z28  // c2 = hi(p0) ^ c3 ^ k1
+	// round 2: c0, c1, c2, c3 in Z29, Z27, Z28, Z30
+	VPMULUDQ Z20, Z29, Z29  // p0 = c0·m0
+	VPMULUDQ Z21, Z28, Z28  // p1 = c2·m1
+	VPSRLQ   $32, Z28, Z26
+	VPTERNLOGD $0x96, Z4, Z27, Z26  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Z29, Z27
+	VPTERNLOGD $0x96, Z5, Z30, Z27  // c2 = hi(p0) ^ c3 ^ k1
+	// round 3: c0, c1, c2, c3 in Z26, Z28, Z27, Z29
+	VPMULUDQ Z20, Z26, Z26  // p0 = c0·m0
+	VPMULUDQ Z21, Z27, Z27  // p1 = c2·m1
+	VPSRLQ   $32, Z27, Z30
+	VPTERNLOGD $0x96, Z6, Z28, Z30  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Z26, Z28
+	VPTERNLOGD $0x96, Z7, Z29, Z28  // c2 = hi(p0) ^ c3 ^ k1
+	// round 4: c0, c1, c2, c3 in Z30, Z27, Z28, Z26
+	VPMULUDQ Z20, Z30, Z30  // p0 = c0·m0
+	VPMULUDQ Z21, Z28, Z28  // p1 = c2·m1
+	VPSRLQ   $32, Z28, Z29
+	VPTERNLOGD $0x96, Z8, Z27, Z29  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Z30, Z27
+	VPTERNLOGD $0x96, Z9, Z26, Z27  // c2 = hi(p0) ^ c3 ^ k1
+	// round 5: c0, c1, c2, c3 in Z29, Z28, Z27, Z30
+	VPMULUDQ Z20, Z29, Z29  // p0 = c0·m0
+	VPMULUDQ Z21, Z27, Z27  // p1 = c2·m1
+	VPSRLQ   $32, Z27, Z26
+	VPTERNLOGD $0x96, Z10, Z28, Z26  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Z29, Z28
+	VPTERNLOGD $0x96, Z11, Z30, Z28  // c2 = hi(p0) ^ c3 ^ k1
+	// round 6: c0, c1, c2, c3 in Z26, Z27, Z28, Z29
+	VPMULUDQ Z20, Z26, Z26  // p0 = c0·m0
+	VPMULUDQ Z21, Z28, Z28  // p1 = c2·m1
+	VPSRLQ   $32, Z28, Z30
+	VPTERNLOGD $0x96, Z12, Z27, Z30  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Z26, Z27
+	VPTERNLOGD $0x96, Z13, Z29, Z27  // c2 = hi(p0) ^ c3 ^ k1
+	// round 7: c0, c1, c2, c3 in Z30, Z28, Z27, Z26
+	VPMULUDQ Z20, Z30, Z30  // p0 = c0·m0
+	VPMULUDQ Z21, Z27, Z27  // p1 = c2·m1
+	VPSRLQ   $32, Z27, Z29
+	VPTERNLOGD $0x96, Z14, Z28, Z29  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Z30, Z28
+	VPTERNLOGD $0x96, Z15, Z26, Z28  // c2 = hi(p0) ^ c3 ^ k1
+	// round 8: c0, c1, c2, c3 in Z29, Z27, Z28, Z30
+	VPMULUDQ Z20, Z29, Z29  // p0 = c0·m0
+	VPMULUDQ Z21, Z28, Z28  // p1 = c2·m1
+	VPSRLQ   $32, Z28, Z26
+	VPTERNLOGD $0x96, Z16, Z27, Z26  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Z29, Z27
+	VPTERNLOGD $0x96, Z17, Z30, Z27  // c2 = hi(p0) ^ c3 ^ k1
+	// round 9: c0, c1, c2, c3 in Z26, Z28, Z27, Z29
+	VPMULUDQ Z20, Z26, Z26  // p0 = c0·m0
+	VPMULUDQ Z21, Z27, Z27  // p1 = c2·m1
+	VPSRLQ   $32, Z27, Z30
+	VPTERNLOGD $0x96, Z18, Z28, Z30  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Z26, Z28
+	VPTERNLOGD $0x96, Z19, Z29, Z28  // c2 = hi(p0) ^ c3 ^ k1
+	VPMOVQD Z30, 0(DI)(R10*1)
+	VPMOVQD Z27, 256(DI)(R10*1)
+	VPMOVQD Z28, 512(DI)(R10*1)
+	VPMOVQD Z26, 768(DI)(R10*1)
+	VPADDQ Z22, Z25, Z25
+	ADDQ $32, R10
+	SUBQ $8, CX
+	JMP  pass
+
+done:
+	VZEROUPPER
+	RET
