@@ -18,20 +18,48 @@ func TestGumbelBelow(t *testing.T) {
 	}
 }
 
+// TestNoiseBound: every bucket's largest draw has noise below its bound (so every draw
+// of the bucket has: the noise is monotone in the draw), and the bound is the least step
+// gumbelBelow allows for it.
+func TestNoiseBound(t *testing.T) {
+	for i, bound := range noiseBound {
+		top := uint32(i+1)<<(32-noiseBucketBits) - 1
+		if math.IsInf(bound, 1) {
+			require.Greater(t, unit(top), gumbelBelow[len(gumbelBelow)-1], "bucket %d", i)
+			continue
+		}
+		require.Less(t, gumbel(unit(top)), bound-gapMargin/2, "bucket %d", i)
+		if k := int(bound / gapStep); k > 0 {
+			require.Greater(t, unit(top), gumbelBelow[k-1], "bucket %d: bound %v is looser than it need be", i, bound)
+		}
+	}
+}
+
 // TestMayWinNeverRulesOutAWinner: a token mayWin rules out scores no more than best,
-// over gaps around every entry and draws around its bound.
+// over gaps around every step and draws around every bucket's edges and every
+// gumbelBelow entry.
 func TestMayWinNeverRulesOutAWinner(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for range 200000 {
 		x := r.NormFloat64() * 10
 		k := r.IntN(len(gumbelBelow) + 8)
 		best := x + float64(k)*gapStep + (r.Float64()-0.5)*1e-6
-		u := min(gumbelBelow[min(k, len(gumbelBelow)-1)]+(r.Float64()-0.5)*1e-6, math.Nextafter(1, 0))
-		if !mayWin(x, u, best) {
-			require.LessOrEqual(t, x+gumbel(u), best, "x %v, u %v, best %v", x, u, best)
+		var w uint32
+		switch r.IntN(3) {
+		case 0: // near a bucket's edge
+			w = uint32(r.IntN(len(noiseBound)))<<(32-noiseBucketBits) + uint32(r.IntN(64)) - 32
+		case 1: // near an entry's draw
+			u := gumbelBelow[min(k, len(gumbelBelow)-1)] + (r.Float64()-0.5)*1e-6
+			w = uint32(min(max(u*(1<<32), 0), 1<<32-1))
+		default:
+			w = r.Uint32()
+		}
+		if !mayWin(x, w, best) {
+			require.LessOrEqual(t, x+gumbel(unit(w)), best, "x %v, w %#x, best %v", x, w, best)
 		}
 	}
-	require.True(t, mayWin(0, 0.01, math.Inf(-1)), "the first token always may win")
+	require.True(t, mayWin(0, 1<<30, math.Inf(-1)), "the first token always may win")
+	require.True(t, mayWin(-1e30, ^uint32(0), 0), "a draw within 1.1e-7 of 1 is never ruled out")
 }
 
 // TestWinnerNoisesFewTokens: over a shard of 4096 normal logits the winner takes the

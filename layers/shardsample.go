@@ -116,12 +116,15 @@ func (r *RowSampler) winner(logits []float32, v0 int) (win Candidate, noised int
 			fillPhiloxPlanes(&planes, &keys, r.Seed, r.Pos, uint32(first), filled)
 			b = 0
 		}
-		x, u := float64(l)/t, unit(planes[id&3][b])
-		if !mayWin(x, u, best) {
+		x, w := float64(l), planes[id&3][b]
+		if t != 1 { // the division was half of Winner's time; at 1 (serve's default) it is x
+			x /= t
+		}
+		if !mayWin(x, w, best) {
 			continue
 		}
 		noised++
-		if s := x + gumbel(u); s > best {
+		if s := x + gumbel(unit(w)); s > best {
 			win, best = Candidate{l, id}, s
 		}
 	}
