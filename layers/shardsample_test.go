@@ -86,7 +86,7 @@ func TestWinnerRefusesBadInput(t *testing.T) {
 // BenchmarkWinner: a rank's Gumbel-max draw over its shard (standard normal logits times
 // 2) against ShardLogSumExpAt's one pass of exp, the cost of a sampled row on a rank.
 func BenchmarkWinner(b *testing.B) {
-	for _, n := range []int{4000, 32000} {
+	for _, n := range []int{512, 4000, 32000} { // 512: demo's 4096 tokens at TP 8
 		r := rand.New(rand.NewPCG(3, uint64(n)))
 		shard := make([]float32, n)
 		for i := range shard {
