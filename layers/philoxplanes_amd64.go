@@ -12,14 +12,40 @@ import "github.com/tpslice/tpslice/vec"
 //go:noescape
 func philoxPlanesAVX512(p *philoxPlanes, keys *[20]uint32, pos uint64, b0 uint32, n int)
 
+// philoxPlanesAVX2 is philoxPlanesAVX512 on AVX2, 4 blocks a pass: n a multiple of 4.
+//
+//go:noescape
+func philoxPlanesAVX2(p *philoxPlanes, keys *[20]uint32, pos uint64, b0 uint32, n int)
+
 // fillPhiloxPlanes is philoxPlanesGo's result for blocks b0 .. b0+n−1 (n ≤
-// philoxPlaneBlocks): the AVX-512 kernel where the CPU has it (it also computes the
-// blocks up to the next multiple of 8, which nobody reads), else the Go. keys must be
+// philoxPlaneBlocks): the AVX-512 or AVX2 kernel where the CPU has it (each also computes
+// the blocks up to its next pass, which nobody reads), else the Go. keys must be
 // philoxRoundKeys(seed).
 func fillPhiloxPlanes(p *philoxPlanes, keys *[20]uint32, seed, pos uint64, b0 uint32, n int) {
-	if !vec.AcceleratedAVX512() || n <= 0 {
+	switch {
+	case n <= 0:
+	case vec.AcceleratedAVX512():
+		philoxPlanesAVX512(p, keys, pos, b0, (n+7)&^7)
+	case vec.Accelerated():
+		philoxPlanesAVX2(p, keys, pos, b0, (n+3)&^3)
+	default:
 		philoxPlanesGo(p, seed, pos, b0, n)
-		return
 	}
-	philoxPlanesAVX512(p, keys, pos, b0, (n+7)&^7)
+}
+
+// philoxPlaneKernels are the kernels this CPU runs, by name, each with its pass (for the
+// differential tests, which check every one whatever TPSLICE_ISA picks).
+func philoxPlaneKernels() map[string]func(p *philoxPlanes, keys *[20]uint32, pos uint64, b0 uint32, n int) {
+	k := map[string]func(*philoxPlanes, *[20]uint32, uint64, uint32, int){}
+	if vec.AcceleratedAVX512() {
+		k["avx512"] = func(p *philoxPlanes, keys *[20]uint32, pos uint64, b0 uint32, n int) {
+			philoxPlanesAVX512(p, keys, pos, b0, (n+7)&^7)
+		}
+	}
+	if vec.Accelerated() {
+		k["avx2"] = func(p *philoxPlanes, keys *[20]uint32, pos uint64, b0 uint32, n int) {
+			philoxPlanesAVX2(p, keys, pos, b0, (n+3)&^3)
+		}
+	}
+	return k
 }

@@ -151,3 +151,174 @@ pass:
 done:
 	VZEROUPPER
 	RET
+
+// func philoxPlanesAVX2(p *philoxPlanes, keys *[20]uint32, pos uint64, b0 uint32, n int)
+//
+// philoxPlanesAVX512's computation on AVX2: 4 blocks a pass, one per 64-bit lane of a
+// YMM, the round keys broadcast from memory each round (16 registers do not hold them),
+// the three-way XORs as two VPXORs, and each word's four low halves gathered into 128
+// bits (VPSHUFD, VPERMQ) for the store. Registers: Y0 m0, Y1 m1, Y2 the step 4, Y3 pos,
+// Y4 pos>>32, Y5 the pass's counters, Y8-Y12 the state, Y13-Y14 the round's keys.
+TEXT ·philoxPlanesAVX2(SB), NOSPLIT, $0-40
+	MOVQ p+0(FP), DI
+	MOVQ keys+8(FP), SI
+	MOVQ pos+16(FP), AX
+	MOVL b0+24(FP), BX
+	MOVQ n+32(FP), CX
+
+	MOVQ $0xD2511F53, R8
+	MOVQ R8, X0
+	VPBROADCASTQ X0, Y0
+	MOVQ $0xCD9E8D57, R8
+	MOVQ R8, X1
+	VPBROADCASTQ X1, Y1
+	MOVQ $4, R8
+	MOVQ R8, X2
+	VPBROADCASTQ X2, Y2
+	MOVQ AX, X3
+	VPBROADCASTQ X3, Y3
+	SHRQ $32, AX
+	MOVQ AX, X4
+	VPBROADCASTQ X4, Y4
+	MOVQ BX, X5
+	VPBROADCASTQ X5, Y5
+	VPADDQ philoxIota<>(SB), Y5, Y5
+	XORQ R10, R10 // byte offset of the pass in each plane
+
+pass2:
+	CMPQ CX, $0
+	JLE  done2
+	VMOVDQU Y5, Y8
+	VMOVDQU Y3, Y9
+	VMOVDQU Y4, Y10
+	VPXOR   Y11, Y11, Y11
+	// round 0: c0, c1, c2, c3 in Y8, Y9, Y10, Y11
+	VPMULUDQ Y0, Y8, Y8  // p0 = c0·m0
+	VPMULUDQ Y1, Y10, Y10  // p1 = c2·m1
+	VPBROADCASTD 0(SI), Y13
+	VPBROADCASTD 4(SI), Y14
+	VPSRLQ   $32, Y10, Y12
+	VPXOR    Y9, Y12, Y12
+	VPXOR    Y13, Y12, Y12  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Y8, Y9
+	VPXOR    Y11, Y9, Y9
+	VPXOR    Y14, Y9, Y9  // c2 = hi(p0) ^ c3 ^ k1
+	// round 1: c0, c1, c2, c3 in Y12, Y10, Y9, Y8
+	VPMULUDQ Y0, Y12, Y12  // p0 = c0·m0
+	VPMULUDQ Y1, Y9, Y9  // p1 = c2·m1
+	VPBROADCASTD 8(SI), Y13
+	VPBROADCASTD 12(SI), Y14
+	VPSRLQ   $32, Y9, Y11
+	VPXOR    Y10, Y11, Y11
+	VPXOR    Y13, Y11, Y11  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Y12, Y10
+	VPXOR    Y8, Y10, Y10
+	VPXOR    Y14, Y10, Y10  // c2 = hi(p0) ^ c3 ^ k1
+	// round 2: c0, c1, c2, c3 in Y11, Y9, Y10, Y12
+	VPMULUDQ Y0, Y11, Y11  // p0 = c0·m0
+	VPMULUDQ Y1, Y10, Y10  // p1 = c2·m1
+	VPBROADCASTD 16(SI), Y13
+	VPBROADCASTD 20(SI), Y14
+	VPSRLQ   $32, Y10, Y8
+	VPXOR    Y9, Y8, Y8
+	VPXOR    Y13, Y8, Y8  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Y11, Y9
+	VPXOR    Y12, Y9, Y9
+	VPXOR    Y14, Y9, Y9  // c2 = hi(p0) ^ c3 ^ k1
+	// round 3: c0, c1, c2, c3 in Y8, Y10, Y9, Y11
+	VPMULUDQ Y0, Y8, Y8  // p0 = c0·m0
+	VPMULUDQ Y1, Y9, Y9  // p1 = c2·m1
+	VPBROADCASTD 24(SI), Y13
+	VPBROADCASTD 28(SI), Y14
+	VPSRLQ   $32, Y9, Y12
+	VPXOR    Y10, Y12, Y12
+	VPXOR    Y13, Y12, Y12  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Y8, Y10
+	VPXOR    Y11, Y10, Y10
+	VPXOR    Y14, Y10, Y10  // c2 = hi(p0) ^ c3 ^ k1
+	// round 4: c0, c1, c2, c3 in Y12, Y9, Y10, Y8
+	VPMULUDQ Y0, Y12, Y12  // p0 = c0·m0
+	VPMULUDQ Y1, Y10, Y10  // p1 = c2·m1
+	VPBROADCASTD 32(SI), Y13
+	VPBROADCASTD 36(SI), Y14
+	VPSRLQ   $32, Y10, Y11
+	VPXOR    Y9, Y11, Y11
+	VPXOR    Y13, Y11, Y11  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Y12, Y9
+	VPXOR    Y8, Y9, Y9
+	VPXOR    Y14, Y9, Y9  // c2 = hi(p0) ^ c3 ^ k1
+	// round 5: c0, c1, c2, c3 in Y11, Y10, Y9, Y12
+	VPMULUDQ Y0, Y11, Y11  // p0 = c0·m0
+	VPMULUDQ Y1, Y9, Y9  // p1 = c2·m1
+	VPBROADCASTD 40(SI), Y13
+	VPBROADCASTD 44(SI), Y14
+	VPSRLQ   $32, Y9, Y8
+	VPXOR    Y10, Y8, Y8
+	VPXOR    Y13, Y8, Y8  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Y11, Y10
+	VPXOR    Y12, Y10, Y10
+	VPXOR    Y14, Y10, Y10  // c2 = hi(p0) ^ c3 ^ k1
+	// round 6: c0, c1, c2, c3 in Y8, Y9, Y10, Y11
+	VPMULUDQ Y0, Y8, Y8  // p0 = c0·m0
+	VPMULUDQ Y1, Y10, Y10  // p1 = c2·m1
+	VPBROADCASTD 48(SI), Y13
+	VPBROADCASTD 52(SI), Y14
+	VPSRLQ   $32, Y10, Y12
+	VPXOR    Y9, Y12, Y12
+	VPXOR    Y13, Y12, Y12  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Y8, Y9
+	VPXOR    Y11, Y9, Y9
+	VPXOR    Y14, Y9, Y9  // c2 = hi(p0) ^ c3 ^ k1
+	// round 7: c0, c1, c2, c3 in Y12, Y10, Y9, Y8
+	VPMULUDQ Y0, Y12, Y12  // p0 = c0·m0
+	VPMULUDQ Y1, Y9, Y9  // p1 = c2·m1
+	VPBROADCASTD 56(SI), Y13
+	VPBROADCASTD 60(SI), Y14
+	VPSRLQ   $32, Y9, Y11
+	VPXOR    Y10, Y11, Y11
+	VPXOR    Y13, Y11, Y11  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Y12, Y10
+	VPXOR    Y8, Y10, Y10
+	VPXOR    Y14, Y10, Y10  // c2 = hi(p0) ^ c3 ^ k1
+	// round 8: c0, c1, c2, c3 in Y11, Y9, Y10, Y12
+	VPMULUDQ Y0, Y11, Y11  // p0 = c0·m0
+	VPMULUDQ Y1, Y10, Y10  // p1 = c2·m1
+	VPBROADCASTD 64(SI), Y13
+	VPBROADCASTD 68(SI), Y14
+	VPSRLQ   $32, Y10, Y8
+	VPXOR    Y9, Y8, Y8
+	VPXOR    Y13, Y8, Y8  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Y11, Y9
+	VPXOR    Y12, Y9, Y9
+	VPXOR    Y14, Y9, Y9  // c2 = hi(p0) ^ c3 ^ k1
+	// round 9: c0, c1, c2, c3 in Y8, Y10, Y9, Y11
+	VPMULUDQ Y0, Y8, Y8  // p0 = c0·m0
+	VPMULUDQ Y1, Y9, Y9  // p1 = c2·m1
+	VPBROADCASTD 72(SI), Y13
+	VPBROADCASTD 76(SI), Y14
+	VPSRLQ   $32, Y9, Y12
+	VPXOR    Y10, Y12, Y12
+	VPXOR    Y13, Y12, Y12  // c0 = hi(p1) ^ c1 ^ k0
+	VPSRLQ   $32, Y8, Y10
+	VPXOR    Y11, Y10, Y10
+	VPXOR    Y14, Y10, Y10  // c2 = hi(p0) ^ c3 ^ k1
+	VPSHUFD $0x08, Y12, Y12   // each lane's low word to dwords 0, 1 of its 128 bits
+	VPERMQ  $0x08, Y12, Y12   // qwords 0 and 2: the four words in the low 128 bits
+	VMOVDQU X12, 0(DI)(R10*1)
+	VPSHUFD $0x08, Y9, Y9   // each lane's low word to dwords 0, 1 of its 128 bits
+	VPERMQ  $0x08, Y9, Y9   // qwords 0 and 2: the four words in the low 128 bits
+	VMOVDQU X9, 256(DI)(R10*1)
+	VPSHUFD $0x08, Y10, Y10   // each lane's low word to dwords 0, 1 of its 128 bits
+	VPERMQ  $0x08, Y10, Y10   // qwords 0 and 2: the four words in the low 128 bits
+	VMOVDQU X10, 512(DI)(R10*1)
+	VPSHUFD $0x08, Y8, Y8   // each lane's low word to dwords 0, 1 of its 128 bits
+	VPERMQ  $0x08, Y8, Y8   // qwords 0 and 2: the four words in the low 128 bits
+	VMOVDQU X8, 768(DI)(R10*1)
+	VPADDQ Y2, Y5, Y5
+	ADDQ $16, R10
+	SUBQ $4, CX
+	JMP  pass2
+
+done2:
+	VZEROUPPER
+	RET

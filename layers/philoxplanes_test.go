@@ -8,18 +8,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// requirePhiloxPlanes checks fillPhiloxPlanes (the AVX-512 kernel where the CPU has it)
-// against the plain loop over Philox4x32, block by block, for blocks b0 .. b0+n−1.
+// requirePhiloxPlanes checks fillPhiloxPlanes and every kernel this CPU runs (AVX-512,
+// AVX2, whatever TPSLICE_ISA picks) against the plain loop over Philox4x32, block by block,
+// for blocks b0 .. b0+n−1.
 func requirePhiloxPlanes(t *testing.T, seed, pos uint64, b0 uint32, n int) {
 	t.Helper()
 	keys := philoxRoundKeys(seed)
-	var got philoxPlanes
-	fillPhiloxPlanes(&got, &keys, seed, pos, b0, n)
+	kernels := map[string]func(p *philoxPlanes, keys *[20]uint32, pos uint64, b0 uint32, n int){
+		"fill": func(p *philoxPlanes, keys *[20]uint32, pos uint64, b0 uint32, n int) {
+			fillPhiloxPlanes(p, keys, seed, pos, b0, n)
+		},
+	}
+	for name, k := range philoxPlaneKernels() {
+		kernels[name] = k
+	}
 	key := [2]uint32{uint32(seed), uint32(seed >> 32)}
-	for j := range n {
-		want := Philox4x32(key, [4]uint32{b0 + uint32(j), uint32(pos), uint32(pos >> 32), 0})
-		for w := range want {
-			require.Equal(t, want[w], got[w][j], "seed %#x pos %#x block %d+%d word %d", seed, pos, b0, j, w)
+	for name, kernel := range kernels {
+		var got philoxPlanes
+		kernel(&got, &keys, pos, b0, n)
+		for j := range n {
+			want := Philox4x32(key, [4]uint32{b0 + uint32(j), uint32(pos), uint32(pos >> 32), 0})
+			for w := range want {
+				require.Equal(t, want[w], got[w][j], "%s: seed %#x pos %#x block %d+%d word %d", name, seed, pos, b0, j, w)
+			}
 		}
 	}
 }
@@ -48,16 +59,18 @@ func FuzzPhiloxPlanes(f *testing.F) {
 	})
 }
 
-// BenchmarkPhiloxPlanes: a plane of 64 blocks (256 tokens' draws), the kernel against the
+// BenchmarkPhiloxPlanes: a plane of 64 blocks (256 tokens' draws), each kernel against the
 // reference loop.
 func BenchmarkPhiloxPlanes(b *testing.B) {
 	keys := philoxRoundKeys(42)
 	var p philoxPlanes
-	b.Run("kernel", func(b *testing.B) {
-		for b.Loop() {
-			fillPhiloxPlanes(&p, &keys, 42, 7, 100, philoxPlaneBlocks)
-		}
-	})
+	for name, kernel := range philoxPlaneKernels() {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				kernel(&p, &keys, 7, 100, philoxPlaneBlocks)
+			}
+		})
+	}
 	b.Run("go", func(b *testing.B) {
 		for b.Loop() {
 			philoxPlanesGo(&p, 42, 7, 100, philoxPlaneBlocks)
