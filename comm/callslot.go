@@ -66,14 +66,16 @@ func (d *callDesc) encode(w *descWords) {
 // (a loop issuing one call): its words then need only the new sequence number in the tag,
 // where encoding them again was 8% of a small blocking call's CPU.
 type encodedDesc struct {
-	desc  callDesc // seq unused
+	desc  callDesc // seq: the call that encoded it
 	w     descWords
 	valid bool
 }
 
 // words returns d encoded, its tag for d's sequence number.
 func (e *encodedDesc) words(d *callDesc) descWords {
-	if e.valid && e.desc.op == d.op && e.desc.algo == d.algo && e.desc.proto == d.proto && e.desc.t == d.t && e.desc.count == d.count {
+	same := *d
+	same.seq = e.desc.seq // every field but the sequence number, whatever fields callDesc gains
+	if e.valid && e.desc == same {
 		w := e.w
 		w[slotTag] = tagSeq(d.seq) | tagPublished | w[slotTag]&(tagPublished-1)
 		return w
