@@ -13,6 +13,34 @@ DATA philoxIota<>+48(SB)/8, $6
 DATA philoxIota<>+56(SB)/8, $7
 GLOBL philoxIota<>(SB), RODATA|NOPTR, $64
 
+// PHILOX_ROUND_AVX512 is one Philox4x32 round on the low 32 bits of each 64-bit lane: the
+// state c0..c3, the spare register s, the round's keys k0, k1 (Z20 m0, Z21 m1). It leaves
+// the next round's state in s, c2, c1, c0 and its spare in c3, so that an unrolled run of
+// rounds rotates through five registers:
+//
+//	p0, p1 = c0·m0, c2·m1; c0, c1, c2, c3 = hi(p1)^c1^k0, lo(p1), hi(p0)^c3^k1, lo(p0)
+#define PHILOX_ROUND_AVX512(c0, c1, c2, c3, s, k0, k1) \
+	VPMULUDQ   Z20, c0, c0 \
+	VPMULUDQ   Z21, c2, c2 \
+	VPSRLQ     $32, c2, s \
+	VPTERNLOGD $0x96, k0, c1, s \
+	VPSRLQ     $32, c0, c1 \
+	VPTERNLOGD $0x96, k1, c3, c1
+
+// PHILOX_ROUND_AVX2 is PHILOX_ROUND_AVX512 on AVX2 (Y0 m0, Y1 m1), its keys broadcast from
+// the memory operands k0, k1 into Y13, Y14 and each three-way XOR two VPXORs.
+#define PHILOX_ROUND_AVX2(c0, c1, c2, c3, s, k0, k1) \
+	VPMULUDQ     Y0, c0, c0 \
+	VPMULUDQ     Y1, c2, c2 \
+	VPBROADCASTD k0, Y13 \
+	VPBROADCASTD k1, Y14 \
+	VPSRLQ       $32, c2, s \
+	VPXOR        c1, s, s \
+	VPXOR        Y13, s, s \
+	VPSRLQ       $32, c0, c1 \
+	VPXOR        c3, c1, c1 \
+	VPXOR        Y14, c1, c1
+
 // func philoxPlanesAVX512(p *philoxPlanes, keys *[20]uint32, pos uint64, b0 uint32, n int)
 //
 // Philox4x32-10 of 8 counters (b0+j, pos, pos>>32, 0) a pass, one per 64-bit lane. Only
@@ -69,76 +97,16 @@ pass:
 	VMOVDQA64 Z23, Z27
 	VMOVDQA64 Z24, Z28
 	VPXORQ    Z29, Z29, Z29
-	// round 0: c0, c1, c2, c3 in Z26, Z27, Z28, Z29
-	VPMULUDQ Z20, Z26, Z26  // p0 = c0·m0
-	VPMULUDQ Z21, Z28, Z28  // p1 = c2·m1
-	VPSRLQ   $32, Z28, Z30
-	VPTERNLOGD $0x96, Z0, Z27, Z30  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Z26, Z27
-	VPTERNLOGD $0x96, Z1, Z29, Z27  // c2 = hi(p0) ^ c3 ^ k1
-	// round 1: c0, c1, c2, c3 in Z30, Z28, Z27, Z26
-	VPMULUDQ Z20, Z30, Z30  // p0 = c0·m0
-	VPMULUDQ Z21, Z27, Z27  // p1 = c2·m1
-	VPSRLQ   $32, Z27, Z29
-	VPTERNLOGD $0x96, Z2, Z28, Z29  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Z30, Z28
-	VPTERNLOGD $0x96, Z3, Z26, Z28  // c2 = hi(p0) ^ c3 ^ k1
-	// round 2: c0, c1, c2, c3 in Z29, Z27, Z28, Z30
-	VPMULUDQ Z20, Z29, Z29  // p0 = c0·m0
-	VPMULUDQ Z21, Z28, Z28  // p1 = c2·m1
-	VPSRLQ   $32, Z28, Z26
-	VPTERNLOGD $0x96, Z4, Z27, Z26  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Z29, Z27
-	VPTERNLOGD $0x96, Z5, Z30, Z27  // c2 = hi(p0) ^ c3 ^ k1
-	// round 3: c0, c1, c2, c3 in Z26, Z28, Z27, Z29
-	VPMULUDQ Z20, Z26, Z26  // p0 = c0·m0
-	VPMULUDQ Z21, Z27, Z27  // p1 = c2·m1
-	VPSRLQ   $32, Z27, Z30
-	VPTERNLOGD $0x96, Z6, Z28, Z30  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Z26, Z28
-	VPTERNLOGD $0x96, Z7, Z29, Z28  // c2 = hi(p0) ^ c3 ^ k1
-	// round 4: c0, c1, c2, c3 in Z30, Z27, Z28, Z26
-	VPMULUDQ Z20, Z30, Z30  // p0 = c0·m0
-	VPMULUDQ Z21, Z28, Z28  // p1 = c2·m1
-	VPSRLQ   $32, Z28, Z29
-	VPTERNLOGD $0x96, Z8, Z27, Z29  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Z30, Z27
-	VPTERNLOGD $0x96, Z9, Z26, Z27  // c2 = hi(p0) ^ c3 ^ k1
-	// round 5: c0, c1, c2, c3 in Z29, Z28, Z27, Z30
-	VPMULUDQ Z20, Z29, Z29  // p0 = c0·m0
-	VPMULUDQ Z21, Z27, Z27  // p1 = c2·m1
-	VPSRLQ   $32, Z27, Z26
-	VPTERNLOGD $0x96, Z10, Z28, Z26  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Z29, Z28
-	VPTERNLOGD $0x96, Z11, Z30, Z28  // c2 = hi(p0) ^ c3 ^ k1
-	// round 6: c0, c1, c2, c3 in Z26, Z27, Z28, Z29
-	VPMULUDQ Z20, Z26, Z26  // p0 = c0·m0
-	VPMULUDQ Z21, Z28, Z28  // p1 = c2·m1
-	VPSRLQ   $32, Z28, Z30
-	VPTERNLOGD $0x96, Z12, Z27, Z30  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Z26, Z27
-	VPTERNLOGD $0x96, Z13, Z29, Z27  // c2 = hi(p0) ^ c3 ^ k1
-	// round 7: c0, c1, c2, c3 in Z30, Z28, Z27, Z26
-	VPMULUDQ Z20, Z30, Z30  // p0 = c0·m0
-	VPMULUDQ Z21, Z27, Z27  // p1 = c2·m1
-	VPSRLQ   $32, Z27, Z29
-	VPTERNLOGD $0x96, Z14, Z28, Z29  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Z30, Z28
-	VPTERNLOGD $0x96, Z15, Z26, Z28  // c2 = hi(p0) ^ c3 ^ k1
-	// round 8: c0, c1, c2, c3 in Z29, Z27, Z28, Z30
-	VPMULUDQ Z20, Z29, Z29  // p0 = c0·m0
-	VPMULUDQ Z21, Z28, Z28  // p1 = c2·m1
-	VPSRLQ   $32, Z28, Z26
-	VPTERNLOGD $0x96, Z16, Z27, Z26  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Z29, Z27
-	VPTERNLOGD $0x96, Z17, Z30, Z27  // c2 = hi(p0) ^ c3 ^ k1
-	// round 9: c0, c1, c2, c3 in Z26, Z28, Z27, Z29
-	VPMULUDQ Z20, Z26, Z26  // p0 = c0·m0
-	VPMULUDQ Z21, Z27, Z27  // p1 = c2·m1
-	VPSRLQ   $32, Z27, Z30
-	VPTERNLOGD $0x96, Z18, Z28, Z30  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Z26, Z28
-	VPTERNLOGD $0x96, Z19, Z29, Z28  // c2 = hi(p0) ^ c3 ^ k1
+	PHILOX_ROUND_AVX512(Z26, Z27, Z28, Z29, Z30, Z0, Z1) // round 0
+	PHILOX_ROUND_AVX512(Z30, Z28, Z27, Z26, Z29, Z2, Z3) // round 1
+	PHILOX_ROUND_AVX512(Z29, Z27, Z28, Z30, Z26, Z4, Z5) // round 2
+	PHILOX_ROUND_AVX512(Z26, Z28, Z27, Z29, Z30, Z6, Z7) // round 3
+	PHILOX_ROUND_AVX512(Z30, Z27, Z28, Z26, Z29, Z8, Z9) // round 4
+	PHILOX_ROUND_AVX512(Z29, Z28, Z27, Z30, Z26, Z10, Z11) // round 5
+	PHILOX_ROUND_AVX512(Z26, Z27, Z28, Z29, Z30, Z12, Z13) // round 6
+	PHILOX_ROUND_AVX512(Z30, Z28, Z27, Z26, Z29, Z14, Z15) // round 7
+	PHILOX_ROUND_AVX512(Z29, Z27, Z28, Z30, Z26, Z16, Z17) // round 8
+	PHILOX_ROUND_AVX512(Z26, Z28, Z27, Z29, Z30, Z18, Z19) // round 9
 	VPMOVQD Z30, 0(DI)(R10*1)
 	VPMOVQD Z27, 256(DI)(R10*1)
 	VPMOVQD Z28, 512(DI)(R10*1)
@@ -192,116 +160,16 @@ pass2:
 	VMOVDQU Y3, Y9
 	VMOVDQU Y4, Y10
 	VPXOR   Y11, Y11, Y11
-	// round 0: c0, c1, c2, c3 in Y8, Y9, Y10, Y11
-	VPMULUDQ Y0, Y8, Y8  // p0 = c0·m0
-	VPMULUDQ Y1, Y10, Y10  // p1 = c2·m1
-	VPBROADCASTD 0(SI), Y13
-	VPBROADCASTD 4(SI), Y14
-	VPSRLQ   $32, Y10, Y12
-	VPXOR    Y9, Y12, Y12
-	VPXOR    Y13, Y12, Y12  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Y8, Y9
-	VPXOR    Y11, Y9, Y9
-	VPXOR    Y14, Y9, Y9  // c2 = hi(p0) ^ c3 ^ k1
-	// round 1: c0, c1, c2, c3 in Y12, Y10, Y9, Y8
-	VPMULUDQ Y0, Y12, Y12  // p0 = c0·m0
-	VPMULUDQ Y1, Y9, Y9  // p1 = c2·m1
-	VPBROADCASTD 8(SI), Y13
-	VPBROADCASTD 12(SI), Y14
-	VPSRLQ   $32, Y9, Y11
-	VPXOR    Y10, Y11, Y11
-	VPXOR    Y13, Y11, Y11  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Y12, Y10
-	VPXOR    Y8, Y10, Y10
-	VPXOR    Y14, Y10, Y10  // c2 = hi(p0) ^ c3 ^ k1
-	// round 2: c0, c1, c2, c3 in Y11, Y9, Y10, Y12
-	VPMULUDQ Y0, Y11, Y11  // p0 = c0·m0
-	VPMULUDQ Y1, Y10, Y10  // p1 = c2·m1
-	VPBROADCASTD 16(SI), Y13
-	VPBROADCASTD 20(SI), Y14
-	VPSRLQ   $32, Y10, Y8
-	VPXOR    Y9, Y8, Y8
-	VPXOR    Y13, Y8, Y8  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Y11, Y9
-	VPXOR    Y12, Y9, Y9
-	VPXOR    Y14, Y9, Y9  // c2 = hi(p0) ^ c3 ^ k1
-	// round 3: c0, c1, c2, c3 in Y8, Y10, Y9, Y11
-	VPMULUDQ Y0, Y8, Y8  // p0 = c0·m0
-	VPMULUDQ Y1, Y9, Y9  // p1 = c2·m1
-	VPBROADCASTD 24(SI), Y13
-	VPBROADCASTD 28(SI), Y14
-	VPSRLQ   $32, Y9, Y12
-	VPXOR    Y10, Y12, Y12
-	VPXOR    Y13, Y12, Y12  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Y8, Y10
-	VPXOR    Y11, Y10, Y10
-	VPXOR    Y14, Y10, Y10  // c2 = hi(p0) ^ c3 ^ k1
-	// round 4: c0, c1, c2, c3 in Y12, Y9, Y10, Y8
-	VPMULUDQ Y0, Y12, Y12  // p0 = c0·m0
-	VPMULUDQ Y1, Y10, Y10  // p1 = c2·m1
-	VPBROADCASTD 32(SI), Y13
-	VPBROADCASTD 36(SI), Y14
-	VPSRLQ   $32, Y10, Y11
-	VPXOR    Y9, Y11, Y11
-	VPXOR    Y13, Y11, Y11  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Y12, Y9
-	VPXOR    Y8, Y9, Y9
-	VPXOR    Y14, Y9, Y9  // c2 = hi(p0) ^ c3 ^ k1
-	// round 5: c0, c1, c2, c3 in Y11, Y10, Y9, Y12
-	VPMULUDQ Y0, Y11, Y11  // p0 = c0·m0
-	VPMULUDQ Y1, Y9, Y9  // p1 = c2·m1
-	VPBROADCASTD 40(SI), Y13
-	VPBROADCASTD 44(SI), Y14
-	VPSRLQ   $32, Y9, Y8
-	VPXOR    Y10, Y8, Y8
-	VPXOR    Y13, Y8, Y8  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Y11, Y10
-	VPXOR    Y12, Y10, Y10
-	VPXOR    Y14, Y10, Y10  // c2 = hi(p0) ^ c3 ^ k1
-	// round 6: c0, c1, c2, c3 in Y8, Y9, Y10, Y11
-	VPMULUDQ Y0, Y8, Y8  // p0 = c0·m0
-	VPMULUDQ Y1, Y10, Y10  // p1 = c2·m1
-	VPBROADCASTD 48(SI), Y13
-	VPBROADCASTD 52(SI), Y14
-	VPSRLQ   $32, Y10, Y12
-	VPXOR    Y9, Y12, Y12
-	VPXOR    Y13, Y12, Y12  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Y8, Y9
-	VPXOR    Y11, Y9, Y9
-	VPXOR    Y14, Y9, Y9  // c2 = hi(p0) ^ c3 ^ k1
-	// round 7: c0, c1, c2, c3 in Y12, Y10, Y9, Y8
-	VPMULUDQ Y0, Y12, Y12  // p0 = c0·m0
-	VPMULUDQ Y1, Y9, Y9  // p1 = c2·m1
-	VPBROADCASTD 56(SI), Y13
-	VPBROADCASTD 60(SI), Y14
-	VPSRLQ   $32, Y9, Y11
-	VPXOR    Y10, Y11, Y11
-	VPXOR    Y13, Y11, Y11  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Y12, Y10
-	VPXOR    Y8, Y10, Y10
-	VPXOR    Y14, Y10, Y10  // c2 = hi(p0) ^ c3 ^ k1
-	// round 8: c0, c1, c2, c3 in Y11, Y9, Y10, Y12
-	VPMULUDQ Y0, Y11, Y11  // p0 = c0·m0
-	VPMULUDQ Y1, Y10, Y10  // p1 = c2·m1
-	VPBROADCASTD 64(SI), Y13
-	VPBROADCASTD 68(SI), Y14
-	VPSRLQ   $32, Y10, Y8
-	VPXOR    Y9, Y8, Y8
-	VPXOR    Y13, Y8, Y8  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Y11, Y9
-	VPXOR    Y12, Y9, Y9
-	VPXOR    Y14, Y9, Y9  // c2 = hi(p0) ^ c3 ^ k1
-	// round 9: c0, c1, c2, c3 in Y8, Y10, Y9, Y11
-	VPMULUDQ Y0, Y8, Y8  // p0 = c0·m0
-	VPMULUDQ Y1, Y9, Y9  // p1 = c2·m1
-	VPBROADCASTD 72(SI), Y13
-	VPBROADCASTD 76(SI), Y14
-	VPSRLQ   $32, Y9, Y12
-	VPXOR    Y10, Y12, Y12
-	VPXOR    Y13, Y12, Y12  // c0 = hi(p1) ^ c1 ^ k0
-	VPSRLQ   $32, Y8, Y10
-	VPXOR    Y11, Y10, Y10
-	VPXOR    Y14, Y10, Y10  // c2 = hi(p0) ^ c3 ^ k1
+	PHILOX_ROUND_AVX2(Y8, Y9, Y10, Y11, Y12, 0(SI), 4(SI)) // round 0
+	PHILOX_ROUND_AVX2(Y12, Y10, Y9, Y8, Y11, 8(SI), 12(SI)) // round 1
+	PHILOX_ROUND_AVX2(Y11, Y9, Y10, Y12, Y8, 16(SI), 20(SI)) // round 2
+	PHILOX_ROUND_AVX2(Y8, Y10, Y9, Y11, Y12, 24(SI), 28(SI)) // round 3
+	PHILOX_ROUND_AVX2(Y12, Y9, Y10, Y8, Y11, 32(SI), 36(SI)) // round 4
+	PHILOX_ROUND_AVX2(Y11, Y10, Y9, Y12, Y8, 40(SI), 44(SI)) // round 5
+	PHILOX_ROUND_AVX2(Y8, Y9, Y10, Y11, Y12, 48(SI), 52(SI)) // round 6
+	PHILOX_ROUND_AVX2(Y12, Y10, Y9, Y8, Y11, 56(SI), 60(SI)) // round 7
+	PHILOX_ROUND_AVX2(Y11, Y9, Y10, Y12, Y8, 64(SI), 68(SI)) // round 8
+	PHILOX_ROUND_AVX2(Y8, Y10, Y9, Y11, Y12, 72(SI), 76(SI)) // round 9
 	VPSHUFD $0x08, Y12, Y12   // each lane's low word to dwords 0, 1 of its 128 bits
 	VPERMQ  $0x08, Y12, Y12   // qwords 0 and 2: the four words in the low 128 bits
 	VMOVDQU X12, 0(DI)(R10*1)
