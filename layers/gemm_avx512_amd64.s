@@ -92,6 +92,15 @@
 	VMOVUPS 256(R8), Z28; \
 	VMOVUPS 320(R8), Z29
 
+// ROWS4_STEP loads the step's 6 pairs and fuses them with 8 elements of each of the 4 rows
+// of x (at SI, R9, R10, R11) into their partial sums Z0-Z23.
+#define ROWS4_STEP \
+	LOAD_PAIRS; \
+	ROW6(SI, Z0, Z1, Z2, Z3, Z4, Z5); \
+	ROW6(R9, Z6, Z7, Z8, Z9, Z10, Z11); \
+	ROW6(R10, Z12, Z13, Z14, Z15, Z16, Z17); \
+	ROW6(R11, Z18, Z19, Z20, Z21, Z22, Z23)
+
 // LOAD_ACC and STORE_ACC move the 6 pairs of partial sums (one row of x) at byte OFF from B.
 #define LOAD_ACC(B, OFF, A0, A1, A2, A3, A4, A5) \
 	VMOVUPS OFF+0(B), A0; \
@@ -165,11 +174,7 @@ quad: \
 	INCQ   quarter-32(SP); \
 	XORQ   AX, AX; \
 quadpack: \
-	LOAD_PAIRS; \
-	ROW6(SI, Z0, Z1, Z2, Z3, Z4, Z5); \
-	ROW6(R9, Z6, Z7, Z8, Z9, Z10, Z11); \
-	ROW6(R10, Z12, Z13, Z14, Z15, Z16, Z17); \
-	ROW6(R11, Z18, Z19, Z20, Z21, Z22, Z23); \
+	ROWS4_STEP; \
 	PACK_STEP(PAIR, SCALE); \
 	ADDQ   $384, R8; \
 	ADDQ   $8, AX; \
@@ -179,11 +184,7 @@ quadpack: \
 quadplain: \
 	XORQ   AX, AX; \
 quadloop: \
-	LOAD_PAIRS; \
-	ROW6(SI, Z0, Z1, Z2, Z3, Z4, Z5); \
-	ROW6(R9, Z6, Z7, Z8, Z9, Z10, Z11); \
-	ROW6(R10, Z12, Z13, Z14, Z15, Z16, Z17); \
-	ROW6(R11, Z18, Z19, Z20, Z21, Z22, Z23); \
+	ROWS4_STEP; \
 	ADDQ   $384, R8; \
 	ADDQ   $8, AX; \
 	CMPQ   AX, CX; \
