@@ -313,7 +313,7 @@ func (c *Communicator) bellOf(p int, ctl []uint64) bell {
 	b, _ := device.NewSharedBell(fmt.Sprintf("rank %d", p), words) // aligned and long enough
 	spins := c.ranksFitCores()
 	if spins {
-		b.SpinFirst(sharedSpin)
+		b.SpinFirst(sharedSpin, sharedYield)
 	}
 	return bell{shared: b, spins: spins}
 }
@@ -322,6 +322,15 @@ func (c *Communicator) bellOf(p int, ctl []uint64) bell {
 // fit on the cores: a peer that runs on its own core answers within a microsecond or two
 // (the call's skew), while a sched_yield between polls costs that much itself.
 const sharedSpin = 20 * time.Microsecond
+
+// sharedYield is how long a rank's waiter, where the ranks' threads fit on the cores, polls
+// yielding its core after its spin before it sleeps: a peer asleep in the futex wakes tens
+// of microseconds late on a virtual machine, so a pair of ranks that once slept kept
+// sleeping (most 2-rank runs at 1 KiB 9-35 µs a call, against about 1.5 µs where neither
+// sleeps), while a yield costs a loaded machine little (docs/benchmarks/processes.md,
+// seventh session). A millisecond outlasts a call's skew and a wake-up, and still sleeps
+// soon when a peer stays away (between steps, or a stalled rank).
+const sharedYield = time.Millisecond
 
 // ranksFitCores reports whether every rank's process, as many threads as this one runs
 // Go code on, has cores of its own; else a spinning waiter would hold the core its peer

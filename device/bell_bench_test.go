@@ -90,7 +90,12 @@ func BenchmarkBellRoundTrip(b *testing.B) {
 
 // pingSpin is how long both sides of processes-spin spin before they yield: as long as a
 // rank's waiter does where the ranks fit on the cores (comm's sharedSpin).
-const pingSpin = 20 * time.Microsecond
+// pingSpin and pingYield are the spin and the yielding polls of a rank's waiter that has
+// a core (comm's sharedSpin and sharedYield).
+const (
+	pingSpin  = 20 * time.Microsecond
+	pingYield = time.Millisecond
+)
 
 // pingProcess is BenchmarkBellRoundTrip's round trip with a child process answering in role
 // ("pong-spin": both sides spin first, as ranks that each have a core do; the floor under a
@@ -102,7 +107,7 @@ func pingProcess(b *testing.B, role string) {
 	words := buf.Uint32s()
 	mine, child := newBell(b, "pong", words[parentBell:]), newBell(b, "ping", words[childBell:])
 	if role == "pong-spin" {
-		mine.SpinFirst(pingSpin)
+		mine.SpinFirst(pingSpin, pingYield)
 	}
 	p.bell.Store(mine)
 	conn, pid := p.start(b, role)

@@ -114,7 +114,7 @@ func runChild(role string) error {
 		}
 	case "pong", "pong-spin": // answer pings until told to stop (BenchmarkBellRoundTrip)
 		if role == "pong-spin" {
-			mine.SpinFirst(pingSpin)
+			mine.SpinFirst(pingSpin, pingYield)
 		}
 		if err := answer(mine, parent, &words[flagWord]); err != nil {
 			return err

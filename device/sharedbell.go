@@ -8,7 +8,7 @@ import (
 )
 
 // sharedSpinRounds is how often a shared bell's waiter polls before it sleeps, giving the
-// core away between polls (yieldCPU).
+// core away between polls (yieldCPU), where SpinFirst did not set how long.
 const sharedSpinRounds = 64
 
 // SharedBellWords is how many 32-bit words of shared memory a SharedBell occupies.
@@ -16,11 +16,12 @@ const SharedBellWords = 2
 
 // SharedBell is a doorbell whose state lives in memory that processes share: the form of a
 // Device's doorbell (Device.Ring, Device.WaitUntil) that works across address spaces, with the
-// same semantics. A waiter polls briefly (spinning first where SpinFirst says its peers have
-// cores of their own), giving its core away between polls (sched_yield), then sleeps on the
-// bell's sequence word in the kernel (FUTEX_WAIT, not process-private, so the key is the
-// shared page, not the address); Ring, when someone sleeps, bumps the word and wakes them
-// (FUTEX_WAKE). Every word is accessed with sync/atomic.
+// same semantics. A waiter polls briefly (spinning first, and yielding longer, where
+// SpinFirst says its peers have cores of their own), giving its core away between polls
+// (sched_yield), then sleeps on the bell's sequence word in the kernel (FUTEX_WAIT, not
+// process-private, so the key is the shared page, not the address); Ring, when someone
+// sleeps, bumps the word and wakes them (FUTEX_WAKE). Every word is accessed with
+// sync/atomic.
 type SharedBell struct {
 	name string
 	// seq changes on every ring that finds a sleeper: a waiter that read it before such a
@@ -30,10 +31,10 @@ type SharedBell struct {
 	// sleepers counts waiters past their polls: a ring with none writes nothing (a waiter
 	// counts itself before its last check, and a writer stores its flag before it looks).
 	sleepers *uint32
-	// spin is how long a waiter polls without giving its core away first (SpinFirst);
-	// unspun counts the waits left that skip it after one whose spin did not end it.
-	spin   time.Duration
-	unspun atomic.Int32
+	// spin is how long a waiter polls without giving its core away first, and yield how
+	// long it then polls giving its core away between polls before it sleeps (SpinFirst,
+	// sharedspin.go); with neither it polls sharedSpinRounds times, yielding, and sleeps.
+	spin, yield time.Duration
 }
 
 // NewSharedBell places a bell named name (what errors say was waited for) on the first
@@ -61,66 +62,14 @@ func (b *SharedBell) Ring() {
 	}
 }
 
-// SpinFirst makes the bell's waiters poll for up to d without giving their core away
-// before their yielding polls. It is for waiters whose peers each run on a core of their
-// own, where a flag comes within a cache miss and a sched_yield's system call only delays
-// seeing it; where processes outnumber the cores, the peer may need this very core, and a
-// waiter must not spin. After a spin that runs out, the next spinSkips waits do not spin.
-func (b *SharedBell) SpinFirst(d time.Duration) { b.spin = d }
-
-// spinSkips is how many waits skip their spin after one whose spin ran out: a peer that
-// did not come within it had lost its core (the cores are busy with other work), and
-// spinning then only uses up this process's share of the scheduler's time, which the
-// kernel takes back as late wake-ups on every later call.
-const spinSkips = 64
-
-// spinFirst spins as SpinFirst says, unless a recent spin ran out, and reports whether
-// ready held.
-func (b *SharedBell) spinFirst(ready func() bool) bool {
-	if b.unspun.Load() > 0 {
-		b.unspun.Add(-1)
-		return false
-	}
-	if spinUntil(b.spin, ready) {
-		return true
-	}
-	b.unspun.Store(spinSkips)
-	return false
-}
-
-// spinUntil polls ready without yielding for up to d and reports whether it held. The clock
-// is read only once a first round of polls has failed: a peer on a core of its own usually
-// answers within it, and a clock read costs as much as a cache line from that peer.
-func spinUntil(d time.Duration, ready func() bool) bool {
-	var start time.Time
-	for {
-		for range 64 {
-			if ready() {
-				return true
-			}
-		}
-		if start.IsZero() {
-			start = time.Now()
-		} else if time.Since(start) >= d {
-			return false
-		}
-	}
-}
-
 // WaitUntil returns nil once ready() is true. It polls briefly, then sleeps until a writer
 // in any process rings the bell. It returns an error wrapping ErrDeadline once timeout has
 // passed (0 waits forever) and ErrAborted once aborted() is true (aborted may be nil); both
 // name the bell. Whoever makes aborted() true rings the bell so that sleepers see it. Both
 // conditions must read shared state with sync/atomic.
 func (b *SharedBell) WaitUntil(timeout time.Duration, aborted func() bool, ready func() bool) error {
-	if b.spin > 0 && b.spinFirst(ready) {
+	if b.pollBeforeSleep(ready) {
 		return nil
-	}
-	for range sharedSpinRounds {
-		if ready() {
-			return nil
-		}
-		yieldCPU()
 	}
 	var deadline time.Time
 	if timeout > 0 {

@@ -95,8 +95,8 @@ func TestSharedBellPingPong(t *testing.T) {
 func pingPong(t *testing.T, spin time.Duration) {
 	words := sharedWords(t, 2*device.SharedBellWords+1)
 	bells := []*device.SharedBell{newBell(t, "side 0", words[0:]), newBell(t, "side 1", words[device.SharedBellWords:])}
-	bells[0].SpinFirst(spin)
-	bells[1].SpinFirst(spin)
+	bells[0].SpinFirst(spin, spin)
+	bells[1].SpinFirst(spin, spin)
 	flag := &words[2*device.SharedBellWords]
 	const rounds = 5000
 	errc := make(chan error, 2)
@@ -129,7 +129,7 @@ func TestSharedBellSpinFirst(t *testing.T) {
 	for _, spin := range []time.Duration{0, time.Minute} {
 		words := sharedWords(t, device.SharedBellWords)
 		bell := newBell(t, "flag", words)
-		bell.SpinFirst(spin)
+		bell.SpinFirst(spin, 0)
 		calls, slept := 0, false
 		require.NoError(t, bell.WaitUntil(waitLimit, nil, func() bool {
 			slept = slept || atomic.LoadUint32(&words[1]) > 0 // the sleepers word
@@ -140,22 +140,49 @@ func TestSharedBellSpinFirst(t *testing.T) {
 	}
 }
 
-// TestSharedBellSpinSkipped: after a wait whose spin ran out, the next waits do not spin
-// (the waiter counts itself a sleeper right after its yielding polls).
-func TestSharedBellSpinSkipped(t *testing.T) {
+// TestSharedBellSpinsAfterSpinRanOut: a wait right after one whose spin ran out spins
+// again (skipped spins fed themselves: a waiter that skipped slept, its peer's spin ran out
+// waiting for it to wake, and the pair stayed in a futex round trip a call).
+func TestSharedBellSpinsAfterSpinRanOut(t *testing.T) {
 	words := sharedWords(t, device.SharedBellWords)
 	bell := newBell(t, "flag", words)
 	slept := func() bool { return atomic.LoadUint32(&words[1]) > 0 }
-	bell.SpinFirst(time.Microsecond)
+	bell.SpinFirst(time.Microsecond, 0)
 	require.NoError(t, bell.WaitUntil(waitLimit, nil, slept)) // the spin runs out
-	bell.SpinFirst(time.Minute)
+	bell.SpinFirst(time.Minute, 0)
 	calls, sleeper := 0, false
 	require.NoError(t, bell.WaitUntil(waitLimit, nil, func() bool {
 		sleeper = sleeper || slept()
 		calls++
-		return sleeper || calls > 2*device.SpinRounds
+		return sleeper || calls > 4*device.SpinRounds
 	}))
-	require.True(t, sleeper, "a wait right after a spin that ran out spun again")
+	require.False(t, sleeper, "a wait right after a spin that ran out did not spin")
+}
+
+// TestSharedBellYieldsBeforeSleep: after its spin a waiter told to yield for a while polls,
+// yielding, well past the sharedSpinRounds polls of a waiter told nothing, without counting
+// itself a sleeper; one told to yield for a microsecond sleeps soon after its spin.
+func TestSharedBellYieldsBeforeSleep(t *testing.T) {
+	for _, yield := range []time.Duration{time.Microsecond, time.Minute} {
+		t.Run(fmt.Sprint("yield ", yield), func(t *testing.T) {
+			words := sharedWords(t, device.SharedBellWords)
+			bell := newBell(t, "flag", words)
+			bell.SpinFirst(time.Microsecond, yield)
+			var spun time.Time
+			calls, slept := 0, false
+			require.NoError(t, bell.WaitUntil(waitLimit, nil, func() bool {
+				if spun.IsZero() {
+					spun = time.Now()
+				}
+				slept = slept || atomic.LoadUint32(&words[1]) > 0
+				calls++
+				// past the spin (a microsecond, ended by the clock), then 8 rounds of
+				// yielding polls; nothing rings, so end before the futex
+				return slept || time.Since(spun) > 10*time.Millisecond && calls > 8*device.SpinRounds
+			}))
+			require.Equal(t, yield == time.Microsecond, slept, "yield %v", yield)
+		})
+	}
 }
 
 // TestSharedBellRingWithoutSleepers: a ring that finds no sleeper writes nothing into the
