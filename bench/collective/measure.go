@@ -15,6 +15,7 @@ import (
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/hw"
 	"github.com/tpslice/tpslice/perf"
+	"github.com/tpslice/tpslice/topo"
 )
 
 // Options is one measured run: every size of Sizes with every choice of Choices on a
@@ -42,6 +43,10 @@ type Options struct {
 	Selector, TuneCache string
 	// Log gets the autotuning's progress (redrawn where it is a terminal) and notes.
 	Log io.Writer
+	// CPUs, under MeasureProcesses, pins worker r's process to CPUs[r] (--cpu-affinity),
+	// one list per rank; nil pins nothing. Two ranks left to the kernel at times share a
+	// core, where each one's spinning wait holds the core the other needs.
+	CPUs []topo.CPUList
 	// Trace, when set, receives the kernels of one more call of each choice at the last
 	// size, made after the measurement with Trace installed on the node (Node.SetTracer):
 	// what one call looks like on a timeline.
@@ -55,6 +60,8 @@ func Measure(o Options) (*Report, error) {
 	switch {
 	case len(o.Sizes) == 0 || len(o.Choices) == 0:
 		return nil, errors.New("no size or no algorithm to measure")
+	case o.CPUs != nil:
+		return nil, errors.New("--cpu-affinity pins worker processes; use --executor mp")
 	case m.MinIters < 1 || m.Warmup < 0 || m.Rounds < 1 || m.Target < 0 || m.Budget < 0:
 		return nil, fmt.Errorf("--iters and --rounds must be at least 1, --warmup, --target and --budget not negative (got %d, %d, %d, %v, %v)",
 			m.MinIters, m.Rounds, m.Warmup, m.Target, m.Budget)

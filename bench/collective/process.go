@@ -9,6 +9,7 @@ import (
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/internal/ipc"
+	"github.com/tpslice/tpslice/topo"
 )
 
 // JobName is the executor job a worker process runs for MeasureProcesses (WorkerJob): the
@@ -37,8 +38,9 @@ type setup struct {
 	BufferBytes int
 	Timeout     time.Duration
 	Wire        comm.Wire
-	Selector    string // default or model:PROFILE: no autotuning across processes
-	Blocking    bool   // comm.MeasureOptions.Blocking
+	Selector    string         // default or model:PROFILE: no autotuning across processes
+	Blocking    bool           // comm.MeasureOptions.Blocking
+	CPUs        []topo.CPUList // Options.CPUs: worker r pins itself to CPUs[r]
 }
 
 // ready is a worker's answer to setup: what the report says of its communicator.
@@ -46,6 +48,7 @@ type ready struct {
 	Selector string
 	NVLS     bool
 	Hosts    int
+	CPUs     string // where the worker may run, once pinned (topo.AllowedCPUs)
 }
 
 // benchRequest asks every worker to time choice Choice at Size (warmup untimed calls,

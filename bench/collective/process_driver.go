@@ -45,7 +45,8 @@ func MeasureProcesses(ctx context.Context, o Options) (_ *Report, err error) {
 	d := &driver{e: e}
 	defer func() { err = errors.Join(err, d.close()) }()
 	s := setup{Op: o.Op.Kind, DType: o.DType, MaxSize: sizes[len(sizes)-1], Choices: o.Choices, Hosts: o.Hosts, SMs: o.SMs,
-		Fabric: o.Fabric, BufferBytes: o.BufferBytes, Timeout: o.Timeout, Wire: o.Wire, Selector: o.Selector, Blocking: o.Measure.Blocking}
+		Fabric: o.Fabric, BufferBytes: o.BufferBytes, Timeout: o.Timeout, Wire: o.Wire, Selector: o.Selector, Blocking: o.Measure.Blocking,
+		CPUs: o.CPUs}
 	r, err := d.join(s)
 	if err != nil {
 		return nil, d.named(err)
@@ -58,6 +59,7 @@ func MeasureProcesses(ctx context.Context, o Options) (_ *Report, err error) {
 	if r.NVLS && o.Op.AllReduce() {
 		report.NVLS = "emulated"
 	}
+	report.CPUs = r.rankCPUs
 	for _, size := range sizes {
 		row, err := d.measureSize(o, size)
 		if err != nil {
@@ -75,6 +77,8 @@ func (o Options) checkProcesses() error {
 		return errors.New("no size or no algorithm to measure")
 	case o.Trace != nil:
 		return errors.New("--trace records calls with every rank in one process; use --executor inproc")
+	case o.CPUs != nil && len(o.CPUs) != o.Op.N:
+		return fmt.Errorf("--cpu-affinity gives %d CPU lists for %d ranks (one a rank, separated by '|')", len(o.CPUs), o.Op.N)
 	case o.Selector == "tuned":
 		return errors.New("--select tuned autotunes with every rank in one process; under --executor mp give --select default or model:PROFILE")
 	}
@@ -89,8 +93,8 @@ type driver struct {
 
 // join sends every worker the setup, relays the all-gather of their handles (mapping
 // every rank's control buffer on the way) and gathers their ready answers.
-func (d *driver) join(s setup) (ready, error) {
-	var r ready
+func (d *driver) join(s setup) (joined, error) {
+	var r joined
 	err := d.e.Control(func(conns []*ipc.Conn) error {
 		for _, c := range conns {
 			if err := send(c, kindSetup, s); err != nil {
@@ -117,12 +121,22 @@ func (d *driver) join(s setup) (ready, error) {
 				return fmt.Errorf("rank %d: %w", rank, err)
 			}
 			if rank == 0 {
-				r = got
+				r.ready = got
+			}
+			if s.CPUs != nil {
+				r.rankCPUs = append(r.rankCPUs, got.CPUs)
 			}
 		}
 		return nil
 	})
 	return r, err
+}
+
+// joined is what the workers answered setup: rank 0's answer, and where every rank runs
+// where the setup pinned them.
+type joined struct {
+	ready
+	rankCPUs []string
 }
 
 // named adds to err the dead rank's last collective, as its control buffer records it.

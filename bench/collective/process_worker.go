@@ -13,6 +13,7 @@ import (
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/executor"
 	"github.com/tpslice/tpslice/internal/ipc"
+	"github.com/tpslice/tpslice/topo"
 )
 
 // WorkerJob is a worker process's side of MeasureProcesses (the executor job JobName):
@@ -44,10 +45,33 @@ type rankBench struct {
 	count int   // its count per rank
 }
 
+// pinWorker pins this worker's process to cpus[rank] where cpus is set, before its node's
+// threads start, and returns where the process may run then ("" where nothing is pinned).
+func pinWorker(cpus []topo.CPUList, rank int) (string, error) {
+	if cpus == nil {
+		return "", nil
+	}
+	if rank >= len(cpus) {
+		return "", fmt.Errorf("rank %d: --cpu-affinity gives %d CPU lists", rank, len(cpus))
+	}
+	if err := topo.PinProcess(cpus[rank]); err != nil {
+		return "", fmt.Errorf("rank %d: %w", rank, err)
+	}
+	allowed, err := topo.AllowedCPUs()
+	if err != nil {
+		return "", fmt.Errorf("rank %d: %w", rank, err)
+	}
+	return allowed.String(), nil
+}
+
 func runWorker(w *executor.Worker) error {
 	conn, rank := w.Conn(), w.Rank()
 	var s setup
 	if err := recv(conn, kindSetup, &s); err != nil {
+		return err
+	}
+	pinned, err := pinWorker(s.CPUs, rank)
+	if err != nil {
 		return err
 	}
 	node, err := device.NewNode(device.NodeConfig{Devices: w.Size(), Hosts: s.Hosts, SMs: s.SMs, Fabric: s.Fabric})
@@ -69,7 +93,7 @@ func runWorker(w *executor.Worker) error {
 	if err := rb.alloc(); err != nil {
 		return err
 	}
-	r := ready{NVLS: c.HasNVLS(), Hosts: c.Hosts()}
+	r := ready{NVLS: c.HasNVLS(), Hosts: c.Hosts(), CPUs: pinned}
 	if r.Selector, err = chooseSelector(Options{DType: s.DType, Sizes: []int64{s.MaxSize}, Fabric: s.Fabric, Selector: s.Selector}, c, nil); err != nil {
 		return err
 	}

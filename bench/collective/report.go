@@ -8,17 +8,18 @@ import (
 
 // Report is allreduce-bench's --json output (documented in docs/cli.md).
 type Report struct {
-	Op       string `json:"op"` // allreduce, reducescatter or allgather
-	Ranks    int    `json:"ranks"`
-	Hosts    int    `json:"hosts,omitempty"` // the ranks split over this many hosts (--hosts > 1)
-	DType    string `json:"dtype"`
-	Wire     string `json:"wire,omitempty"`  // --allreduce-dtype, when not exact
-	Source   string `json:"source"`          // "measured" or "model:PROFILE"
-	Model    string `json:"model,omitempty"` // what the model's constants rest on (model output only)
-	Fabric   string `json:"fabric,omitempty"`
-	Selector string `json:"selector,omitempty"` // where auto's choices come from
-	NVLS     string `json:"nvls,omitempty"`     // "emulated" when measured on the CPU runtime
-	Rows     []Row  `json:"rows"`
+	Op       string   `json:"op"` // allreduce, reducescatter or allgather
+	Ranks    int      `json:"ranks"`
+	Hosts    int      `json:"hosts,omitempty"` // the ranks split over this many hosts (--hosts > 1)
+	DType    string   `json:"dtype"`
+	Wire     string   `json:"wire,omitempty"`  // --allreduce-dtype, when not exact
+	Source   string   `json:"source"`          // "measured" or "model:PROFILE"
+	Model    string   `json:"model,omitempty"` // what the model's constants rest on (model output only)
+	Fabric   string   `json:"fabric,omitempty"`
+	Selector string   `json:"selector,omitempty"` // where auto's choices come from
+	NVLS     string   `json:"nvls,omitempty"`     // "emulated" when measured on the CPU runtime
+	CPUs     []string `json:"cpus,omitempty"`     // where each rank's worker ran, where --cpu-affinity pinned them
+	Rows     []Row    `json:"rows"`
 }
 
 type Row struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 	"github.com/tpslice/tpslice/hw"
+	"github.com/tpslice/tpslice/topo"
 	"github.com/tpslice/tpslice/trace"
 )
 
@@ -36,6 +37,7 @@ type benchOptions struct {
 	wire                                      comm.Wire
 	executor                                  string // --executor: inproc or mp (a worker process per rank)
 	selectorSet                               bool   // --select was given
+	affinity                                  topo.Affinity
 }
 
 func allreduceBench(args []string, stdout, stderr io.Writer) error {
@@ -77,6 +79,7 @@ func allreduceBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.trace, "trace", "", "after measuring, trace one call of each algorithm at the largest size into `FILE` ("+traceFormats+")")
 	addWireFlag(fs, &o.wire)
 	executorFlag(fs, &o.executor)
+	fs.Var(affinityFlag{&o.affinity}, "cpu-affinity", "under --executor mp, where each rank's worker runs: auto or none (nothing pinned), or a CPU list per rank separated by '|', e.g. 0|1")
 	if err := parseFlagsHelp(fs, args, "usage: tpslice allreduce-bench [flags]\n\n"+algoHelp()); err != nil {
 		return err
 	}
@@ -183,7 +186,7 @@ func measure(o benchOptions, op collective.Op, t dtype.DType, sizes []int64, std
 	opts := collective.Options{Op: op, DType: t, Sizes: sizes, Choices: op.Choices(algos, protos),
 		Hosts: o.hosts, SMs: o.sms, Fabric: fabric, BufferBytes: int(o.buffer), Timeout: o.timeout, Wire: o.wire,
 		Measure: comm.MeasureOptions{Warmup: o.warmup, MinIters: o.iters, Target: o.target, Budget: o.budget, Rounds: o.rounds, Blocking: o.blocking},
-		Check:   o.check, Selector: o.selector, TuneCache: o.tuneCache, Log: stderr}
+		Check:   o.check, Selector: o.selector, TuneCache: o.tuneCache, Log: stderr, CPUs: o.affinity.Lists}
 	if o.executor == executorProcesses {
 		return collective.MeasureProcesses(context.Background(), opts)
 	}

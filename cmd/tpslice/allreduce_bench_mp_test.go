@@ -110,3 +110,28 @@ func TestAllreduceBenchProcessDies(t *testing.T) {
 	require.Equal(t, 1, exitCode(err))
 	requireNothingLeft(t)
 }
+
+// TestAllreduceBenchProcessesPinned: --cpu-affinity pins each rank's worker process to its
+// list before it starts its threads, and the report says where each ran; a list count that
+// is not the rank count, a CPU the machine lacks and pinning without worker processes are
+// refused with errors that say so.
+func TestAllreduceBenchProcessesPinned(t *testing.T) {
+	args := append(mpBenchArgs, "-g", "2", "--executor", "mp")
+	out, _, err := runCLI(t, append(args, "--cpu-affinity", "0|0")...)
+	require.NoError(t, err)
+	reps := decodeReports(t, out)
+	require.Len(t, reps, 1)
+	require.Equal(t, []string{"0", "0"}, reps[0].CPUs)
+	out, _, err = runCLI(t, args...)
+	require.NoError(t, err)
+	require.Nil(t, decodeReports(t, out)[0].CPUs, "nothing pinned without --cpu-affinity")
+	requireNothingLeft(t)
+
+	_, _, err = runCLI(t, append(args, "--cpu-affinity", "0")...)
+	require.ErrorContains(t, err, "--cpu-affinity gives 1 CPU lists for 2 ranks")
+	_, _, err = runCLI(t, append(args, "--cpu-affinity", "0|1000")...)
+	require.ErrorContains(t, err, "rank 1")
+	requireNothingLeft(t)
+	_, _, err = runCLI(t, append(mpBenchArgs, "-g", "2", "--executor", "inproc", "--cpu-affinity", "0|1")...)
+	require.ErrorContains(t, err, "--cpu-affinity pins worker processes; use --executor mp")
+}
