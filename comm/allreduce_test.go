@@ -228,6 +228,7 @@ func TestRecordedWait(t *testing.T) {
 		t.Run(algo.String(), func(t *testing.T) {
 			g := newGroup(t, 2, device.NVSwitch, Config{Algo: algo})
 			ins, outs := g.alloc(t, dtype.F32, 64), g.alloc(t, dtype.F32, 64)
+			before := time.Now()
 			// Rank 1 holds back until rank 0's call has begun, then for late: on a loaded
 			// machine rank 0's kernel may itself start after a fixed sleep has run out.
 			require.NoError(t, g.streams[1].HostFunc(func() {
@@ -250,6 +251,9 @@ func TestRecordedWait(t *testing.T) {
 			require.True(t, ok)
 			require.GreaterOrEqual(t, early.Wait, late/2, "rank 0 waited for rank 1")
 			require.LessOrEqual(t, early.Wait, early.End.Sub(early.Start))
+			// the times, kept as the call clock's offsets, read back as wall times of this run
+			require.WithinRange(t, early.Start, before.Add(-time.Millisecond), early.End)
+			require.WithinRange(t, early.End, early.Start, time.Now().Add(time.Millisecond))
 			require.Less(t, tardy.Wait, early.Wait, "rank 1 arrived last")
 		})
 	}

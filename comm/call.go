@@ -43,7 +43,7 @@ type call struct {
 	wire  Wire   // the format inputs travel in (callWire)
 	in    *device.Buffer
 	out   *device.Buffer
-	start time.Time
+	start int64 // the rank's call clock when the call began (callClock.now)
 
 	verified [MaxBlocks]bool // per block: the peers' calls were compared with this one
 	reg      *graphInput     // set when captured with an input peers can read in place
@@ -208,7 +208,7 @@ func (cl *call) wait(b device.Block, what string, ready, bad func() bool) error 
 	}
 	if cl.where != what {
 		cl.where = what
-		cl.r.rec.update(cl.desc.seq, func(rec *Record) { rec.Where = what })
+		cl.r.rec.setWhere(cl.desc.seq, what)
 	}
 	clock := &cl.r.clock
 	start := clock.now()
@@ -320,7 +320,7 @@ func (cl *call) locate(b device.Block, what string) string {
 	if b.Index == 0 {
 		where = what
 	}
-	cl.r.rec.update(cl.desc.seq, func(rec *Record) { rec.Where = where })
+	cl.r.rec.setWhere(cl.desc.seq, where)
 	return fmt.Sprintf("comm: rank %d seq %d %v block %d %s", cl.r.rank, cl.desc.seq, &cl.desc, b.Index, what)
 }
 

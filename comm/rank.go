@@ -100,6 +100,7 @@ func (r *Rank) registered() []*device.Buffer {
 
 func newRank(c *Communicator, r int, dev *device.Device) (*Rank, error) {
 	rk := &Rank{c: c, rank: r, dev: dev, clock: newCallClock()}
+	rk.rec.base = rk.clock.base // the records' times are the clock's readings
 	var err error
 	alloc := func(words int) *device.Buffer {
 		if err != nil {

@@ -75,48 +75,80 @@ func (r Record) String() string {
 
 // Recorder is one rank's flight recorder: a ring of its most recent collective calls.
 type Recorder struct {
-	mu    sync.Mutex
-	ring  [recorderDepth]Record
+	mu sync.Mutex
+	// base is what the ring's times count from: the rank's call clock's base, so that a
+	// call's start and end are one monotonic read each and become a time.Time only when
+	// a reader asks for the record.
+	base  time.Time
+	ring  [recorderDepth]entry
 	n     uint64 // records ever added
 	stats map[statKey]*CollectiveStat
 	last  *CollectiveStat // the totals countLocked updated last
 }
 
-// open records a call that starts and counts its message bytes in the running totals:
-// one lock a call, where a step's small collectives are dominated by such fixed costs. The
-// record is written in place, field by field from the call's description, not built and
-// then copied into the ring.
-func (r *Recorder) open(d *callDesc, start time.Time, fault FaultKind) {
+// entry is a Record as the ring holds it: its start and end as nanoseconds since the
+// recorder's base.
+type entry struct {
+	seq        uint64
+	op         string
+	algo       Algo
+	proto      Proto
+	t          dtype.DType
+	count      int
+	state      CallState
+	fault      FaultKind
+	start, end int64 // since Recorder.base; end is read only once the call finished
+	wait       time.Duration
+	where      string
+	err        error
+}
+
+// record returns the entry as a Record, its times counted from base.
+func (e *entry) record(base time.Time) Record {
+	rec := Record{Seq: e.seq, Op: e.op, Algo: e.algo, Proto: e.proto, DType: e.t, Count: e.count, State: e.state,
+		Start: timeAt(base, e.start), Wait: e.wait, Where: e.where, Err: e.err, Fault: e.fault}
+	if e.state != Running {
+		rec.End = timeAt(base, e.end)
+	}
+	return rec
+}
+
+// open records a call that starts at start (nanoseconds since the recorder's base) and
+// counts its message bytes in the running totals: one lock a call, where a step's small
+// collectives are dominated by such fixed costs. The record is written in place, field by
+// field from the call's description, not built and then copied into the ring.
+func (r *Recorder) open(d *callDesc, start int64, fault FaultKind) {
 	r.mu.Lock()
-	rec := &r.ring[r.n%recorderDepth]
-	rec.Seq, rec.Op, rec.Algo, rec.Proto, rec.DType, rec.Count = d.seq, d.op, d.algo, d.proto, d.t, d.count
-	rec.State, rec.Start, rec.End, rec.Wait, rec.Where, rec.Err, rec.Fault = Running, start, time.Time{}, 0, "", nil, fault
+	e := &r.ring[r.n%recorderDepth]
+	e.seq, e.op, e.algo, e.proto, e.t, e.count = d.seq, d.op, d.algo, d.proto, d.t, d.count
+	e.state, e.start, e.end, e.wait, e.where, e.err, e.fault = Running, start, 0, 0, "", nil, fault
 	r.n++
 	r.countLocked(d.op, d.algo, int64(d.count*d.t.Size()))
 	r.mu.Unlock()
 }
 
-// close records how the call of seq ended, if the ring still holds it; a record that
-// failed already keeps its first failure.
-func (r *Recorder) close(seq uint64, end time.Time, wait time.Duration, err error) {
+// close records how the call of seq ended at end (nanoseconds since the recorder's base),
+// if the ring still holds it; a record that failed already keeps its first failure.
+func (r *Recorder) close(seq uint64, end int64, wait time.Duration, err error) {
 	r.mu.Lock()
-	if rec := &r.ring[seq%recorderDepth]; rec.Seq == seq && seq < r.n && rec.State != Failed {
-		rec.End, rec.State, rec.Err, rec.Wait = end, Done, err, wait
+	if e := &r.ring[seq%recorderDepth]; e.seq == seq && seq < r.n && e.state != Failed {
+		e.end, e.state, e.err, e.wait = end, Done, err, wait
 		if err != nil {
-			rec.State = Failed
+			e.state = Failed
 		}
 	}
 	r.mu.Unlock()
 }
 
-// update changes the record of seq, if the ring still holds it (a host that runs more
-// than recorderDepth calls ahead of its stream overwrites the oldest).
-func (r *Recorder) update(seq uint64, fn func(*Record)) {
+// setWhere records what the call of seq waits for or where it failed, if the ring still
+// holds it (a host that runs more than recorderDepth calls ahead of its stream overwrites
+// the oldest).
+func (r *Recorder) setWhere(seq uint64, where string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if rec := &r.ring[seq%recorderDepth]; rec.Seq == seq && seq < r.n {
-		fn(rec)
+	if e := &r.ring[seq%recorderDepth]; e.seq == seq && seq < r.n {
+		e.where = where
 	}
+	r.mu.Unlock()
 }
 
 // Last returns the most recent record, and false when the rank ran no collective yet.
@@ -126,7 +158,7 @@ func (r *Recorder) Last() (Record, bool) {
 	if r.n == 0 {
 		return Record{}, false
 	}
-	return r.ring[(r.n-1)%recorderDepth], true
+	return r.ring[(r.n-1)%recorderDepth].record(r.base), true
 }
 
 // Records returns the held records, oldest first.
@@ -139,7 +171,7 @@ func (r *Recorder) tail(k int) []Record {
 	k = int(min(r.n, uint64(k)))
 	out := make([]Record, 0, k)
 	for i := r.n - uint64(k); i < r.n; i++ {
-		out = append(out, r.ring[i%recorderDepth])
+		out = append(out, r.ring[i%recorderDepth].record(r.base))
 	}
 	return out
 }
