@@ -2,6 +2,7 @@ package comm
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/tpslice/tpslice/dtype"
@@ -72,19 +73,17 @@ func (r Record) String() string {
 	return s
 }
 
-// Recorder is one rank's flight recorder: a ring of its most recent collective calls and
-// the running totals of its calls. Its writers change it under the sequence word seq,
-// without a lock; readers copy it and retry when a writer came in between
-// (recorderseq.go).
+// Recorder is one rank's flight recorder: a ring of its most recent collective calls.
 type Recorder struct {
-	seq recorderSeq
+	mu sync.Mutex
 	// base is what the ring's times count from: the rank's call clock's base, so that a
 	// call's start and end are one monotonic read each and become a time.Time only when
-	// a reader asks for the record. Set before the rank's first call.
-	base time.Time
-	ring [recorderDepth]entry
-	n    uint64 // records ever added
-	totals
+	// a reader asks for the record.
+	base  time.Time
+	ring  [recorderDepth]entry
+	n     uint64 // records ever added
+	stats map[statKey]*CollectiveStat
+	last  *CollectiveStat // the totals countLocked updated last
 }
 
 // entry is a Record as the ring holds it: its start and end as nanoseconds since the
@@ -115,85 +114,110 @@ func (e *entry) record(base time.Time) Record {
 }
 
 // open records a call that starts at start (nanoseconds since the recorder's base) and
-// counts its message bytes in the running totals, in one section of the sequence word: a
-// step's small collectives are dominated by such fixed costs. The record is written in
-// place, field by field from the call's description, not built and then copied into the
-// ring.
+// counts its message bytes in the running totals: one lock a call, where a step's small
+// collectives are dominated by such fixed costs. The record is written in place, field by
+// field from the call's description, not built and then copied into the ring.
 func (r *Recorder) open(d *callDesc, start int64, fault FaultKind) {
-	w := r.seq.lock()
+	r.mu.Lock()
 	e := &r.ring[r.n%recorderDepth]
 	e.seq, e.op, e.algo, e.proto, e.t, e.count = d.seq, d.op, d.algo, d.proto, d.t, d.count
 	e.state, e.start, e.end, e.wait, e.where, e.err, e.fault = Running, start, 0, 0, "", nil, fault
 	r.n++
-	r.count(d.op, d.algo, int64(d.count*d.t.Size()))
-	r.seq.unlock(w)
+	r.countLocked(d.op, d.algo, int64(d.count*d.t.Size()))
+	r.mu.Unlock()
 }
 
 // close records how the call of seq ended at end (nanoseconds since the recorder's base),
 // if the ring still holds it; a record that failed already keeps its first failure.
 func (r *Recorder) close(seq uint64, end int64, wait time.Duration, err error) {
-	w := r.seq.lock()
+	r.mu.Lock()
 	if e := &r.ring[seq%recorderDepth]; e.seq == seq && seq < r.n && e.state != Failed {
 		e.end, e.state, e.err, e.wait = end, Done, err, wait
 		if err != nil {
 			e.state = Failed
 		}
 	}
-	r.seq.unlock(w)
+	r.mu.Unlock()
 }
 
 // setWhere records what the call of seq waits for or where it failed, if the ring still
 // holds it (a host that runs more than recorderDepth calls ahead of its stream overwrites
 // the oldest).
 func (r *Recorder) setWhere(seq uint64, where string) {
-	w := r.seq.lock()
+	r.mu.Lock()
 	if e := &r.ring[seq%recorderDepth]; e.seq == seq && seq < r.n {
 		e.where = where
 	}
-	r.seq.unlock(w)
+	r.mu.Unlock()
 }
 
 // Last returns the most recent record, and false when the rank ran no collective yet.
 func (r *Recorder) Last() (Record, bool) {
-	for {
-		w := r.seq.readBegin()
-		n := r.loadCount()
-		var e entry
-		if n > 0 {
-			e = r.loadEntry(n - 1)
-		}
-		if r.seq.readValid(w) {
-			return e.record(r.base), n > 0
-		}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n == 0 {
+		return Record{}, false
 	}
+	return r.ring[(r.n-1)%recorderDepth].record(r.base), true
 }
 
 // Records returns the held records, oldest first.
 func (r *Recorder) Records() []Record { return r.tail(recorderDepth) }
 
-// tail returns the last k held records (k at most recorderDepth), oldest first: those
-// held when it began, each whole; one that a writer's later call took the place of while
-// tail copied the others is left out.
+// tail returns the last k held records (k at most recorderDepth), oldest first.
 func (r *Recorder) tail(k int) []Record {
-	var n uint64
-	for w := r.seq.readBegin(); ; w = r.seq.readBegin() {
-		if n = r.loadCount(); r.seq.readValid(w) {
-			break
-		}
-	}
-	k = int(min(n, uint64(k)))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k = int(min(r.n, uint64(k)))
 	out := make([]Record, 0, k)
-	for i := n - uint64(k); i < n; i++ {
-		for {
-			w := r.seq.readBegin()
-			e := r.loadEntry(i)
-			if r.seq.readValid(w) {
-				if e.seq == i {
-					out = append(out, e.record(r.base))
-				}
-				break
-			}
+	for i := r.n - uint64(k); i < r.n; i++ {
+		out = append(out, r.ring[i%recorderDepth].record(r.base))
+	}
+	return out
+}
+
+// CollectiveStat counts one rank's collective calls of one op and algorithm.
+type CollectiveStat struct {
+	Op    string
+	Algo  Algo
+	Calls int64
+	// Bytes sums the calls' message sizes (the elements each rank contributes × their size).
+	Bytes int64
+}
+
+type statKey struct {
+	op   string
+	algo Algo
+}
+
+// countLocked adds a call to the recorder's running totals, which unlike the ring never
+// drop. The last call's totals are kept at hand: a rank repeats one op and algorithm far
+// more often than it switches, and the map's hash of the op name is most of the cost.
+func (r *Recorder) countLocked(op string, a Algo, bytes int64) {
+	st := r.last
+	if st == nil || st.Op != op || st.Algo != a {
+		if r.stats == nil {
+			r.stats = map[statKey]*CollectiveStat{}
 		}
+		var ok bool
+		if st, ok = r.stats[statKey{op, a}]; !ok {
+			st = &CollectiveStat{Op: op, Algo: a}
+			r.stats[statKey{op, a}] = st
+		}
+		r.last = st
+	}
+	st.Calls++
+	st.Bytes += bytes
+}
+
+// Stats returns the rank's collective calls and bytes by op and algorithm since the
+// communicator was created.
+func (r *Recorder) Stats() []CollectiveStat {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]CollectiveStat, 0, len(r.stats))
+	for _, st := range r.stats {
+		out = append(out, *st)
 	}
 	return out
 }

@@ -15,9 +15,9 @@ import (
 
 // TestRecorderNeverReturnsATornRecord runs a writer that opens, places and closes calls
 // back to back, every field a function of the call's sequence number, against readers of
-// the last record, the last few and the totals: whatever they read must agree with itself.
-// Run it with -race too: the writer's stores and the readers' copies then run under the
-// detector, which the readers' go:norace copies must keep quiet without hiding the writer.
+// the last record, the last few and the totals: whatever they read must agree with itself,
+// however the recorder keeps readers from a record being written (a mutex now; a seqlock
+// was tried, see docs/benchmarks/processes.md). Run it with -race too.
 func TestRecorderNeverReturnsATornRecord(t *testing.T) {
 	calls := uint64(200_000)
 	if raceDetector {
