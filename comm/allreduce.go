@@ -140,7 +140,7 @@ func (r *Rank) launchWire(s *device.Stream, wait bool, op string, ch Choice, w W
 	var only *chunkKernel
 	if single && !s.Capturing() {
 		only = r.calls.take()
-		only.pooled, cl = true, &only.own
+		only.pooled, only.hostKeeps, cl = true, wait, &only.own
 	} else {
 		cl = new(call)
 	}
@@ -163,7 +163,11 @@ func (r *Rank) launchWire(s *device.Stream, wait bool, op string, ch Choice, w W
 			Epilogue: k.epilogue,
 		}
 		if wait && last {
-			return s.LaunchAndWait(kernel)
+			err := s.LaunchAndWait(kernel)
+			if only != nil && err == nil { // done: its epilogue ran, so the host may reuse it
+				r.calls.keep(only)
+			} // else the kernel may still be queued or running: it is left to the collector
+			return err
 		}
 		if err := s.Launch(kernel); err != nil {
 			return err // nothing of the call ran: its first kernel was not enqueued, or the

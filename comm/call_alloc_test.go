@@ -38,3 +38,26 @@ func TestSmallCallAllocatesNothing(t *testing.T) {
 		require.LessOrEqual(t, allocs, syncOnly, "%v: %d calls a rank allocate %.1f times beyond Synchronize's %.1f", algo, batch, allocs-syncOnly, syncOnly)
 	}
 }
+
+// TestBlockingCallKeepsItsKernel: a blocking call's kernel comes back to the host once the
+// call returned, and the next blocking call takes that same kernel without the locked
+// list; a queued call's kernel still goes back to the list from its epilogue.
+func TestBlockingCallKeepsItsKernel(t *testing.T) {
+	g := newGroup(t, 1, device.NVSwitch, Config{})
+	in, out := g.alloc(t, dtype.F32, 256), g.alloc(t, dtype.F32, 256)
+	r, s := g.c.Rank(0), g.streams[0]
+	require.NoError(t, r.AllReduceWait(s, OneShot, ProtoAuto, in[0], out[0], 256))
+	kept := r.calls.spare
+	require.NotNil(t, kept, "the blocking call's kernel is the host's spare")
+	for range 3 {
+		require.NoError(t, r.AllReduceWait(s, OneShot, ProtoAuto, in[0], out[0], 256))
+		require.Same(t, kept, r.calls.spare, "the next blocking call reuses it")
+	}
+	require.Empty(t, r.calls.free, "the locked list is left alone")
+	require.Nil(t, kept.cl, "a kept kernel holds no call")
+
+	require.NoError(t, r.AllReduceProto(s, OneShot, ProtoAuto, in[0], out[0], 256))
+	require.NoError(t, s.Synchronize())
+	require.Nil(t, r.calls.spare, "the queued call took the spare")
+	require.Equal(t, []*chunkKernel{kept}, r.calls.free, "and its epilogue gave it to the list")
+}
