@@ -66,9 +66,15 @@ type launch struct {
 
 // start readies l for kernel k.
 func (l *launch) start(k *Kernel) {
-	l.aborted.Store(false)
+	// Flags are cleared only where set: an atomic store is a locked instruction, and the
+	// last kernel rarely failed.
+	if l.aborted.Load() {
+		l.aborted.Store(false)
+	}
 	l.next.Store(0)
-	l.failed.Store(false)
+	if l.failed.Load() {
+		l.failed.Store(false)
+	}
 	l.err = nil
 	l.kernel = *k
 }
@@ -305,7 +311,7 @@ func (s *Stream) execute(k *Kernel) {
 	} else {
 		err = fmt.Errorf("%v: kernel %s skipped after an earlier failure: %w", s, k.Name, err)
 	}
-	kt.done(s, *k, err, skipped)
+	kt.done(s, k, err, skipped)
 	if k.Epilogue != nil {
 		k.Epilogue(err)
 	}
@@ -334,6 +340,11 @@ func (s *Stream) share(l *launch) {
 	s.dev.sms.acquire()
 	defer s.dev.sms.release()
 	for !l.aborted.Load() {
+		// The load first spares the last block's SM a locked add that only finds the grid
+		// done; the add still decides, as another SM may take the last block in between.
+		if int(l.next.Load()) >= k.Grid {
+			return
+		}
 		i := int(l.next.Add(1) - 1)
 		if i >= k.Grid {
 			return

@@ -67,9 +67,9 @@ func (s *Stream) traceKernel() kernelTrace {
 }
 
 // done reports the kernel to the tracer it started under, if any.
-func (kt kernelTrace) done(s *Stream, k Kernel, err error, skipped bool) {
+func (kt kernelTrace) done(s *Stream, k *Kernel, err error, skipped bool) {
 	if kt.t == nil {
 		return
 	}
-	kt.t.KernelDone(KernelSpan{Stream: s, Kernel: k, Start: kt.start, End: time.Now(), Err: err, Skipped: skipped})
+	kt.t.KernelDone(KernelSpan{Stream: s, Kernel: *k, Start: kt.start, End: time.Now(), Err: err, Skipped: skipped})
 }
