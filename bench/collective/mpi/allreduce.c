@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
 		}
 		if (rank == 0) {
 			double algbw = size / best / 1e9;
-			printf("%8ld %8d %10.1f %8.2f %8.2f\n", size, count, best * 1e6, algbw, algbw * 2 * (n - 1) / n);
+			printf("%8ld %8d %10.2f %8.2f %8.2f\n", size, count, best * 1e6, algbw, algbw * 2 * (n - 1) / n);
 		}
 	}
 	free(buf);
