@@ -51,6 +51,10 @@ type call struct {
 	lamportPhase int // flag-free phase (0..2) of the chunk that runs now
 	lamportPrev  int // words the chunk before it wrote, which this one clears
 	staged       int // where in the staging buffer the chunk's inputs go: an alternating one-shot's half
+	// pushStride is set where the ranks pushed their inputs into every rank's staging
+	// half (an alternating one-shot): rank p's are region p, of pushStride elements, of
+	// this rank's own buffer.
+	pushStride int
 
 	waited time.Duration // block 0's time blocked on peers, this call so far
 	where  string        // what block 0 last blocked on
@@ -61,13 +65,18 @@ type call struct {
 	// kernels a failure skipped (epilogue without prologue) must not mark the record of
 	// the previous run, which finished, as failed.
 	recorded bool
+	// openLate says the record opens once the call's flags are out (openRecord, at its
+	// first barrier), not in its prologue: for a call of one barrier, whose bookkeeping
+	// then runs while the flags travel to the peers instead of before they leave.
+	openLate bool
 }
 
 // begin runs as the prologue of the call's first kernel. The sequence number is taken
 // here, on the rank's stream, not when the host enqueues: a call captured into a graph
 // runs again at every replay and must take a new number each time. It publishes the call
-// for the peers' mismatch checks and records it.
-func (cl *call) begin() error {
+// for the peers' mismatch checks and records it, or with late leaves the record to the
+// call's first barrier (openLate).
+func (cl *call) begin(late bool) error {
 	r := cl.r
 	cl.desc.seq = r.seq
 	r.seq++
@@ -80,10 +89,21 @@ func (cl *call) begin() error {
 	cl.fault, cl.corrupted = r.c.cfg.Fault.next(r.rank), false
 	cl.publish()
 	clear(cl.verified[:])
-	cl.start, cl.waited, cl.where = r.clock.now(), 0, ""
-	r.rec.open(&cl.desc, cl.start, cl.fault)
-	cl.recorded = true
+	// a call with a fault injected keeps its record from the start: the fault strikes
+	// before the barrier
+	cl.waited, cl.where, cl.openLate = 0, "", late && cl.fault == 0
+	if !cl.openLate {
+		cl.openRecord()
+	}
 	return nil
+}
+
+// openRecord takes the call's start from the clock and opens its record.
+func (cl *call) openRecord() {
+	cl.openLate = false
+	cl.start = cl.r.clock.now()
+	cl.r.rec.open(&cl.desc, cl.start, cl.fault)
+	cl.recorded = true
 }
 
 // beginChunk runs as the prologue of each chunk's kernel: the algorithm's, where its row
@@ -97,6 +117,9 @@ func (cl *call) beginChunk(count int) {
 // end runs as the kernel's epilogue. A rank whose call failed fails the communicator, so
 // that its peers stop waiting for it at once instead of at their deadline.
 func (cl *call) end(err error) {
+	if cl.openLate { // the call failed before its barrier: it is recorded all the same
+		cl.openRecord()
+	}
 	now := cl.r.clock.now()
 	if err != nil {
 		cl.r.c.fail(cl.r, cl.desc.seq, err)
@@ -147,6 +170,9 @@ func (cl *call) meet(b device.Block, what string, stamp uint32) (base int, err e
 		}
 	}
 	cl.ringPeers()
+	if cl.openLate {
+		cl.openRecord()
+	}
 	mine := r.peers[r.rank].flags[base : base+r.c.n]
 	ready := func() bool {
 		for p := range mine {

@@ -41,12 +41,15 @@ func newChunkKernel() *chunkKernel {
 
 func (k *chunkKernel) runPrologue() error {
 	cl := k.cl
+	alternate := k.oneShot && cl.alternates(k.n, k.blocks)
 	if k.first {
-		if err := cl.begin(); err != nil {
+		// an alternating one-shot of one chunk meets one barrier, its first wait: its
+		// record can open there, while its flags travel
+		if err := cl.begin(alternate && k.last); err != nil {
 			return err
 		}
 	}
-	if err := cl.settle(k.oneShot && cl.alternates(k.n, k.blocks)); err != nil {
+	if err := cl.settle(alternate); err != nil {
 		return err
 	}
 	cl.beginChunk(k.n)

@@ -301,7 +301,7 @@ func (c *Communicator) connect(handles [][]device.IPCHandle) error {
 }
 
 // regNames names the registered buffers in the order their handles travel.
-var regNames = [...]string{regStaging: "staging", regTmp: "tmp", regSignal: "signal", regLamport: "lamport", regCtl: "control", regProto: "LL/LL128"}
+var regNames = [...]string{regStaging: "staging", regTmp: "tmp", regSignal: "signal", regLamport: "lamport", regCtl: "control", regProto: "LL/LL128", regPush: "push"}
 
 // bellOf is the doorbell of rank p, whose control buffer is ctl as this process maps it.
 func (c *Communicator) bellOf(p int, ctl []uint64) bell {

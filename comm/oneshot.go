@@ -5,18 +5,26 @@ import (
 	"sync/atomic"
 
 	"github.com/tpslice/tpslice/device"
+	"github.com/tpslice/tpslice/dtype"
 )
 
 // oneShot: every rank copies its input into its registered buffer; barrier; every rank
 // reads all n inputs and sums them in rank order (so every rank gets the same bits);
 // barrier, before the buffer can be reused. Each rank reads (n-1)·S; two barriers.
 //
-// An alternating call (alternates) drops the second barrier: it stages into the half of the
-// buffer its sequence number's parity names, so the next alternating call writes the other
-// half, and that call's barrier proves every peer done reading this one's (a peer writes it
-// only after its sum). Any other kernel first meets the barrier this call left out
-// (settle). Its flag carries the call's stamp in the same line, which replaces the reads of
-// the peers' published descriptors (verify) by one compare for each peer.
+// An alternating call (alternates) drops the second barrier. Where its chunk fits a rank's
+// region of the push buffer, it pushes its input into its region of every rank's push
+// buffer, in the half its sequence number's parity names: the next alternating call writes
+// the other half, and that call's barrier proves every peer done reading this one's (a peer
+// writes it only after its sum). Pushed, the inputs are in the reader's memory when the
+// flags say so; pulled, each reader still fetches them from the writers' caches after the
+// flags came, a second crossing (docs/benchmarks/processes.md, eighth session). No other
+// kernel touches the push buffer, and each rank writes only its own region, whatever call
+// it makes, so a peer that issued another call cannot write what this rank reads.
+// A larger chunk stages into the half of the rank's own staging buffer, which its peers
+// read; any other kernel then first meets the barrier this call left out (settle). Either
+// way the flag carries the call's stamp in the same line, which replaces the reads of the
+// peers' published descriptors (verify) by one compare for each peer.
 func (cl *call) oneShot(b device.Block, off, n int) error {
 	lo, hi := cl.span(n, b)
 	if !cl.alternates(n, b.Grid) {
@@ -27,8 +35,14 @@ func (cl *call) oneShot(b device.Block, off, n int) error {
 		cl.sumInputs(off, lo, hi, off+lo, cl.out.Float32s(), cl.out.Uint16s())
 		return cl.barrier(b, "one-shot inputs read")
 	}
-	cl.staged = int(cl.desc.seq&1) * cl.halfStaging()
-	cl.stage(off, lo, hi)
+	half := int(cl.desc.seq & 1)
+	if region := pushRegionBytes(&cl.r.c.cfg, cl.r.c.n) / cl.desc.t.Size(); n <= region {
+		cl.staged, cl.pushStride = half*pushBytes(&cl.r.c.cfg)/2/cl.desc.t.Size(), region
+		cl.push(off, lo, hi)
+	} else {
+		cl.staged = half * cl.halfStaging()
+		cl.stage(off, lo, hi)
+	}
 	base, err := cl.meet(b, "one-shot inputs staged", cl.stamp())
 	if err == nil {
 		err = cl.verifyStamps(b, base)
@@ -37,7 +51,7 @@ func (cl *call) oneShot(b device.Block, off, n int) error {
 		return err
 	}
 	cl.sumInputs(off, lo, hi, off+lo, cl.out.Float32s(), cl.out.Uint16s())
-	cl.r.unread = true
+	cl.r.unread = cl.pushStride == 0 // staged: the peers read this rank's buffer until they meet again
 	return nil
 }
 
@@ -49,6 +63,27 @@ func (cl *call) alternates(n, grid int) bool {
 	r := cl.r
 	return grid == 1 && r.c.n > 1 && r.c.n <= stampOffset && cl.wire == WireExact &&
 		!cl.registered() && n <= cl.halfStaging()
+}
+
+// pushBytes is the size of a rank's push buffer: two halves of one region per rank.
+func pushBytes(cfg *Config) int { return cfg.BufferBytes / 2 }
+
+// pushRegionBytes is the bytes of each rank's region in a half of the push buffer, whole
+// cache lines.
+func pushRegionBytes(cfg *Config, ranks int) int { return pushBytes(cfg) / 2 / ranks &^ 63 }
+
+// push copies input elements [off+lo, off+hi) into region cl.r.rank (of cl.pushStride
+// elements) of every rank's push buffer half at cl.staged, its own included.
+func (cl *call) push(off, lo, hi int) {
+	r := cl.r
+	at := cl.staged + r.rank*cl.pushStride
+	for p := range r.c.n {
+		if cl.desc.t == dtype.F32 {
+			copy(r.peers[p].pushF32[at+lo:at+hi], cl.in.Float32s()[off+lo:off+hi])
+		} else {
+			copy(r.peers[p].pushU16[at+lo:at+hi], cl.in.Uint16s()[off+lo:off+hi])
+		}
+	}
 }
 
 // halfStaging is half the staging buffer, in the call's elements.
@@ -92,9 +127,10 @@ func (cl *call) verifyStamps(b device.Block, base int) error {
 	return nil
 }
 
-// settle meets the barrier an alternating one-shot left out, before a kernel that is not
-// the next alternating one-shot (alternate false) may write the staging buffer the peers
-// may still read. It runs in the kernel's prologue, before any block.
+// settle meets the barrier an alternating one-shot that staged its inputs left out,
+// before a kernel that is not the next alternating one-shot (alternate false) may write the
+// staging buffer the peers may still read. It runs in the kernel's prologue, before any
+// block. One that pushed them leaves nothing to meet: no peer reads this rank's buffers.
 func (cl *call) settle(alternate bool) error {
 	r := cl.r
 	if !r.unread || alternate {

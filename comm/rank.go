@@ -32,6 +32,7 @@ type Rank struct {
 	treeEpoch        [2][MaxBlocks]uint32      // kernel side: tree parts per tree and block so far
 	twoLevelEpoch    [MaxBlocks]uint32         // kernel side: two-level chunks per block so far
 	protoBuf         *device.Buffer            // LL and LL128 slots that peers write (protobuf.go)
+	push             *device.Buffer            // the alternating one-shot's inputs, which peers write (oneshot.go)
 	pieces           [2][MaxBlocks]uint64      // kernel side: LL, LL128 pieces per block so far
 	scratch          [][3][]float32            // kernel side: per block, LL/LL128 working rows
 	prims            [MaxBlocks]blockPrims     // kernel side: per block, the ring's and the tree's protocol
@@ -56,6 +57,9 @@ type peerView struct {
 	// LL128 data as f32 behind its line's flag
 	protoU64 []uint64
 	protoF32 []float32
+	// the push buffer (oneshot.go), as f32 and 16-bit words
+	pushF32 []float32
+	pushU16 []uint16
 	// staging's and tmp's views on the fp8 wire (wireViews)
 	codes, tmpCodes   []uint8
 	scales, tmpScales []float32
@@ -71,6 +75,7 @@ const (
 	regLamport
 	regCtl
 	regProto // only with more than one rank
+	regPush  // only with more than one rank
 )
 
 // viewOf takes the views of a rank's registered buffers, in registered's order.
@@ -83,6 +88,7 @@ func viewOf(bufs []*device.Buffer) peerView {
 	}
 	if len(bufs) > regProto {
 		v.protoU64, v.protoF32 = bufs[regProto].Uint64s(), bufs[regProto].Float32s()
+		v.pushF32, v.pushU16 = bufs[regPush].Float32s(), bufs[regPush].Uint16s()
 	}
 	v.codes, v.scales = wireViews(staging)
 	v.tmpCodes, v.tmpScales = wireViews(tmp)
@@ -93,7 +99,7 @@ func viewOf(bufs []*device.Buffer) peerView {
 func (r *Rank) registered() []*device.Buffer {
 	bufs := []*device.Buffer{r.staging, r.tmp, r.signal, r.lamport, r.ctl}
 	if r.protoBuf != nil {
-		bufs = append(bufs, r.protoBuf)
+		bufs = append(bufs, r.protoBuf, r.push)
 	}
 	return bufs
 }
@@ -118,6 +124,7 @@ func newRank(c *Communicator, r int, dev *device.Device) (*Rank, error) {
 	if c.n > 1 {
 		c.slotWords = slotWordsFor(c.n, c.cfg.Blocks)
 		rk.protoBuf = alloc(2 * protoWords(c.n, c.cfg.Blocks, c.slotWords)) // raw words, viewed as u64 and f32
+		rk.push = alloc(pushBytes(&c.cfg) / 4)
 		rk.scratch = make([][3][]float32, c.cfg.Blocks)
 		for i := range rk.scratch {
 			for j := range rk.scratch[i] {
@@ -135,7 +142,7 @@ func newRank(c *Communicator, r int, dev *device.Device) (*Rank, error) {
 
 // free frees the rank's registered buffers.
 func (r *Rank) free() {
-	for _, b := range []*device.Buffer{r.staging, r.tmp, r.signal, r.lamport, r.ctl, r.protoBuf} {
+	for _, b := range []*device.Buffer{r.staging, r.tmp, r.signal, r.lamport, r.ctl, r.protoBuf, r.push} {
 		if b != nil {
 			_ = b.Free()
 		}
