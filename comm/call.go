@@ -51,9 +51,9 @@ type call struct {
 	lamportPhase int // flag-free phase (0..2) of the chunk that runs now
 	lamportPrev  int // words the chunk before it wrote, which this one clears
 	staged       int // where in the staging buffer the chunk's inputs go: an alternating one-shot's half
-	// pushStride is set where the ranks pushed their inputs into every rank's staging
-	// half (an alternating one-shot): rank p's are region p, of pushStride elements, of
-	// this rank's own buffer.
+	// pushStride is set where the ranks pushed their inputs into every rank's push buffer
+	// (an alternating one-shot): rank p's are region p, of pushStride elements, of the
+	// half at staged of this rank's own.
 	pushStride int
 
 	waited time.Duration // block 0's time blocked on peers, this call so far
@@ -161,18 +161,21 @@ func (cl *call) meet(b device.Block, what string, stamp uint32) (base int, err e
 	if cl.fault == FaultCorrupt && b.Index == 0 && !cl.corrupted {
 		cl.corrupted, w = true, v+2 // a wrong epoch: the set's value two barriers on
 	}
+	// Release stores: the flags leave while the record opens, and one fence, not a locked
+	// store per flag, orders them before ringPeers looks for sleepers (device/memorder.go).
 	for p := range r.c.n {
 		if p != r.rank {
 			if stamp != 0 {
-				atomic.StoreUint32(&r.peers[p].flags[base+stampOffset+r.rank], stamp)
+				device.StoreRelease32(&r.peers[p].flags[base+stampOffset+r.rank], stamp)
 			}
-			atomic.StoreUint32(&r.peers[p].flags[base+r.rank], w)
+			device.StoreRelease32(&r.peers[p].flags[base+r.rank], w)
 		}
 	}
-	cl.ringPeers()
 	if cl.openLate {
 		cl.openRecord()
 	}
+	device.Fence()
+	cl.ringPeers()
 	mine := r.peers[r.rank].flags[base : base+r.c.n]
 	ready := func() bool {
 		for p := range mine {

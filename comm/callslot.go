@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 )
 
@@ -121,14 +122,14 @@ func (w *descWords) sameCall(o *descWords) bool {
 // rank alone, last stored there), and updates *written.
 func storeSlot(s []uint64, w, written *descWords) {
 	if w.sameCall(written) {
-		atomic.StoreUint64(&s[slotTag], w[slotTag])
+		device.StoreRelease64(&s[slotTag], w[slotTag])
 		return
 	}
-	atomic.StoreUint64(&s[slotTag], 0) // the fields change: no reader may take them
+	device.StoreRelease64(&s[slotTag], 0) // the fields change: no reader may take them
 	for i := slotOp; i <= slotCount; i++ {
-		atomic.StoreUint64(&s[i], w[i])
+		device.StoreRelease64(&s[i], w[i])
 	}
-	atomic.StoreUint64(&s[slotTag], w[slotTag])
+	device.StoreRelease64(&s[slotTag], w[slotTag])
 	*written = *w
 }
 
@@ -186,7 +187,7 @@ func (cl *call) publish() {
 // store at a call's start and one at its end, where a copy of the description would take a
 // seqlock's ten (a tenth of a small all-reduce's CPU).
 func (cl *call) recordLast(state CallState) {
-	atomic.StoreUint64(&cl.r.peers[cl.r.rank].ctl[ctlLast], uint64(state)<<56|cl.desc.seq&seqMask)
+	device.StoreRelease64(&cl.r.peers[cl.r.rank].ctl[ctlLast], uint64(state)<<56|cl.desc.seq&seqMask)
 }
 
 // lastCall returns the rank's last collective as its control buffer records it, and its

@@ -27,7 +27,7 @@ const lamportTile = 128
 // reading it (a peer is at most one chunk ahead, since it needs this rank's next chunk).
 //
 // Elements travel packed in 64-bit words (two f32 or four 16-bit), each written with one
-// atomic store: on amd64 that store is an XCHG, the dominant cost of this algorithm here.
+// release store (device.StoreRelease64): a reader that sees a word whole sees the value.
 func (cl *call) lamport(b device.Block, off, count int) error {
 	r, n := cl.r, cl.r.c.n
 	slotWords := r.c.cfg.LamportBytes / 8
@@ -43,6 +43,7 @@ func (cl *call) lamport(b device.Block, off, count int) error {
 		}
 		cl.lamportPush(slot[from:hi], off, from, count)
 	}
+	device.Fence() // the pushes before ringPeers looks for sleepers (device/memorder.go)
 	cl.ringPeers()
 
 	// Plain stores suffice for the clear: every peer's last write to that phase happened
@@ -102,7 +103,7 @@ func (cl *call) lamportPush(dst []uint64, off, lo, count int) {
 		for l, v := range src {
 			w |= v << (bits * uint(l))
 		}
-		atomic.StoreUint64(&dst[j], w)
+		device.StoreRelease64(&dst[j], w)
 	}
 }
 
