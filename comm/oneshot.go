@@ -12,8 +12,8 @@ import (
 // reads all n inputs and sums them in rank order (so every rank gets the same bits);
 // barrier, before the buffer can be reused. Each rank reads (n-1)·S; two barriers.
 //
-// An alternating call (alternates) drops the second barrier. Where its chunk fits a rank's
-// region of the push buffer, it pushes its input into its region of every rank's push
+// An alternating call (alternates) drops the second barrier. Where its copies to the peers
+// come to at most pushLimit bytes, it pushes its input into its region of every rank's push
 // buffer, in the half its sequence number's parity names: the next alternating call writes
 // the other half, and that call's barrier proves every peer done reading this one's (a peer
 // writes it only after its sum). Pushed, the inputs are in the reader's memory when the
@@ -36,8 +36,8 @@ func (cl *call) oneShot(b device.Block, off, n int) error {
 		return cl.barrier(b, "one-shot inputs read")
 	}
 	half := int(cl.desc.seq & 1)
-	if region := pushRegionBytes(&cl.r.c.cfg, cl.r.c.n) / cl.desc.t.Size(); n <= region {
-		cl.staged, cl.pushStride = half*pushBytes(&cl.r.c.cfg)/2/cl.desc.t.Size(), region
+	if size := cl.desc.t.Size(); (cl.r.c.n-1)*n*size <= pushLimit {
+		cl.staged, cl.pushStride = half*cl.r.c.n*pushLimit/size, pushLimit/size
 		cl.push(off, lo, hi)
 	} else {
 		cl.staged = half * cl.halfStaging()
@@ -65,12 +65,17 @@ func (cl *call) alternates(n, grid int) bool {
 		!cl.registered() && n <= cl.halfStaging()
 }
 
-// pushBytes is the size of a rank's push buffer: two halves of one region per rank.
-func pushBytes(cfg *Config) int { return cfg.BufferBytes / 2 }
+// pushLimit is the most a one-shot chunk pushes, in bytes: its n-1 copies to the peers. A
+// push saves the readers a crossing, which is most of a small call's time; a larger one is
+// bound by bandwidth, where remote stores, a line fetched for ownership each, lose to the
+// readers' streamed loads (in one process, 64 KiB at 2 ranks took twice as long pushed,
+// docs/benchmarks/processes.md, eighth session). It is also each rank's region of a half of
+// the push buffer, which therefore holds any pushed chunk.
+const pushLimit = 4 << 10
 
-// pushRegionBytes is the bytes of each rank's region in a half of the push buffer, whole
-// cache lines.
-func pushRegionBytes(cfg *Config, ranks int) int { return pushBytes(cfg) / 2 / ranks &^ 63 }
+// pushBytes is the size of a rank's push buffer among ranks ranks: two halves of a region
+// per rank.
+func pushBytes(ranks int) int { return 2 * ranks * pushLimit }
 
 // push copies input elements [off+lo, off+hi) into region cl.r.rank (of cl.pushStride
 // elements) of every rank's push buffer half at cl.staged, its own included.

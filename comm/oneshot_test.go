@@ -62,7 +62,7 @@ func TestOneShotAlternates(t *testing.T) {
 func TestOneShotPushesInputs(t *testing.T) {
 	for _, n := range []int{2, 4, 8} {
 		t.Run(fmt.Sprintf("tp%d", n), func(t *testing.T) {
-			const count = 256
+			const count = 128 // 7 copies of it, at 8 ranks, fit pushLimit
 			g := newGroup(t, n, device.NVSwitch, Config{})
 			in, out := g.alloc(t, dtype.F32, count), g.alloc(t, dtype.F32, count)
 			Fill(in, count, 7)
@@ -73,7 +73,7 @@ func TestOneShotPushesInputs(t *testing.T) {
 				require.NoError(t, err, "rank %d", r)
 			}
 			checkAllReduce(t, in, out, count)
-			region := pushRegionBytes(&g.c.cfg, n) / 4
+			region := pushLimit / 4
 			for r := range n {
 				own := g.c.Rank(r).peers[r].pushF32 // seq 0: the first half
 				for p := range n {

@@ -124,7 +124,7 @@ func newRank(c *Communicator, r int, dev *device.Device) (*Rank, error) {
 	if c.n > 1 {
 		c.slotWords = slotWordsFor(c.n, c.cfg.Blocks)
 		rk.protoBuf = alloc(2 * protoWords(c.n, c.cfg.Blocks, c.slotWords)) // raw words, viewed as u64 and f32
-		rk.push = alloc(pushBytes(&c.cfg) / 4)
+		rk.push = alloc(pushBytes(c.n) / 4)
 		rk.scratch = make([][3][]float32, c.cfg.Blocks)
 		for i := range rk.scratch {
 			for j := range rk.scratch[i] {
