@@ -1,5 +1,7 @@
 package device
 
+import "sync/atomic"
+
 // LaunchAndWait launches k and waits until it, and everything enqueued on s before it, has
 // finished, then returns the stream's sticky error: what Launch followed by Synchronize
 // does, and how a CUDA backend implements it (cudaLaunchKernel, cudaStreamSynchronize).
@@ -31,7 +33,7 @@ func (s *Stream) LaunchAndWait(k Kernel) error {
 }
 
 // HostLaunches returns how many kernels LaunchAndWait ran on the calling goroutine.
-func (s *Stream) HostLaunches() uint64 { return s.hostLaunches.Load() }
+func (s *Stream) HostLaunches() uint64 { return atomic.LoadUint64(&s.hostLaunches) }
 
 // runOnHost runs k on the calling goroutine if the stream is idle, and reports whether it
 // did. The order of the two checks is what keeps stream order: onHost is set before
@@ -51,7 +53,7 @@ func (s *Stream) runOnHost(k *Kernel) bool {
 	ran := s.pending.Load() == 0
 	if ran {
 		s.execute(k)
-		s.hostLaunches.Add(1)
+		StoreRelease64(&s.hostLaunches, s.hostLaunches+1) // one writer: the holder of onHost
 	}
 	s.onHost.Store(false)
 	s.hostDone.ring()

@@ -8,10 +8,10 @@ package device
 // tenth of its CPU, and stalled a full crossing on each flag. StoreRelease32 and
 // StoreRelease64 are the plain stores amd64 orders so already (x86-TSO: stores are seen in
 // program order, and a store is not passed by an earlier load); the CUDA twin is
-// st.release.sys. Fence is the full barrier, __threadfence_system's twin, for the one
-// place that needs a later load ordered after the stores: a writer that stores a flag and
-// then looks whether its reader sleeps (a doorbell's Ring), as the reader counts itself
-// asleep before it looks at the flag.
+// st.release.sys. Fence is the full barrier (a locked add on amd64), __threadfence_system's
+// twin, for the one place that needs a later load ordered after the stores: a writer that
+// stores a flag and then looks whether its reader sleeps (a doorbell's Ring), as the reader
+// counts itself asleep before it looks at the flag.
 //
 // Under the race detector, and off amd64, they are sync/atomic's stores (memorder_atomic.go),
 // which the detector sees, with the same meaning.

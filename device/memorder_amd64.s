@@ -17,6 +17,10 @@ TEXT ·StoreRelease64(SB), NOSPLIT, $0-16
 	RET
 
 // func Fence()
+// A locked add of 0 to the return address: as full a barrier for ordinary loads and stores
+// as MFENCE, at a quarter of its cost on this AMD machine (5.5 against 22 ns), as Linux's
+// smp_mb does it.
 TEXT ·Fence(SB), NOSPLIT, $0-0
-	MFENCE
+	LOCK
+	ADDL $0, 0(SP)
 	RET

@@ -25,13 +25,13 @@ func TestStoreReleaseStores(t *testing.T) {
 // doorbell's Ring against its sleeper: each of two threads stores its flag with a release
 // store, fences, and loads the other's. Without the fence x86 lets both loads pass their
 // thread's store and see 0 (the store still in the store buffer), which on a doorbell is a
-// wake-up lost (some hundreds of 200000 rounds here); with it, at least one thread sees the
+// wake-up lost (in 1 to 820 rounds of a run here); with it, at least one thread sees the
 // other's flag, in every round. Rounds stop after a second, on a loaded machine.
 func TestFenceOrdersStoreBeforeLoad(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 || runtime.NumCPU() < 2 {
 		t.Skip("the litmus test needs two threads running at once")
 	}
-	const rounds, stop = 200000, math.MaxUint32
+	const rounds, stop = 1000000, math.MaxUint32
 	type line struct {
 		v uint32
 		_ [15]uint32

@@ -56,7 +56,7 @@ func (b Block) Aborted() bool { return b.launch != nil && b.launch.aborted.Load(
 // blocks touch its fields, and the stream rewrites them only after all of those are done.
 type launch struct {
 	aborted atomic.Bool
-	next    atomic.Int64
+	next    uint64      // the next block to run: sync/atomic's add and load, reset with StoreRelease64
 	failed  atomic.Bool // the first failing block claims err
 	err     error
 
@@ -71,7 +71,7 @@ func (l *launch) start(k *Kernel) {
 	if l.aborted.Load() {
 		l.aborted.Store(false)
 	}
-	l.next.Store(0)
+	StoreRelease64(&l.next, 0) // no locked store: the SMs that read it start after this
 	if l.failed.Load() {
 		l.failed.Store(false)
 	}
@@ -133,7 +133,7 @@ type Stream struct {
 	pending      atomic.Int64
 	onHost       atomic.Bool
 	hostDone     doorbell
-	hostLaunches atomic.Uint64
+	hostLaunches uint64 // written by the host that holds onHost (StoreRelease64), read with sync/atomic
 
 	// Capture state, guarded by the node's capMu; capturing mirrors cap != nil so that
 	// launches outside capture take no lock.
@@ -342,10 +342,10 @@ func (s *Stream) share(l *launch) {
 	for !l.aborted.Load() {
 		// The load first spares the last block's SM a locked add that only finds the grid
 		// done; the add still decides, as another SM may take the last block in between.
-		if int(l.next.Load()) >= k.Grid {
+		if int(atomic.LoadUint64(&l.next)) >= k.Grid {
 			return
 		}
-		i := int(l.next.Add(1) - 1)
+		i := int(atomic.AddUint64(&l.next, 1) - 1)
 		if i >= k.Grid {
 			return
 		}
