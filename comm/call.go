@@ -174,8 +174,10 @@ func (cl *call) meet(b device.Block, what string, stamp uint32) (base int, err e
 	if cl.openLate {
 		cl.openRecord()
 	}
-	device.Fence()
-	cl.ringPeers()
+	if r.c.n > 1 {
+		device.Fence()
+		cl.ringPeers()
+	}
 	mine := r.peers[r.rank].flags[base : base+r.c.n]
 	ready := func() bool {
 		for p := range mine {

@@ -2,9 +2,11 @@ package comm
 
 import (
 	"fmt"
-	"sync"
+	"runtime"
+	"sync/atomic"
 	"time"
 
+	"github.com/tpslice/tpslice/device"
 	"github.com/tpslice/tpslice/dtype"
 )
 
@@ -73,9 +75,22 @@ func (r Record) String() string {
 	return s
 }
 
+// recorderLock is the recorder's lock: a compare-and-swap takes it, a release store gives it
+// back (device.StoreRelease32), where sync.Mutex's Unlock is a second locked instruction,
+// and a call takes the lock twice. Its holders run a few stores, so a contender only yields.
+type recorderLock struct{ held uint32 }
+
+func (l *recorderLock) Lock() {
+	for !atomic.CompareAndSwapUint32(&l.held, 0, 1) {
+		runtime.Gosched()
+	}
+}
+
+func (l *recorderLock) Unlock() { device.StoreRelease32(&l.held, 0) }
+
 // Recorder is one rank's flight recorder: a ring of its most recent collective calls.
 type Recorder struct {
-	mu sync.Mutex
+	mu recorderLock
 	// base is what the ring's times count from: the rank's call clock's base, so that a
 	// call's start and end are one monotonic read each and become a time.Time only when
 	// a reader asks for the record.
