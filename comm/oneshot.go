@@ -39,8 +39,8 @@ func (cl *call) oneShot(b device.Block, off, n int) error {
 	if size := cl.desc.t.Size(); (cl.r.c.n-1)*n*size <= pushLimit {
 		cl.staged, cl.pushStride = half*cl.r.c.n*pushLimit/size, pushLimit/size
 		cl.push(off, lo, hi)
-	} else {
-		cl.staged = half * cl.halfStaging()
+	} else { // a graph's replay runs the same call again: nothing of a push may stay
+		cl.staged, cl.pushStride = half*cl.halfStaging(), 0
 		cl.stage(off, lo, hi)
 	}
 	base, err := cl.meet(b, "one-shot inputs staged", cl.stamp())
