@@ -212,11 +212,17 @@ func (cl *call) stage(off, lo, hi int) {
 		cl.r.bytesSaved.Add(int64((hi - lo) * cl.desc.t.Size()))
 		return
 	}
-	own, at := &cl.r.peers[cl.r.rank], cl.staged
+	own := &cl.r.peers[cl.r.rank]
+	cl.copyInput(own.f32, own.u16, cl.staged, off, lo, hi)
+}
+
+// copyInput copies input elements [off+lo, off+hi) into dst at [at+lo, at+hi), dst viewed
+// as f32 or as 16-bit words by the call's dtype.
+func (cl *call) copyInput(dstF32 []float32, dstU16 []uint16, at, off, lo, hi int) {
 	if cl.desc.t == dtype.F32 {
-		copy(own.f32[at+lo:at+hi], cl.in.Float32s()[off+lo:off+hi])
+		copy(dstF32[at+lo:at+hi], cl.in.Float32s()[off+lo:off+hi])
 	} else {
-		copy(own.u16[at+lo:at+hi], cl.in.Uint16s()[off+lo:off+hi])
+		copy(dstU16[at+lo:at+hi], cl.in.Uint16s()[off+lo:off+hi])
 	}
 }
 

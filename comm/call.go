@@ -50,7 +50,7 @@ type call struct {
 
 	lamportPhase int // flag-free phase (0..2) of the chunk that runs now
 	lamportPrev  int // words the chunk before it wrote, which this one clears
-	staged       int // where in the staging buffer the chunk's inputs go: an alternating one-shot's half
+	staged       int // where the chunk's inputs go: an alternating one-shot's half of the staging or push buffer
 	// pushStride is set where the ranks pushed their inputs into every rank's push buffer
 	// (an alternating one-shot): rank p's are region p, of pushStride elements, of the
 	// half at staged of this rank's own.

@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 
 	"github.com/tpslice/tpslice/device"
-	"github.com/tpslice/tpslice/dtype"
 )
 
 // oneShot: every rank copies its input into its registered buffer; barrier; every rank
@@ -83,11 +82,7 @@ func (cl *call) push(off, lo, hi int) {
 	r := cl.r
 	at := cl.staged + r.rank*cl.pushStride
 	for p := range r.c.n {
-		if cl.desc.t == dtype.F32 {
-			copy(r.peers[p].pushF32[at+lo:at+hi], cl.in.Float32s()[off+lo:off+hi])
-		} else {
-			copy(r.peers[p].pushU16[at+lo:at+hi], cl.in.Uint16s()[off+lo:off+hi])
-		}
+		cl.copyInput(r.peers[p].pushF32, r.peers[p].pushU16, at, off, lo, hi)
 	}
 }
 
