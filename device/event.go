@@ -39,7 +39,7 @@ func (s *Stream) Record(e *Event) error {
 	// Record refused by a closed stream does not leave the event pending forever.
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.closed {
+	if s.closed.Load() {
 		return fmt.Errorf("%v: %w", s, ErrStreamClosed)
 	}
 	s.ops <- op{kind: opRecord, event: e, gen: e.recorded.Add(1)}

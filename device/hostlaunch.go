@@ -36,21 +36,18 @@ func (s *Stream) LaunchAndWait(k Kernel) error {
 func (s *Stream) HostLaunches() uint64 { return atomic.LoadUint64(&s.hostLaunches) }
 
 // runOnHost runs k on the calling goroutine if the stream is idle, and reports whether it
-// did. The order of the two checks is what keeps stream order: onHost is set before
-// pending is read, and enqueue counts an operation in pending before the stream's
-// goroutine can receive it, so either this run sees the operation and backs off, or the
-// stream's goroutine sees onHost (awaitHostRun) and lets the kernel finish first.
+// did. The order of the checks is what keeps stream order and closing safe: onHost is set
+// before pending and closed are read. Enqueue counts an operation in pending before the
+// stream's goroutine can receive it, so either this run sees the operation and backs off,
+// or the stream's goroutine sees onHost (awaitHostRun) and lets the kernel finish first.
+// Closing sets closed before it reads onHost, so either this run sees closed, or closing
+// waits for the kernel as it waits for queued work; no lock is taken, where the stream's
+// RWMutex cost a call two locked instructions more.
 func (s *Stream) runOnHost(k *Kernel) bool {
-	if s.capturing.Load() {
+	if s.capturing.Load() || !s.onHost.CompareAndSwap(false, true) {
 		return false
 	}
-	// Held while the kernel runs: closing the stream waits for it, as for queued work.
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed || !s.onHost.CompareAndSwap(false, true) {
-		return false
-	}
-	ran := s.pending.Load() == 0
+	ran := !s.closed.Load() && s.pending.Load() == 0
 	if ran {
 		s.execute(k)
 		StoreRelease64(&s.hostLaunches, s.hostLaunches+1) // one writer: the holder of onHost

@@ -202,3 +202,39 @@ func TestLaunchAndWaitMixedStress(t *testing.T) {
 	require.Positive(t, s.HostLaunches())
 	t.Logf("%d of %d kernels ran on the host", s.HostLaunches(), issuers*calls)
 }
+
+// Closing the node while a host-executed launch runs waits for it, as for queued work: the
+// launch has not yet handed its blocks to the stream's SM helpers, which closing stops.
+func TestCloseWaitsForHostLaunch(t *testing.T) {
+	n, err := device.NewNode(device.NodeConfig{Devices: 1, SMs: 2})
+	require.NoError(t, err)
+	s, err := dev(t, n, 0).NewStream("s", 2)
+	require.NoError(t, err)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var blocks atomic.Int32
+	launched := make(chan error, 1)
+	go func() {
+		launched <- s.LaunchAndWait(device.Kernel{Name: "k", Grid: 2,
+			Prologue: func() error { close(entered); <-release; return nil },
+			Block:    func(device.Block) error { blocks.Add(1); return nil }})
+	}()
+	<-entered
+	closed := make(chan error, 1)
+	go func() { closed <- n.Close() }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a host-executed launch ran", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	for _, ch := range []chan error{launched, closed} {
+		select {
+		case err := <-ch:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("a host-executed launch and Close hang")
+		}
+	}
+	require.Equal(t, int32(2), blocks.Load())
+	require.Equal(t, uint64(1), s.HostLaunches())
+}

@@ -115,8 +115,10 @@ type Stream struct {
 	name   string
 	budget int
 
-	mu     sync.RWMutex // guards closed against concurrent enqueues
-	closed bool
+	// mu guards closed against concurrent enqueues; closed is atomic as well because a
+	// host-executed launch reads it without mu (runOnHost).
+	mu     sync.RWMutex
+	closed atomic.Bool
 	ops    chan op
 	exited chan struct{}
 	help   smHelpers
@@ -250,7 +252,7 @@ func (s *Stream) setErr(err error) {
 func (s *Stream) enqueue(o op) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.closed {
+	if s.closed.Load() {
 		return fmt.Errorf("%v: %w", s, ErrStreamClosed)
 	}
 	s.pending.Add(1)
@@ -260,11 +262,15 @@ func (s *Stream) enqueue(o op) error {
 
 func (s *Stream) stop() {
 	s.mu.Lock()
-	if !s.closed {
-		s.closed = true
+	first := !s.closed.Load()
+	s.closed.Store(true) // no enqueue sends on ops after this
+	s.mu.Unlock()
+	if first {
+		// a host-executed launch that began before closed was set finishes first, as
+		// queued work does: it may run blocks on the helpers, which the loop stops
+		s.awaitHostRun()
 		close(s.ops)
 	}
-	s.mu.Unlock()
 	<-s.exited
 }
 
