@@ -67,7 +67,7 @@ func (s *Stream) helper(i int) {
 		}
 		last = job
 		if i < int(job%jobHelpers) {
-			s.share(&s.cur)
+			s.share(&s.cur, &s.cur.kernel)
 			if s.cur.left.Add(-1) == 0 {
 				s.help.done.ring()
 			}
@@ -87,13 +87,15 @@ func (h *smHelpers) await(last uint64) (job uint64, ok bool) {
 
 // runOnHelpers runs l's kernel on the stream's goroutine and on helpers helpers, and
 // returns when all of them are done.
-func (s *Stream) runOnHelpers(l *launch, helpers int) {
+func (s *Stream) runOnHelpers(l *launch, k *Kernel, helpers int) {
+	l.kernel = *k
 	l.left.Store(int32(helpers))
 	seq := s.help.job.Load()/jobHelpers + 1
 	s.help.job.Store(seq*jobHelpers + uint64(helpers))
 	s.help.idle.ring()
-	s.share(l)
+	s.share(l, &l.kernel)
 	s.help.done.wait(func() bool { return l.left.Load() == 0 })
+	l.kernel = Kernel{} // its closures would otherwise stay alive until the next such launch
 }
 
 // wait returns once ready() is true: it polls for helperSpin, yielding between polls so a

@@ -60,12 +60,15 @@ type launch struct {
 	failed  atomic.Bool // the first failing block claims err
 	err     error
 
-	kernel Kernel       // what runs
+	// kernel is the copy of what runs that the stream's SM helpers read; a kernel on one
+	// SM runs from its caller's copy, which spares a small launch copying the kernel in
+	// and clearing it out again.
+	kernel Kernel
 	left   atomic.Int32 // helpers still running blocks
 }
 
-// start readies l for kernel k.
-func (l *launch) start(k *Kernel) {
+// start readies l for a kernel.
+func (l *launch) start() {
 	// Flags are cleared only where set: an atomic store is a locked instruction, and the
 	// last kernel rarely failed.
 	if l.aborted.Load() {
@@ -76,14 +79,6 @@ func (l *launch) start(k *Kernel) {
 		l.failed.Store(false)
 	}
 	l.err = nil
-	l.kernel = *k
-}
-
-// finish returns the kernel's error and lets go of the kernel, whose closures would
-// otherwise stay alive until the stream's next launch.
-func (l *launch) finish() error {
-	l.kernel = Kernel{}
-	return l.err
 }
 
 type opKind uint8
@@ -331,18 +326,17 @@ func (s *Stream) run(k *Kernel) (err error) {
 		}
 	}
 	l := &s.cur
-	l.start(k)
+	l.start()
 	if helpers := min(k.Grid, s.budget) - 1; helpers == 0 {
-		s.share(l)
+		s.share(l, k)
 	} else {
-		s.runOnHelpers(l, helpers)
+		s.runOnHelpers(l, k, helpers)
 	}
-	return l.finish()
+	return l.err
 }
 
 // share occupies one SM and runs blocks until the grid is done or the kernel aborted.
-func (s *Stream) share(l *launch) {
-	k := &l.kernel
+func (s *Stream) share(l *launch, k *Kernel) {
 	s.dev.sms.acquire()
 	defer s.dev.sms.release()
 	for !l.aborted.Load() {
