@@ -1,6 +1,7 @@
 package comm
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/tpslice/tpslice/device"
@@ -144,7 +145,11 @@ func (r *Rank) launchWire(s *device.Stream, wait bool, op string, ch Choice, w W
 	} else {
 		cl = new(call)
 	}
-	*cl = call{r: r, desc: callDesc{op: op, algo: algo, proto: ch.Proto, t: in.DType(), count: count}, wire: w, in: in, out: out}
+	// field by field: a composite literal is built on the stack and copied, and the copy's
+	// wide loads of its narrow stores stall on store forwarding, on every small call
+	*cl = call{}
+	cl.r, cl.wire, cl.in, cl.out = r, w, in, out
+	cl.desc.op, cl.desc.algo, cl.desc.proto, cl.desc.t, cl.desc.count = op, algo, ch.Proto, in.DType(), count
 	r.captureInput(s, cl)
 	name := r.kernelName(op, ch)
 	for off := 0; off < count; off += chunk {
@@ -157,11 +162,11 @@ func (r *Rank) launchWire(s *device.Stream, wait bool, op string, ch Choice, w W
 		kernel := device.Kernel{
 			Name:     name,
 			Grid:     k.blocks,
-			Work:     r.work(op, ch, w.MessageBytes(n, in.DType()), n*local.BytesPerElem, local.Class),
 			Prologue: k.prologue,
 			Block:    k.block,
 			Epilogue: k.epilogue,
 		}
+		r.work(&kernel.Work, op, ch, w.MessageBytes(n, in.DType()), n*local.BytesPerElem, local.Class)
 		if wait && last {
 			err := s.LaunchAndWait(kernel)
 			if only != nil && err == nil { // done: its epilogue ran, so the host may reuse it
@@ -180,18 +185,16 @@ func (r *Rank) launchWire(s *device.Stream, wait bool, op string, ch Choice, w W
 // work is what a collective kernel declares: a collective of message bytes with local
 // bytes of its own traffic; on one rank there is no exchange, and the kernel is only its
 // local work, of class local (elementwise, a copy, when empty).
-func (r *Rank) work(op string, ch Choice, message, local int, class device.WorkClass) device.Work {
+func (r *Rank) work(w *device.Work, op string, ch Choice, message, local int, class device.WorkClass) {
+	w.Bytes = int64(local)
 	if r.c.n == 1 {
-		if class == "" {
-			class = device.ClassElementwise
-		}
-		return device.Work{Class: class, Bytes: int64(local)}
+		w.Class = cmp.Or(class, device.ClassElementwise)
+		return
 	}
-	w := device.Work{Class: device.ClassCollective, Op: device.CollectiveOp(op), Algo: ch.Algo, Message: int64(message), Bytes: int64(local)}
+	w.Class, w.Op, w.Algo, w.Message = device.ClassCollective, device.CollectiveOp(op), ch.Algo, int64(message)
 	if ch.Proto != ProtoAuto {
 		w.Proto = ch.Proto
 	}
-	return w
 }
 
 // defaultGrid is the blocks of a chunk of n elements: one per minBlockElems, at most the
