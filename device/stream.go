@@ -328,36 +328,53 @@ func (s *Stream) run(k *Kernel) (err error) {
 	l := &s.cur
 	l.start()
 	if helpers := min(k.Grid, s.budget) - 1; helpers == 0 {
-		s.share(l, k)
+		s.runAlone(l, k)
 	} else {
 		s.runOnHelpers(l, k, helpers)
 	}
 	return l.err
 }
 
-// share occupies one SM and runs blocks until the grid is done or the kernel aborted.
+// share occupies one SM and runs blocks until the grid is done or the kernel aborted. No
+// defer gives the SM back: a block's panic is recovered in runBlock.
 func (s *Stream) share(l *launch, k *Kernel) {
 	s.dev.sms.acquire()
-	defer s.dev.sms.release()
 	for !l.aborted.Load() {
 		// The load first spares the last block's SM a locked add that only finds the grid
 		// done; the add still decides, as another SM may take the last block in between.
 		if int(atomic.LoadUint64(&l.next)) >= k.Grid {
-			return
+			break
 		}
 		i := int(atomic.AddUint64(&l.next, 1) - 1)
-		if i >= k.Grid {
-			return
-		}
-		if err := protect(func() error { return k.Block(Block{Index: i, Grid: k.Grid, launch: l}) }); err != nil {
-			if l.failed.CompareAndSwap(false, true) {
-				l.err = fmt.Errorf("%v: kernel %s block %d/%d: %w", s, k.Name, i, k.Grid, err)
-			}
-			l.aborted.Store(true)
-			s.dev.Ring() // wake sibling blocks blocked in WaitUntil
-			return
+		if i >= k.Grid || !s.runBlock(l, k, i) {
+			break
 		}
 	}
+	s.dev.sms.release()
+}
+
+// runAlone runs every block of k on one SM, the only one the kernel has (no SM helpers):
+// it takes the blocks in order without share's counter, a locked add a block.
+func (s *Stream) runAlone(l *launch, k *Kernel) {
+	s.dev.sms.acquire()
+	for i := 0; i < k.Grid && !l.aborted.Load() && s.runBlock(l, k, i); i++ {
+	}
+	s.dev.sms.release()
+}
+
+// runBlock runs block i of k and reports whether it succeeded; a block that fails or
+// panics claims the launch's error, unless another did first, and aborts the kernel.
+func (s *Stream) runBlock(l *launch, k *Kernel, i int) bool {
+	err := protect(func() error { return k.Block(Block{Index: i, Grid: k.Grid, launch: l}) })
+	if err == nil {
+		return true
+	}
+	if l.failed.CompareAndSwap(false, true) {
+		l.err = fmt.Errorf("%v: kernel %s block %d/%d: %w", s, k.Name, i, k.Grid, err)
+	}
+	l.aborted.Store(true)
+	s.dev.Ring() // wake sibling blocks blocked in WaitUntil
+	return false
 }
 
 // protect turns a panic inside kernel code into an error, so a bad kernel fails its stream
