@@ -77,7 +77,11 @@ func Launch(ctx context.Context, cfg Config) (_ *Executor, err error) {
 	if err != nil { // end the admission: its Accept, and any Recv of a hello from a child
 		_ = ln.Close()
 		_ = e.kids.Close()
-		<-admitted
+		if aerr := <-admitted; errors.As(aerr, new(*refusal)) {
+			// a refused worker exits on its refusal, and its exit can be seen before the
+			// refusal is: the refusal is the cause
+			err = aerr
+		}
 		ln = nil
 		return nil, err
 	}
