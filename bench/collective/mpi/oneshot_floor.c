@@ -4,7 +4,9 @@
  * share one anonymous mapping and run, back to back, the protocol of an alternating
  * one-shot at 2 ranks: "flag" only meets at a flag barrier; "pull" stages its input in its
  * own half, flags, and sums its peer's half; "push" writes its input into its peer's half,
- * flags, and sums its own. allreduce-bench and Open MPI are read against it
+ * flags, and sums its own; "flagfree" is the Lamport one-shot's protocol, no flag: it writes
+ * its input into its peer's slot of three, clears its own slot of the last call to -0.0,
+ * and polls its slot until no word is -0.0. allreduce-bench and Open MPI are read against it
  * (docs/benchmarks/processes.md, eighth session). Not built by make:
  *
  *   cc -O2 -mavx2 -o /tmp/oneshot-floor bench/collective/mpi/oneshot_floor.c
@@ -26,6 +28,7 @@ enum { COUNT = 256 }; /* 1 KiB of f32 */
 struct shared {
 	_Alignas(64) atomic_uint flag[2][16];    /* flag[r][p]: written by p, polled by r */
 	_Alignas(64) float half[2][2][COUNT];    /* half[owner][parity] */
+	_Alignas(64) _Atomic unsigned ff[2][3][COUNT]; /* ff[owner][phase]: flag-free slots, written by the peer */
 };
 
 static double now_ns(void) {
@@ -42,6 +45,10 @@ int main(int argc, char **argv) {
 		return 1;
 	}
 	memset(s, 0, sizeof *s);
+	for (int o = 0; o < 2; o++)
+		for (int p = 0; p < 3; p++)
+			for (int i = 0; i < COUNT; i++)
+				s->ff[o][p][i] = 0x80000000u;
 	int r = fork() == 0, peer = 1 - r;
 	cpu_set_t cpus;
 	CPU_ZERO(&cpus);
@@ -53,12 +60,32 @@ int main(int argc, char **argv) {
 	float in[COUNT], out[COUNT];
 	for (int i = 0; i < COUNT; i++)
 		in[i] = r + i;
-	const char *modes[] = {"flag", "pull", "push"};
+	const char *modes[] = {"flag", "pull", "push", "flagfree"};
 	unsigned v = 0;
-	for (int mode = 0; mode < 3; mode++) {
+	for (int mode = 0; mode < 4; mode++) {
 		double t0 = now_ns();
 		for (long c = 0; c < calls; c++) {
 			v++;
+			if (mode == 3) {
+				int ph = c % 3;
+				_Atomic unsigned *dst = s->ff[peer][ph], *own = s->ff[r][ph], *prev = s->ff[r][(ph + 2) % 3];
+				for (int i = 0; i < COUNT; i++) {
+					unsigned b;
+					memcpy(&b, &in[i], 4);
+					atomic_store_explicit(&dst[i], b == 0x80000000u ? 0 : b, memory_order_relaxed);
+				}
+				for (int i = 0; i < COUNT; i++)
+					atomic_store_explicit(&prev[i], 0x80000000u, memory_order_relaxed);
+				for (int i = 0; i < COUNT; i++) {
+					unsigned b;
+					while ((b = atomic_load_explicit(&own[i], memory_order_acquire)) == 0x80000000u)
+						;
+					float x;
+					memcpy(&x, &b, 4);
+					out[i] = r == 0 ? in[i] + x : x + in[i];
+				}
+				continue;
+			}
 			int par = v & 1;
 			if (mode == 1)
 				memcpy(s->half[r][par], in, sizeof in);
