@@ -255,11 +255,15 @@ func (cl *call) sumInputs(off, lo, hi, at int, dstF32 []float32, dstU16 []uint16
 }
 
 // inputF32 is rank p's input elements [off+lo, off+hi) as f32: read in place when the call
-// is registered, from region p of this rank's push buffer where the ranks pushed, else
-// from p's staging buffer, at [lo, hi) past cl.staged.
+// is registered, or is this rank's own pushed one and ownInPlace; from region p of this
+// rank's push buffer where the ranks pushed, else from p's staging buffer, at [lo, hi)
+// past cl.staged.
 func (cl *call) inputF32(p, off, lo, hi int) []float32 {
 	if cl.registered() {
 		return cl.reg.views[p].Float32s()[off+lo : off+hi]
+	}
+	if cl.pushStride > 0 && p == cl.r.rank && cl.ownInPlace {
+		return cl.in.Float32s()[off+lo : off+hi]
 	}
 	if cl.pushStride > 0 {
 		at := cl.staged + p*cl.pushStride
@@ -272,6 +276,9 @@ func (cl *call) inputF32(p, off, lo, hi int) []float32 {
 func (cl *call) inputU16(p, off, lo, hi int) []uint16 {
 	if cl.registered() {
 		return cl.reg.views[p].Uint16s()[off+lo : off+hi]
+	}
+	if cl.pushStride > 0 && p == cl.r.rank && cl.ownInPlace {
+		return cl.in.Uint16s()[off+lo : off+hi]
 	}
 	if cl.pushStride > 0 {
 		at := cl.staged + p*cl.pushStride

@@ -37,6 +37,7 @@ func (cl *call) oneShot(b device.Block, off, n int) error {
 	half := int(cl.desc.seq & 1)
 	if size := cl.desc.t.Size(); (cl.r.c.n-1)*n*size <= pushLimit {
 		cl.staged, cl.pushStride = half*cl.r.c.n*pushLimit/size, pushLimit/size
+		cl.ownInPlace = !device.Overlaps(cl.in, cl.out)
 		cl.push(off, lo, hi)
 	} else { // a graph's replay runs the same call again: nothing of a push may stay
 		cl.staged, cl.pushStride = half*cl.halfStaging(), 0
@@ -77,12 +78,15 @@ const pushLimit = 4 << 10
 func pushBytes(ranks int) int { return 2 * ranks * pushLimit }
 
 // push copies input elements [off+lo, off+hi) into region cl.r.rank (of cl.pushStride
-// elements) of every rank's push buffer half at cl.staged, its own included.
+// elements) of every rank's push buffer half at cl.staged; of its own only where the sum
+// cannot read the input in place (ownInPlace), whose output it overwrites.
 func (cl *call) push(off, lo, hi int) {
 	r := cl.r
 	at := cl.staged + r.rank*cl.pushStride
 	for p := range r.c.n {
-		cl.copyInput(r.peers[p].pushF32, r.peers[p].pushU16, at, off, lo, hi)
+		if p != r.rank || !cl.ownInPlace {
+			cl.copyInput(r.peers[p].pushF32, r.peers[p].pushU16, at, off, lo, hi)
+		}
 	}
 }
 

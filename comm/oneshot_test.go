@@ -56,32 +56,44 @@ func TestOneShotAlternates(t *testing.T) {
 }
 
 // TestOneShotPushesInputs pins where a small alternating one-shot's inputs travel: each
-// rank writes its own into its region of every rank's push buffer, so that a rank sums
+// rank writes its own into its region of every peer's push buffer, so that a rank sums
 // from its own memory. A pulled call (each rank staging into its own buffer only) would
-// leave the peers' regions of a rank's push buffer without the peers' inputs.
+// leave the peers' regions of a rank's push buffer without the peers' inputs. A rank reads
+// its own input in place and leaves its own region alone, unless the call is in place
+// (the output overwrites the input), where it pushes to itself too.
 func TestOneShotPushesInputs(t *testing.T) {
 	for _, n := range []int{2, 4, 8} {
-		t.Run(fmt.Sprintf("tp%d", n), func(t *testing.T) {
-			const count = 128 // 7 copies of it, at 8 ranks, fit pushLimit
-			g := newGroup(t, n, device.NVSwitch, Config{})
-			in, out := g.alloc(t, dtype.F32, count), g.alloc(t, dtype.F32, count)
-			Fill(in, count, 7)
-			for r := range n {
-				require.NoError(t, g.c.Rank(r).AllReduceAlgo(g.streams[r], OneShot, in[r], out[r], count))
-			}
-			for r, err := range g.syncAll() {
-				require.NoError(t, err, "rank %d", r)
-			}
-			checkAllReduce(t, in, out, count)
-			region := pushLimit / 4
-			for r := range n {
-				own := g.c.Rank(r).peers[r].pushF32 // seq 0: the first half
-				for p := range n {
-					require.Equal(t, in[p].Float32s()[:count], own[p*region:p*region+count], "rank %d's push buffer, region of rank %d", r, p)
+		for _, inPlace := range []bool{false, true} {
+			t.Run(fmt.Sprintf("tp%d/inplace=%v", n, inPlace), func(t *testing.T) {
+				const count = 128 // 7 copies of it, at 8 ranks, fit pushLimit
+				g := newGroup(t, n, device.NVSwitch, Config{})
+				in, out, ref := g.alloc(t, dtype.F32, count), g.alloc(t, dtype.F32, count), g.alloc(t, dtype.F32, count)
+				Fill(in, count, 7)
+				Fill(ref, count, 7) // the inputs, which an in-place call overwrites
+				if inPlace {
+					out = in
 				}
-				require.False(t, g.c.Rank(r).unread, "rank %d: a pushed one-shot leaves no barrier to meet", r)
-			}
-		})
+				for r := range n {
+					require.NoError(t, g.c.Rank(r).AllReduceAlgo(g.streams[r], OneShot, in[r], out[r], count))
+				}
+				for r, err := range g.syncAll() {
+					require.NoError(t, err, "rank %d", r)
+				}
+				checkAllReduce(t, ref, out, count)
+				region := pushLimit / 4
+				for r := range n {
+					own := g.c.Rank(r).peers[r].pushF32 // seq 0: the first half
+					for p := range n {
+						want := ref[p].Float32s()[:count]
+						if p == r && !inPlace {
+							want = make([]float32, count) // never written
+						}
+						require.Equal(t, want, own[p*region:p*region+count], "rank %d's push buffer, region of rank %d", r, p)
+					}
+					require.False(t, g.c.Rank(r).unread, "rank %d: a pushed one-shot leaves no barrier to meet", r)
+				}
+			})
+		}
 	}
 }
 
