@@ -262,10 +262,10 @@ func (cl *call) inputF32(p, off, lo, hi int) []float32 {
 	if cl.registered() {
 		return cl.reg.views[p].Float32s()[off+lo : off+hi]
 	}
-	if cl.pushStride > 0 && p == cl.r.rank && cl.ownInPlace {
-		return cl.in.Float32s()[off+lo : off+hi]
-	}
 	if cl.pushStride > 0 {
+		if p == cl.r.rank && cl.ownInPlace {
+			return cl.in.Float32s()[off+lo : off+hi]
+		}
 		at := cl.staged + p*cl.pushStride
 		return cl.r.peers[cl.r.rank].pushF32[at+lo : at+hi]
 	}
@@ -277,10 +277,10 @@ func (cl *call) inputU16(p, off, lo, hi int) []uint16 {
 	if cl.registered() {
 		return cl.reg.views[p].Uint16s()[off+lo : off+hi]
 	}
-	if cl.pushStride > 0 && p == cl.r.rank && cl.ownInPlace {
-		return cl.in.Uint16s()[off+lo : off+hi]
-	}
 	if cl.pushStride > 0 {
+		if p == cl.r.rank && cl.ownInPlace {
+			return cl.in.Uint16s()[off+lo : off+hi]
+		}
 		at := cl.staged + p*cl.pushStride
 		return cl.r.peers[cl.r.rank].pushU16[at+lo : at+hi]
 	}

@@ -12,8 +12,9 @@ import (
 // barrier, before the buffer can be reused. Each rank reads (n-1)·S; two barriers.
 //
 // An alternating call (alternates) drops the second barrier. Where its copies to the peers
-// come to at most pushLimit bytes, it pushes its input into its region of every rank's push
-// buffer, in the half its sequence number's parity names: the next alternating call writes
+// come to at most pushLimit bytes, it pushes its input into its region of every peer's push
+// buffer (and of its own only where its output overlaps its input, which the sum then
+// cannot read in place), in the half its sequence number's parity names: the next alternating call writes
 // the other half, and that call's barrier proves every peer done reading this one's (a peer
 // writes it only after its sum). Pushed, the inputs are in the reader's memory when the
 // flags say so; pulled, each reader still fetches them from the writers' caches after the
