@@ -263,7 +263,7 @@ func (cl *call) inputF32(p, off, lo, hi int) []float32 {
 		return cl.reg.views[p].Float32s()[off+lo : off+hi]
 	}
 	if cl.pushStride > 0 {
-		if p == cl.r.rank && cl.ownInPlace {
+		if p == cl.r.rank && cl.ownInPlace() {
 			return cl.in.Float32s()[off+lo : off+hi]
 		}
 		at := cl.staged + p*cl.pushStride
@@ -278,7 +278,7 @@ func (cl *call) inputU16(p, off, lo, hi int) []uint16 {
 		return cl.reg.views[p].Uint16s()[off+lo : off+hi]
 	}
 	if cl.pushStride > 0 {
-		if p == cl.r.rank && cl.ownInPlace {
+		if p == cl.r.rank && cl.ownInPlace() {
 			return cl.in.Uint16s()[off+lo : off+hi]
 		}
 		at := cl.staged + p*cl.pushStride

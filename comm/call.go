@@ -55,9 +55,6 @@ type call struct {
 	// (an alternating one-shot): rank p's are region p, of pushStride elements, of the
 	// half at staged of this rank's own.
 	pushStride int
-	// ownInPlace says a pushing rank's sum reads its own input where it is, not from its
-	// own push region: the input and output do not overlap.
-	ownInPlace bool
 
 	waited time.Duration // block 0's time blocked on peers, this call so far
 	where  string        // what block 0 last blocked on

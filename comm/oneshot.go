@@ -14,8 +14,8 @@ import (
 // An alternating call (alternates) drops the second barrier. Where its copies to the peers
 // come to at most pushLimit bytes, it pushes its input into its region of every peer's push
 // buffer (and of its own only where its output overlaps its input, which the sum then
-// cannot read in place), in the half its sequence number's parity names: the next alternating call writes
-// the other half, and that call's barrier proves every peer done reading this one's (a peer
+// cannot read in place), in the half its sequence number's parity names: the next
+// alternating call writes the other half, and that call's barrier proves every peer done reading this one's (a peer
 // writes it only after its sum). Pushed, the inputs are in the reader's memory when the
 // flags say so; pulled, each reader still fetches them from the writers' caches after the
 // flags came, a second crossing (docs/benchmarks/processes.md, eighth session). No other
@@ -38,7 +38,6 @@ func (cl *call) oneShot(b device.Block, off, n int) error {
 	half := int(cl.desc.seq & 1)
 	if size := cl.desc.t.Size(); (cl.r.c.n-1)*n*size <= pushLimit {
 		cl.staged, cl.pushStride = half*cl.r.c.n*pushLimit/size, pushLimit/size
-		cl.ownInPlace = !device.Overlaps(cl.in, cl.out)
 		cl.push(off, lo, hi)
 	} else { // a graph's replay runs the same call again: nothing of a push may stay
 		cl.staged, cl.pushStride = half*cl.halfStaging(), 0
@@ -80,16 +79,22 @@ func pushBytes(ranks int) int { return 2 * ranks * pushLimit }
 
 // push copies input elements [off+lo, off+hi) into region cl.r.rank (of cl.pushStride
 // elements) of every rank's push buffer half at cl.staged; of its own only where the sum
-// cannot read the input in place (ownInPlace), whose output it overwrites.
+// cannot read the input in place (ownInPlace).
 func (cl *call) push(off, lo, hi int) {
 	r := cl.r
 	at := cl.staged + r.rank*cl.pushStride
+	own := cl.ownInPlace()
 	for p := range r.c.n {
-		if p != r.rank || !cl.ownInPlace {
+		if p != r.rank || !own {
 			cl.copyInput(r.peers[p].pushF32, r.peers[p].pushU16, at, off, lo, hi)
 		}
 	}
 }
+
+// ownInPlace reports whether a pushing rank's sum reads its own input where it is rather
+// than from its own push region: it can unless the output, which the sum writes, overlaps
+// the input.
+func (cl *call) ownInPlace() bool { return !device.Overlaps(cl.in, cl.out) }
 
 // halfStaging is half the staging buffer, in the call's elements.
 func (cl *call) halfStaging() int { return cl.r.c.cfg.BufferBytes / 2 / cl.desc.t.Size() }

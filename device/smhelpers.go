@@ -85,8 +85,8 @@ func (h *smHelpers) await(last uint64) (job uint64, ok bool) {
 	return job, !h.closed.Load()
 }
 
-// runOnHelpers runs l's kernel on the stream's goroutine and on helpers helpers, and
-// returns when all of them are done.
+// runOnHelpers runs k on the stream's goroutine and on helpers helpers, which read it from
+// the launch's copy, and returns when all of them are done.
 func (s *Stream) runOnHelpers(l *launch, k *Kernel, helpers int) {
 	l.kernel = *k
 	l.left.Store(int32(helpers))
