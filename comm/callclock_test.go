@@ -33,7 +33,9 @@ func TestWaitWithinAPollRoundReadsNoClock(t *testing.T) {
 	require.Empty(t, cl.where, "a wait within the round is no wait to name")
 
 	var came atomic.Bool // a peer that comes a millisecond later, and rings
+	rang := make(chan struct{})
 	go func() {
+		defer close(rang)
 		time.Sleep(time.Millisecond)
 		came.Store(true)
 		own.Ring()
@@ -41,6 +43,7 @@ func TestWaitWithinAPollRoundReadsNoClock(t *testing.T) {
 	require.NoError(t, cl.wait(b, "later", came.Load, nil))
 	require.Equal(t, uint64(2), r.clock.reads, "clock reads of a wait past the round")
 	require.Equal(t, "later", cl.where)
+	<-rang // the peer's Ring reads the bell, which the next case changes
 
 	own.spins = false
 	polls := 0
